@@ -1,0 +1,1066 @@
+"""The recording layer: the only code that touches torch modes and hooks.
+
+A private TorchFunctionMode sees every user-level torch call; global module,
+optimizer and registration hooks name parameters and see optimizer steps; autograd
+node hooks (installed for the duration of each backward call) see which nodes ran and
+what gradient each sent. Nothing here keeps a user's tensor alive: tensors are
+identified by trace-local ids through weak references.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import weakref
+
+import torch
+import torch.nn as nn
+from torch.overrides import TorchFunctionMode, resolve_name
+
+from . import _frames
+from ._frames import (
+    F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM,
+)
+from .model import (
+    BackwardNode, BackwardRecord, Event, ExceptionInfo, GradInfo, TensorInfo, TensorRef, TraceData,
+)
+
+_T = torch.Tensor
+_is_compiling = torch.compiler.is_compiling
+
+# --- what the mode skips or classifies --------------------------------------------------------
+_PROPS = {"shape", "dtype", "device", "grad", "requires_grad", "is_sparse", "grad_fn", "is_leaf", "_version", "_base",
+          "layout", "ndim", "is_cuda", "is_nested", "is_quantized", "is_meta", "output_nr", "retains_grad", "is_cpu",
+          "itemsize", "nbytes", "is_mps", "is_xpu", "is_mkldnn", "is_sparse_csr", "names"}
+_SKIP = frozenset([getattr(_T, n).__get__ for n in _PROPS if hasattr(_T, n)] + [
+    getattr(_T, n) for n in ("dim", "size", "numel", "stride", "data_ptr", "storage_offset", "is_contiguous",
+                             "is_floating_point", "is_complex", "_is_view", "element_size", "nelement", "get_device",
+                             "untyped_storage", "__len__", "__repr__", "__format__", "__hash__", "__reduce_ex__",
+                             "__deepcopy__", "is_inference", "__contains__", "has_names", "is_shared", "is_pinned")
+    if hasattr(_T, n)])
+
+_SET_GRAD = torch._C._set_grad_enabled
+_DETACH = {_T.detach: "detach", _T.detach_: "detach", _T.data.__get__: "data"}
+_CONVERT = {
+    _T.numpy: "numpy", _T.__array__: "numpy", _T.item: "item", _T.tolist: "tolist",
+    _T.__float__: "item", _T.__int__: "item", _T.__bool__: "item", _T.__index__: "item", _T.__complex__: "item",
+}
+_REWRAP = {torch.tensor, torch.as_tensor, _T.new_tensor, torch.asarray}
+_BACKWARD = {_T.backward: "Tensor.backward", torch.autograd.backward: "torch.autograd.backward",
+             torch.autograd.grad: "torch.autograd.grad"}
+_REQ = {_T.requires_grad_, _T.requires_grad.__set__}
+_ZERO_GRAD_OPS = {torch.round, _T.round, torch.sign, _T.sign, torch.floor, _T.floor, torch.ceil, _T.ceil,
+                  torch.trunc, _T.trunc, torch.fix, _T.fix, _T.__floordiv__, torch.floor_divide, _T.round_,
+                  torch.sgn, _T.sgn, _T.__rfloordiv__}
+_CAST_NAMES = {"to", "long", "int", "short", "char", "byte", "bool", "type", "type_as", "view", "int_repr"}
+_HOOK_REG = {_T.register_hook}
+_RETAIN = {_T.retain_grad}
+_GRAD_SET = _T.grad.__set__
+_DATA_SET = _T.data.__set__
+_SETITEM = _T.__setitem__
+_NOT_INPLACE = {"requires_grad_", "retain_grad", "share_memory_", "record_stream", "register_hook", "__setstate__",
+                "detach_", "set_", "pin_memory", "uniform_", "normal_"}
+
+_NAMES: dict = {}
+
+
+def _name(func) -> str:
+    n = _NAMES.get(func)
+    if n is None:
+        try:
+            n = resolve_name(func)
+        except Exception:
+            n = None
+        if n is None:
+            mod = getattr(func, "__module__", None) or ""
+            n = f"{mod}.{getattr(func, '__qualname__', getattr(func, '__name__', repr(func)))}".lstrip(".")
+        n = n.replace("torch._C.TensorBase.", "torch.Tensor.").replace("torch._tensor.Tensor.", "torch.Tensor.")
+        if n.startswith("torch.Tensor.") and n.endswith(".__get__"):
+            n = n[: -len(".__get__")]
+        _NAMES[func] = n
+    return n
+
+
+def _short(n: str) -> str:
+    for p in ("torch.nn.functional.", "torch.Tensor.", "torch._C._nn.", "torch._C.", "torch."):
+        if n.startswith(p):
+            return n[len(p):]
+    return n
+
+
+_INPLACE_CACHE: dict = {}
+
+
+def _is_inplace_method(func) -> bool:
+    r = _INPLACE_CACHE.get(func)
+    if r is None:
+        n = _short(_name(func))
+        base = n.rsplit(".", 1)[-1]
+        r = (base.endswith("_") and not base.endswith("__") and base not in _NOT_INPLACE
+             and not n.startswith("nn.init"))
+        _INPLACE_CACHE[func] = r
+    return r
+
+
+def _tensors(obj, out, depth=0):
+    """Collect tensors from args (lists/tuples/dicts, two levels deep)."""
+    t = type(obj)
+    if isinstance(obj, _T):
+        out.append(obj)
+    elif depth < 2 and (t is list or t is tuple):
+        for x in obj:
+            if isinstance(x, _T):
+                out.append(x)
+            elif depth < 1 and type(x) in (list, tuple):
+                _tensors(x, out, depth + 1)
+    elif depth < 1 and t is dict:
+        for x in obj.values():
+            if isinstance(x, _T):
+                out.append(x)
+    return out
+
+
+def _floats(obj, out, budget=4096):
+    """Python floats inside nested lists (for value lineage)."""
+    stack = [obj]
+    while stack and len(out) < budget:
+        x = stack.pop()
+        tx = type(x)
+        if tx is float:
+            out.append(x)
+        elif tx is list or tx is tuple:
+            stack.extend(x)
+    return out
+
+
+def _grad_status(g):
+    if g is None:
+        return "none", None
+    try:
+        if g.is_sparse:
+            g = g.coalesce().values()
+        n = float(torch.linalg.vector_norm(g.detach().float()))
+    except Exception:
+        return "received", None
+    if not math.isfinite(n):
+        return "nonfinite", n
+    if n == 0.0:
+        return "zero", 0.0
+    return "received", n
+
+
+# --- per-thread active recorders, shared global hooks -------------------------------------------
+_local = threading.local()
+_global_lock = threading.Lock()
+_global_users = 0
+_global_handles: list = []
+
+
+def _active():
+    return getattr(_local, "stack", ())
+
+
+def _install_globals():
+    global _global_users
+    with _global_lock:
+        _global_users += 1
+        if _global_users > 1:
+            return
+        from torch.nn.modules import module as M
+        from torch.optim import optimizer as O
+
+        _global_handles.extend([
+            M.register_module_forward_pre_hook(_on_module_pre),
+            M.register_module_forward_hook(_on_module_post),
+            M.register_module_module_registration_hook(_on_module_registered),
+            M.register_module_parameter_registration_hook(_on_param_registered),
+            O.register_optimizer_step_pre_hook(_on_optimizer_step),
+        ])
+
+
+def _remove_globals():
+    global _global_users
+    with _global_lock:
+        _global_users -= 1
+        if _global_users > 0:
+            return
+        while _global_handles:
+            _global_handles.pop().remove()
+
+
+def _on_module_pre(module, args):
+    for r in _active():
+        if r._on:
+            r._guard(r._module_pre, module, args)
+
+
+def _on_module_post(module, args, output):
+    for r in _active():
+        if r._on:
+            r._guard(r._module_post, module, args, output)
+
+
+def _on_module_registered(module, name, submodule):
+    for r in _active():
+        if r._on:
+            r._guard(r._module_registered, module, name, submodule)
+
+
+def _on_param_registered(module, name, param):
+    for r in _active():
+        if r._on:
+            r._guard(r._param_registered, module, name, param)
+
+
+def _on_optimizer_step(optimizer, args, kwargs):
+    for r in _active():
+        if r._on:
+            r._guard(r._optimizer_step, optimizer)
+
+
+class Recorder(TorchFunctionMode):
+    """Private mode behind :func:`gradscope.trace`. Use the facade, not this."""
+
+    def __init__(self, *, max_events: int | None = None, steps: int | None = None):
+        super().__init__()
+        self.data = TraceData()
+        self.events = self.data.events
+        self.tensors = self.data.tensors
+        self._ids: dict = {}  # id(tensor) -> (weakref, tid)
+        self._refs: dict = {}  # tid -> weakref
+        self._next_tid = 0
+        self._synced = 0
+        self._on = False
+        self._entry = None
+        self._max_events = max_events
+        self._steps = steps
+        self._n_backward = 0
+        self._meta_key = f"gradscope{id(self)}"
+        self._mod_stack: list = []
+        self._mod_path: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+        self._roots: list = []  # (weakref(module), varname)
+        self._names_dirty = True
+        self._param_names: dict = {}  # id(param) -> (weakref, name)
+        self._param_owner: dict = {}  # id(param) -> (weakref(param), class name, attr, raw site)
+        self._consumers: dict = {}  # tid -> list of output tids (grad-recording ops that used it)
+        self._values: dict = {}  # escaped python float -> event index
+        self._arrays: list = []  # (ptr, nbytes, shape, event index)
+        self._trainable: set = set()
+        self._errors: list = []
+        self._error_event = None
+        self._user_grad_stack: list = []
+        self.exception: BaseException | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+    def start(self, entry_frame):
+        self._entry = entry_frame
+        _install_globals()
+        stack = getattr(_local, "stack", None)
+        if stack is None:
+            stack = _local.stack = []
+        stack.append(self)
+        self._on = True
+        self.data.meta.update(torch=torch.__version__, python=sys.version.split()[0])
+        self.__enter__()
+
+    def stop(self):
+        try:
+            cur = torch.overrides._get_current_function_mode_stack()
+            if cur and cur[-1] is self:
+                self.__exit__(None, None, None)
+            else:  # someone pushed a mode inside our block and did not pop it: pop ours anyway
+                self._pop_out_of_order()
+        finally:
+            self._on = False
+            stack = getattr(_local, "stack", [])
+            if self in stack:
+                stack.remove(self)
+            _remove_globals()
+            self._entry = None
+            self.sync()
+
+    def _pop_out_of_order(self):
+        from torch.overrides import _pop_mode, _push_mode
+
+        above = []
+        cur = torch.overrides._get_current_function_mode_stack()
+        while cur and cur[-1] is not self:
+            above.append(_pop_mode())
+            cur = torch.overrides._get_current_function_mode_stack()
+        if cur:
+            self.__exit__(None, None, None)
+        for m in reversed(above):
+            _push_mode(m)
+        self.data.unseen.append("another TorchFunctionMode was still active when the trace ended")
+
+    def _guard(self, fn, *args):
+        try:
+            fn(*args)
+        except Exception as e:  # recording must never break the user's program
+            self._internal(e)
+
+    def _internal(self, e):
+        if len(self._errors) < 20:
+            self._errors.append(f"{type(e).__name__}: {e}")
+
+    # --- tensor identity -------------------------------------------------------------------
+    def _tid(self, t, producer=None):
+        ent = self._ids.get(id(t))
+        if ent is not None and ent[0]() is t:
+            return ent[1]
+        tid = self._next_tid
+        self._next_tid = tid + 1
+        try:
+            r = weakref.ref(t)
+        except TypeError:
+            r = lambda: None  # noqa: E731
+        self._ids[id(t)] = (r, tid)
+        self._refs[tid] = r
+        try:
+            shape = tuple(t.shape)
+        except Exception:
+            shape = ()
+        base = t._base
+        info = TensorInfo(
+            tid, shape, str(t.dtype).replace("torch.", ""), str(t.device), t.requires_grad, t.grad_fn is None,
+            producer=producer, role="param" if isinstance(t, nn.Parameter) else "tensor",
+            base=self._tid(base) if base is not None else None,
+        )
+        self.tensors[tid] = info
+        if producer is None and self._arrays and info.role != "param" and not t.requires_grad:
+            self._link_external(t, info)
+        return tid
+
+    def tid_of(self, t):
+        ent = self._ids.get(id(t))
+        if ent is not None and ent[0]() is t:
+            return ent[1]
+        return None
+
+    def _ref(self, t):
+        try:
+            v = t._version
+        except RuntimeError:  # inference tensors have no version counter
+            v = -1
+        return (self._tid(t), t.requires_grad, t.grad_fn is None, v)
+
+    def _link_external(self, t, info):
+        """A tensor first seen without a producer: did it come back from NumPy?"""
+        try:
+            ptr = t.untyped_storage().data_ptr()
+        except Exception:
+            return
+        link, how = None, None
+        for aptr, nbytes, shape, idx in reversed(self._arrays):
+            if aptr <= ptr < aptr + max(nbytes, 1):
+                link, how = idx, "memory"
+                break
+        if link is None:
+            for aptr, nbytes, shape, idx in reversed(self._arrays):
+                if tuple(shape) == info.shape:
+                    link, how = idx, "shape"
+                    break
+        if link is None:
+            return
+        idx = len(self.events)
+        raw, flags = _frames.walk(sys._getframe(), self._entry)
+        self.events.append(Event(idx, "external", "torch.from_numpy", raw, (), ((info.tid, False, True, 0),),
+                                 torch.is_grad_enabled(), False, self._module(), "user", None,
+                                 {"links": [link], "inferred": how}))
+        info.producer = idx
+
+    # --- the mode --------------------------------------------------------------------------
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if kwargs is None:
+            kwargs = {}
+        if _is_compiling() or func in _SKIP or not self._on:
+            return func(*args, **kwargs)
+        if func is _SET_GRAD:
+            return self._grad_mode(func, args, kwargs)
+        bw = _BACKWARD.get(func)
+        if bw is not None:
+            return self._backward(bw, func, args, kwargs)
+        try:
+            pre = self._pre(func, args, kwargs)
+        except Exception as e:
+            self._internal(e)
+            return func(*args, **kwargs)
+        try:
+            out = func(*args, **kwargs)
+        except BaseException as e:
+            self._guard(self._post_error, pre, e)
+            raise
+        try:
+            self._post(pre, func, args, kwargs, out)
+        except Exception as e:
+            self._internal(e)
+        return out
+
+    def _full(self):
+        if self._max_events is not None and len(self.events) >= self._max_events:
+            if not self.data.truncated:
+                self.data.truncated = True
+                self.data.unseen.append(f"recording stopped after {self._max_events} events (max_events)")
+            self._on = False
+            return True
+        return False
+
+    def _module(self):
+        st = self._mod_stack
+        return st[-1] if st else None
+
+    @staticmethod
+    def _context(flags, grad_on):
+        if flags & F_OPTIM:
+            return "optimizer"
+        if flags & F_CHECKPOINT:
+            return "checkpoint"
+        if flags & F_APPLY:
+            return "custom_function"
+        if flags & (F_COMPILE | F_GENERATED):
+            return "compiled"
+        if flags & F_INIT:
+            return "init"
+        if flags & F_CLIP:
+            return "clip"
+        if flags & F_DATA:
+            return "data"
+        if flags & F_FUNCTORCH:
+            return "functorch"
+        if flags & F_BACKWARD:
+            return "backward"
+        return "user"
+
+    def _pre(self, func, args, kwargs):
+        ins = _tensors(args, [])
+        if kwargs:
+            _tensors(kwargs, ins)
+        raw, flags = _frames.walk(sys._getframe(), self._entry)
+        grad_on = torch.is_grad_enabled()
+        inplace_target = None
+        kind = "op"
+        if func == _SETITEM or _is_inplace_method(func):
+            inplace_target = args[0] if args and isinstance(args[0], _T) else None
+        elif kwargs.get("out") is not None and isinstance(kwargs.get("out"), _T):
+            inplace_target = kwargs["out"]
+        elif kwargs.get("inplace") is True and ins:
+            inplace_target = ins[0]
+        elif func == _DATA_SET:
+            inplace_target = args[0] if args else None
+        before = None
+        saved = None
+        if inplace_target is not None:
+            kind = "inplace"
+            try:
+                before = inplace_target._version
+            except RuntimeError:
+                before = -1
+            saved = self._saved_info(inplace_target)
+        refs = tuple(self._ref(t) for t in ins)
+        return (refs, ins, raw, flags, grad_on, kind, inplace_target, before, saved)
+
+    def _post_error(self, pre, e):
+        refs, ins, raw, flags, grad_on, kind, target, before, saved = pre
+        idx = len(self.events)
+        self.events.append(Event(idx, kind, "", raw, refs, (), grad_on, torch.is_inference_mode_enabled(),
+                                 self._module(), self._context(flags, grad_on), None,
+                                 {"error": f"{type(e).__name__}: {e}"[:500]}))
+        self._error_event = idx
+        return idx
+
+    def _post(self, pre, func, args, kwargs, out):
+        if self._full():
+            return
+        refs, ins, raw, flags, grad_on, kind, target, before, saved = pre
+        idx = len(self.events)
+        inference = torch.is_inference_mode_enabled()
+        ctx = self._context(flags, grad_on)
+        detail = {}
+        cut = None
+        outs_t = _tensors(out, []) if not isinstance(out, _T) else [out]
+        orefs = []
+        for o in outs_t:
+            if o is target or any(o is i for i in ins):
+                orefs.append(self._ref(o))
+            else:
+                tid = self._tid(o, producer=idx)
+                orefs.append((tid, o.requires_grad, o.grad_fn is None, 0))
+                gf = o.grad_fn
+                if gf is not None:
+                    try:
+                        gf.metadata[self._meta_key] = idx
+                    except Exception:
+                        pass
+        in_rg = any(r[1] for r in refs)
+        out_rg = any(r[1] for r in orefs)
+
+        if kind == "inplace":
+            detail["version_before"] = before
+            try:
+                detail["version_after"] = target._version
+            except RuntimeError:
+                detail["version_after"] = -1
+            detail["target"] = self._tid(target)
+            if target._base is not None:
+                detail["base"] = self._tid(target._base)
+            if saved:
+                detail["saved"] = True
+                detail["saved_by"] = saved
+            if func == _DATA_SET:
+                kind, cut = "cut", "data_set"
+        elif func in _DETACH:
+            if in_rg:
+                kind, cut = "cut", _DETACH[func]
+        elif func in _CONVERT:
+            kind, cut = "cut", _CONVERT[func]
+            self._escape(idx, func, out, ins)
+        elif func in _REWRAP:
+            if in_rg and not out_rg:
+                kind, cut = "cut", "rewrap"
+            elif not ins or not in_rg:
+                self._reentry(idx, args, detail)
+        elif func in _REQ:
+            kind = "requires_grad"
+            v = args[1] if len(args) > 1 else kwargs.get("requires_grad", True)
+            detail["value"] = bool(v)
+        elif func == _GRAD_SET:
+            kind = "grad_set"
+            v = args[1] if len(args) > 1 else None
+            detail["value"] = None if v is None else "tensor"
+        elif func in _HOOK_REG:
+            kind = "hook"
+            fn = args[1] if len(args) > 1 else kwargs.get("hook")
+            fr = _frames.return_lines(fn)
+            if fr is not None:
+                detail["hook_return"] = fr.to_json()
+            detail["hook"] = getattr(fn, "__qualname__", repr(fn))[:200]
+        elif func in _RETAIN:
+            for t in ins:
+                self.tensors[self._tid(t)].retains_grad = True
+        elif ctx == "user" or ctx == "checkpoint" or ctx == "compiled":
+            if in_rg and outs_t and not out_rg:
+                if inference:
+                    kind, cut = "cut", "inference_mode"
+                elif not grad_on:
+                    kind, cut = "cut", ("checkpoint" if ctx == "checkpoint" else "no_grad")
+                else:
+                    n = _short(_name(func)).rsplit(".", 1)[-1]
+                    kind, cut = "cut", ("int_cast" if n in _CAST_NAMES else "nondiff")
+            elif func in _ZERO_GRAD_OPS and in_rg and grad_on:
+                kind, cut = "cut", "zero_grad_op"
+            elif self._values or self._arrays:
+                self._reentry(idx, args, detail)
+        if grad_on and out_rg and in_rg and kind != "inplace":
+            cons = self._consumers
+            for r in refs:
+                if r[1]:
+                    lst = cons.get(r[0])
+                    if lst is None:
+                        cons[r[0]] = [o[0] for o in orefs]
+                    else:
+                        lst.extend(o[0] for o in orefs)
+        self.events.append(Event(idx, kind, _name(func), raw, refs, tuple(orefs), grad_on, inference,
+                                 self._module(), ctx, cut, detail))
+
+    # --- value lineage ---------------------------------------------------------------------
+    def _escape(self, idx, func, out, ins):
+        if type(out) in (float, int, bool) and type(out) is not bool:
+            self._values[float(out)] = idx
+        elif type(out) is list:
+            for v in _floats(out, []):
+                self._values[v] = idx
+        elif hasattr(out, "__array_interface__"):
+            try:
+                ai = out.__array_interface__
+                self._arrays.append((ai["data"][0], out.nbytes, tuple(out.shape), idx))
+                if len(self._arrays) > 256:
+                    del self._arrays[:128]
+            except Exception:
+                pass
+        if len(self._values) > 200_000:
+            self._values.clear()
+
+    def _reentry(self, idx, args, detail):
+        if not self._values:
+            return
+        vals = _floats(args, [], budget=2048)
+        if not vals:
+            return
+        links = []
+        get = self._values.get
+        for v in vals:
+            e = get(v)
+            if e is not None and e not in links:
+                links.append(e)
+        if links:
+            detail["links"] = links[:8]
+            detail["inferred"] = "value"
+
+    # --- in-place on saved tensors ---------------------------------------------------------
+    _SAVED_ATTRS: dict = {}
+
+    def _saved_info(self, t):
+        """Is ``t`` (or a tensor sharing its storage) saved for backward by a live graph node?
+        Returns the event index of the op that saved it (or -1 when unknown), else None."""
+        try:
+            ptr = t.untyped_storage().data_ptr()
+        except Exception:
+            return None
+        if not ptr:
+            return None
+        cands = []
+        if t.grad_fn is not None:
+            cands.append((t.grad_fn, None))
+        tid = self.tid_of(t)
+        fam = [tid] if tid is not None else []
+        if t._base is not None:
+            b = self.tid_of(t._base)
+            if b is not None:
+                fam.append(b)
+        for f in fam:
+            for otid in self._consumers.get(f, ())[-64:]:
+                r = self._refs.get(otid)
+                o = r() if r is not None else None
+                if o is not None and o.grad_fn is not None:
+                    cands.append((o.grad_fn, otid))
+        seen = set()
+        for node, otid in cands:
+            if node in seen:
+                continue
+            seen.add(node)
+            if self._node_saves(node, ptr):
+                ev = node.metadata.get(self._meta_key, -1) if hasattr(node, "metadata") else -1
+                return ev
+        return None
+
+    def _node_saves(self, node, ptr):
+        tp = type(node)
+        names = self._SAVED_ATTRS.get(tp)
+        if names is None:
+            names = self._SAVED_ATTRS[tp] = tuple(a for a in dir(node) if a.startswith("_saved_"))
+        for a in names:
+            try:
+                v = getattr(node, a)
+            except RuntimeError as e:
+                if "inplace" in str(e):
+                    return True
+                return False  # freed graph
+            except Exception:
+                continue
+            vs = v if isinstance(v, (tuple, list)) else (v,)
+            for x in vs:
+                if isinstance(x, _T):
+                    try:
+                        if x.untyped_storage().data_ptr() == ptr:
+                            return True
+                    except Exception:
+                        pass
+        return False
+
+    # --- grad mode -------------------------------------------------------------------------
+    def _grad_mode(self, func, args, kwargs):
+        prev = torch.is_grad_enabled()
+        out = func(*args, **kwargs)
+        try:
+            if not self._full():
+                raw, flags = _frames.walk(sys._getframe(), self._entry)
+                ctx = self._context(flags, prev)
+                enabled = bool(args[0]) if args else bool(kwargs.get("mode", True))
+                idx = len(self.events)
+                self.events.append(Event(idx, "grad_mode", "torch.set_grad_enabled", raw, (), (), prev,
+                                         torch.is_inference_mode_enabled(), self._module(), ctx, None,
+                                         {"enabled": enabled, "prev": prev}))
+        except Exception as e:
+            self._internal(e)
+        return out
+
+    # --- backward --------------------------------------------------------------------------
+    def _backward(self, api, func, args, kwargs):
+        try:
+            rec, handles, state = self._backward_pre(api, args, kwargs)
+        except Exception as e:
+            self._internal(e)
+            return func(*args, **kwargs)
+        try:
+            out = func(*args, **kwargs)
+        except BaseException as e:
+            for h in handles:
+                h.remove()
+            self._guard(self._backward_post, rec, state, None, e)
+            raise
+        for h in handles:
+            h.remove()
+        self._guard(self._backward_post, rec, state, out, None)
+        return out
+
+    def _backward_pre(self, api, args, kwargs):
+        if api == "torch.autograd.grad":
+            roots = args[0] if args else kwargs.get("outputs")
+            inputs = args[1] if len(args) > 1 else kwargs.get("inputs")
+        else:
+            roots = args[0] if args else kwargs.get("tensors")
+            inputs = kwargs.get("inputs")
+        roots = _tensors(roots if isinstance(roots, (list, tuple)) else [roots], [])
+        inputs_t = _tensors(inputs if isinstance(inputs, (list, tuple)) else [inputs], []) if inputs is not None else []
+        raw, flags = _frames.walk(sys._getframe(), self._entry)
+        idx = len(self.events)
+        refs = tuple(self._ref(t) for t in roots)
+        ev = Event(idx, "backward", api, raw, refs, tuple(self._ref(t) for t in inputs_t),
+                   torch.is_grad_enabled(), torch.is_inference_mode_enabled(), self._module(),
+                   self._context(flags, True), None,
+                   {"api": api, "roots": [r[0] for r in refs], "inputs": [self._tid(t) for t in inputs_t],
+                    "retain_graph": bool(kwargs.get("retain_graph") or (len(args) > 2 and api == "Tensor.backward" and args[2]))})
+        self.events.append(ev)
+        rec = BackwardRecord(idx, api, tuple(r[0] for r in refs))
+        # walk the graph, hook every node
+        nodes = {}  # node -> nid
+        order = []
+        q = []
+        for t in roots:
+            gf = t.grad_fn
+            if gf is not None and gf not in nodes:
+                nodes[gf] = len(order)
+                order.append(gf)
+                q.append(gf)
+        rec.root_nodes = tuple(nodes[t.grad_fn] for t in roots if t.grad_fn is not None)
+        i = 0
+        limit = 200_000
+        while i < len(q) and len(order) < limit:
+            n = q[i]
+            i += 1
+            for nx, _ in n.next_functions:
+                if nx is not None and nx not in nodes:
+                    nodes[nx] = len(order)
+                    order.append(nx)
+                    q.append(nx)
+        key = self._meta_key
+        handles = []
+        run = []
+        norms = {}
+        for n, nid in nodes.items():
+            nm = n.name()
+            try:
+                ev_i = n.metadata.get(key)
+            except Exception:
+                ev_i = None
+            leaf = None
+            var = getattr(n, "variable", None)
+            if var is not None and isinstance(var, _T):
+                leaf = self._tid(var)
+            nxt = tuple(nodes.get(nx) if nx is not None else None for nx, _ in n.next_functions)
+            bn = BackwardNode(nid, nm, ev_i, nxt, leaf=leaf)
+            fwd = getattr(type(n), "_forward_cls", None)
+            if fwd is not None and hasattr(fwd, "backward"):
+                bn.custom_backward = _frames.return_lines(fwd.backward)
+            if "CompiledFunction" in nm:
+                rec.compiled = True
+            rec.nodes[nid] = bn
+            if leaf is None:
+                def post(gi, go, _nid=nid):
+                    run.append(_nid)
+                    norms[_nid] = tuple(_norm(g) for g in gi)
+                try:
+                    handles.append(n.register_hook(post))
+                except Exception:
+                    pass
+            else:
+                def pre_acc(go, _nid=nid):
+                    run.append(_nid)
+                try:
+                    handles.append(n.register_prehook(pre_acc))
+                except Exception:
+                    pass
+        leaves = {}
+        for n in order:
+            var = getattr(n, "variable", None)
+            if var is not None and isinstance(var, _T):
+                leaves[self._tid(var)] = weakref.ref(var)
+        return rec, handles, (run, norms, leaves, inputs_t and [self._tid(t) for t in inputs_t])
+
+    def _backward_post(self, rec, state, out, err):
+        run, norms, leaves, input_tids = state
+        for k, nid in enumerate(run):
+            n = rec.nodes.get(nid)
+            if n is not None:
+                n.ran = True
+                n.out_norms = norms.get(nid, ())
+        # gradient that arrived at each node, from its producers' out edges
+        incoming: dict = {}
+        for nid in run:
+            n = rec.nodes[nid]
+            for j, nx in enumerate(n.next):
+                if nx is None:
+                    continue
+                v = n.out_norms[j] if j < len(n.out_norms) else None
+                incoming.setdefault(nx, []).append(v)
+        for n in rec.nodes.values():
+            if n.leaf is not None and n.nid in incoming:
+                vals = [v for v in incoming[n.nid] if v is not None]
+                rec.arrived[n.leaf] = math.sqrt(sum(v * v for v in vals)) if vals else None
+        # first node that produced a non-finite gradient from finite input
+        for nid in run:
+            n = rec.nodes[nid]
+            if any(v is not None and not math.isfinite(v) for v in n.out_norms):
+                inc = incoming.get(nid, [])
+                if all(v is None or math.isfinite(v) for v in inc):
+                    rec.first_nonfinite = nid
+                    break
+        if err is not None:
+            rec.error = f"{type(err).__name__}: {err}"[:2000]
+            self._error_event = rec.event
+        self._n_backward += 1
+        if rec.api != "torch.autograd.grad":
+            for tid, r in leaves.items():
+                t = r()
+                if t is None:
+                    continue
+                st, nm = _grad_status(t.grad)
+                gi = GradInfo(st, nm, rec.event)
+                rec.leaf_grads[tid] = gi
+                self.tensors[tid].grad = gi
+        else:
+            grads = out if isinstance(out, (tuple, list)) else ()
+            for tid, g in zip(input_tids or (), grads):
+                st, nm = _grad_status(g)
+                rec.leaf_grads[tid] = GradInfo(st, nm, rec.event)
+        self.data.backwards.append(rec)
+        if self._steps is not None and self._n_backward >= self._steps:
+            self._on = False
+            self.data.truncated = True
+            self.data.unseen.append(f"recording stopped after {self._steps} backward call(s) (steps={self._steps})")
+
+    # --- module / optimizer hooks --------------------------------------------------------------
+    def _module_pre(self, module, args):
+        if not self._mod_stack:
+            self._ensure_root(module)
+        path = self._mod_path.get(module)
+        if path is None:
+            self._ensure_root(module, force=True)
+            path = self._mod_path.get(module, type(module).__name__)
+        self._mod_stack.append(path)
+
+    def _module_post(self, module, args, output):
+        path = self._mod_path.get(module)
+        st = self._mod_stack
+        while st:
+            p = st.pop()
+            if p == path:
+                break
+        if self._full():
+            return
+        ins = _tensors(args if isinstance(args, tuple) else (args,), [])
+        outs = _tensors(output if not isinstance(output, _T) else [output], [])
+        if not ins and not outs:
+            return
+        raw, flags = _frames.walk(sys._getframe(), self._entry)
+        idx = len(self.events)
+        detail = {"class": type(module).__name__}
+        if outs and ins and any(o is i for o in outs for i in ins):
+            detail["returned_input"] = True
+            fr = _frames.early_return_of_input(module)
+            if fr is not None:
+                detail["return_line"] = fr.to_json()
+        self.events.append(Event(idx, "module", path or type(module).__name__, raw,
+                                 tuple(self._ref(t) for t in ins), tuple(self._ref(t) for t in outs),
+                                 torch.is_grad_enabled(), torch.is_inference_mode_enabled(),
+                                 st[-1] if st else None, self._context(flags, True), None, detail))
+
+    def _ensure_root(self, module, force=False):
+        for r, _ in self._roots:
+            m = r()
+            if m is module and not force:
+                return
+        if not force and module in self._mod_path:
+            return
+        # find the user's variable for it (or for a module that contains it)
+        var = None
+        root = module
+        f = _frames.first_user_frame(sys._getframe(), self._entry)
+        if f is not None:
+            try:
+                loc = f.f_locals
+                for k, v in loc.items():
+                    if v is module and k != "self":
+                        var = k
+                        break
+                if var is None:
+                    for k, v in loc.items():
+                        if isinstance(v, nn.Module) and k != "self" and v is not module:
+                            if any(m is module for m in v.modules()):
+                                var, root = k, v
+                                break
+            except Exception:
+                pass
+        if var is None:
+            var = type(module).__name__.lower()
+        # drop roots that are inside the new one
+        keep = []
+        for r, name in self._roots:
+            m = r()
+            if m is None or m is root or any(x is m for x in root.modules()):
+                continue
+            keep.append((r, name))
+        keep.append((weakref.ref(root), var))
+        self._roots = keep
+        self._rename()
+
+    def _rename(self):
+        multi = len(self._roots) > 1
+        if not multi and self._roots:
+            root = self._roots[0][0]()
+            if root is not None and any(n[:1].isdigit() for n, _ in root.named_children()):
+                multi = True  # nn.Sequential at the top: "model.0.weight" reads better than "0.weight"
+        self._mod_path = weakref.WeakKeyDictionary()
+        for r, var in self._roots:
+            root = r()
+            if root is None:
+                continue
+            prefix = f"{var}." if multi else ""
+            for name, m in root.named_modules():
+                if m not in self._mod_path:
+                    self._mod_path[m] = (prefix + name) if name else (var if multi else "")
+            for name, p in root.named_parameters(remove_duplicate=True):
+                self._param_names[id(p)] = (weakref.ref(p), prefix + name)
+            for name, b in root.named_buffers():
+                try:
+                    self._param_names[id(b)] = (weakref.ref(b), prefix + name)
+                except TypeError:
+                    pass
+
+    def _module_registered(self, module, name, sub):
+        old = module._modules.get(name) if hasattr(module, "_modules") else None
+        if old is None or old is sub:
+            return
+        raw, flags = _frames.walk(sys._getframe(), self._entry)
+        if flags & F_INIT and not raw:
+            return
+        old_params = []
+        for pn, p in old.named_parameters():
+            tid = self._tid(p)
+            old_params.append(tid)
+            info = self.tensors[tid]
+            if info.name is None:
+                ent = self._param_names.get(id(p))
+                info.name = ent[1] if ent and ent[0]() is p else f"{name}.{pn}"
+        idx = len(self.events)
+        path = self._mod_path.get(module)
+        attr = f"{path}.{name}" if path else name
+        self.events.append(Event(idx, "module_set", attr, raw, (), (), torch.is_grad_enabled(), False,
+                                 self._module(), self._context(flags, True), None,
+                                 {"attr": attr, "old_class": type(old).__name__, "new_class": type(sub).__name__,
+                                  "old_params": old_params}))
+        self._names_dirty = True
+
+    def _param_registered(self, module, name, param):
+        if param is None:
+            return
+        raw, _ = _frames.walk(sys._getframe(), self._entry, limit=6)
+        try:
+            self._param_owner[id(param)] = (weakref.ref(param), type(module).__name__, name, raw)
+        except TypeError:
+            pass
+
+    def _optimizer_step(self, opt):
+        if self._full():
+            return
+        raw, flags = _frames.walk(sys._getframe(), self._entry)
+        params = []
+        for g in opt.param_groups:
+            for p in g["params"]:
+                tid = self._tid(p)
+                params.append(tid)
+                self._trainable.add(tid)
+        idx = len(self.events)
+        self.events.append(Event(idx, "optimizer_step", f"{type(opt).__name__}.step", raw, (), (),
+                                 torch.is_grad_enabled(), False, None, "user", None,
+                                 {"class": type(opt).__name__, "params": params}))
+
+    # --- materialize ---------------------------------------------------------------------------
+    def sync(self):
+        """Turn raw records into plain data (sites, tensor refs, names)."""
+        ev = self.events
+        tens = self.tensors
+        make_site = _frames.make_site
+        for i in range(self._synced, len(ev)):
+            e = ev[i]
+            if type(e.site) is tuple or e.site is None:
+                e.site = make_site(e.site) if e.site else None
+            e.inputs = tuple(self._tref(r, tens) for r in e.inputs)
+            e.outputs = tuple(self._tref(r, tens) for r in e.outputs)
+        self._synced = len(ev)
+        if self._roots:
+            self._rename()
+        for pid, (r, name) in list(self._param_names.items()):
+            p = r()
+            if p is None:
+                continue
+            tid = self.tid_of(p)
+            if tid is not None:
+                info = tens[tid]
+                info.name = name
+                if info.role == "tensor":
+                    info.role = "buffer" if not isinstance(p, nn.Parameter) else "param"
+        for tid, r in self._refs.items():
+            t = r()
+            info = tens.get(tid)
+            if info is None:
+                continue
+            info.alive = t is not None
+        self.data.meta["trainable"] = sorted(self._trainable)
+        self.data.meta["internal_errors"] = list(self._errors)
+        owners = {}
+        for pid, (r, cls, attr, raw) in self._param_owner.items():
+            p = r()
+            if p is None:
+                continue
+            tid = self.tid_of(p)
+            if tid is not None:
+                site = make_site(raw)
+                owners[str(tid)] = {"class": cls, "attr": attr, "site": site.to_json() if site else None}
+        self.data.meta["param_owner"] = owners
+
+    @staticmethod
+    def _tref(r, tens):
+        if isinstance(r, TensorRef):
+            return r
+        tid, rg, leaf, ver = r
+        info = tens.get(tid)
+        if info is None:
+            return TensorRef(tid, (), "?", "?", rg, leaf, ver)
+        return TensorRef(tid, info.shape, info.dtype, info.device, rg, leaf, ver)
+
+    def live(self, tid):
+        r = self._refs.get(tid)
+        return r() if r is not None else None
+
+    def record_exception(self, exc):
+        self.exception = exc
+        site = None
+        tb = exc.__traceback__
+        raw = []
+        while tb is not None:
+            co = tb.tb_frame.f_code
+            cat = _frames._CAT.get(co)
+            if cat is None:
+                cat = _frames._categorize(co)
+            if cat == _frames.USER:
+                raw.append((co, tb.tb_lineno))
+            tb = tb.tb_next
+        if raw:
+            site = _frames.make_site(tuple(reversed(raw)))
+        self.data.exception = ExceptionInfo(type(exc).__name__, str(exc)[:4000], self._error_event, site)
+
+
+def _norm(g):
+    if g is None:
+        return None
+    try:
+        return float(torch.linalg.vector_norm(g.detach().float()))
+    except Exception:
+        return None
+
+
+_frames.mark_internal(
+    Recorder.__torch_function__.__code__, Recorder._pre.__code__, Recorder._post.__code__,
+    Recorder._grad_mode.__code__, Recorder._backward.__code__, Recorder._backward_pre.__code__,
+)

@@ -1,0 +1,1182 @@
+"""Diagnosis rules: turn a recorded trace into explanations. Pure: no torch imports.
+
+The central question is *where did gradient flow stop?* Three kinds of evidence answer it:
+
+* the data path: which recorded calls carried the target's values towards a backward
+  root, and which of them did not let gradient through (a cut);
+* the backward record: which autograd nodes ran and what gradient each sent along each
+  edge (so a custom backward returning None, a dead ReLU, or a hook that zeroed the
+  gradient can be pinned to a node and its forward line);
+* the state changes: requires_grad switches, zero_grad after backward, modules replaced.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict, deque
+
+from .explanation import Explanation, ParamStatus, PathStep, StepSummary
+from .model import Event, Frame, Site, TraceData
+
+__all__ = ["Diagnosis", "CUT_CAUSE"]
+
+#: Event.cut -> Explanation.cause
+CUT_CAUSE = {
+    "detach": "detach",
+    "data": "data_attr",
+    "data_set": "data_attr",
+    "numpy": "numpy_roundtrip",
+    "item": "item_roundtrip",
+    "tolist": "tolist_roundtrip",
+    "rewrap": "tensor_rewrap",
+    "no_grad": "no_grad_block",
+    "inference_mode": "inference_mode",
+    "nondiff": "nondifferentiable_op",
+    "zero_grad_op": "nondifferentiable_op",
+    "int_cast": "integer_cast",
+    "checkpoint": "reentrant_checkpoint",
+}
+_ESCAPES = ("numpy", "item", "tolist")
+_TO_OPS = {"to", "double", "float", "half", "bfloat16", "type", "cuda", "cpu", "type_as"}
+_ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_divide", "__floordiv__", "round_"}
+_NOT_FORWARD = ("optimizer", "init", "clip", "backward")
+_NOT_FLOW = ("backward", "grad_set", "requires_grad", "hook", "optimizer_step")
+_ASSIGN = re.compile(r"^\s*([A-Za-z_][\w\.]*)\s*(?::[^=]+)?=(?!=)")
+
+
+def _short(op: str) -> str:
+    for p in ("torch.nn.functional.", "torch.Tensor.", "torch._C._nn.", "torch._C.", "torch."):
+        if op.startswith(p):
+            return op[len(p):]
+    return op
+
+
+def _opname(e: Event) -> str:
+    s = _short(e.op)
+    return s.rsplit(".", 1)[-1] if "." in s and not s.startswith("nn.") else s
+
+
+def _code(site: Site | None) -> str:
+    return f" (`{site.code}`)" if site and site.code else ""
+
+
+def _at(site: Site | None) -> str:
+    return f" at {site.short}" if site else ""
+
+
+class Diagnosis:
+    """Explanations over one TraceData. Build once per trace state; queries are cached."""
+
+    def __init__(self, data: TraceData):
+        self.d = data
+        self.ev = data.events
+        self.query_tids: set = set()
+        self.consumers = defaultdict(list)  # tid -> [event index]
+        self.value_users = defaultdict(list)  # escape event index -> [event index using its value]
+        for e in self.ev:
+            for r in e.inputs:
+                self.consumers[r.tid].append(e.index)
+            for l in e.detail.get("links", ()) if e.detail else ():
+                if isinstance(l, int) and 0 <= l < len(self.ev):
+                    self.value_users[l].append(e.index)
+        self.trainable = set(data.meta.get("trainable") or ())
+        self._verdicts_done = False
+        self._reach_cache: dict = {}
+
+    # --- helpers -----------------------------------------------------------------------------
+    def label(self, tid) -> str:
+        t = self.d.tensors.get(tid)
+        if t is None:
+            return f"t{tid}"
+        if t.name:
+            return t.name
+        p = self.d.producer(tid)
+        if p is not None and p.site is not None and p.site.code:
+            last = self._last_on_line(p)
+            if last is p and tid in p.output_ids():
+                m = _ASSIGN.match(p.site.code)
+                if m:
+                    return m.group(1)
+        return f"t{tid}"
+
+    def _last_on_line(self, e: Event) -> Event:
+        """The last event recorded on the same source line (the one whose result is assigned)."""
+        last = e
+        for j in range(e.index + 1, min(len(self.ev), e.index + 64)):
+            x = self.ev[j]
+            if x.site is e.site or (x.site and e.site and x.site.stack == e.site.stack):
+                if x.kind not in ("grad_mode", "module", "backward"):
+                    last = x
+            else:
+                break
+        return last
+
+    def _backward_events(self):
+        return [e for e in self.ev if e.kind == "backward"]
+
+    def _events_on(self, tid):
+        return [self.ev[i] for i in self.consumers.get(tid, ())]
+
+    def _outs_of(self, e: Event):
+        """Tensor ids this event passes data on to (outputs; values via links)."""
+        return e.output_ids()
+
+    # --- reachability --------------------------------------------------------------------------
+    def ancestors(self, root_tids, before: int | None = None) -> set:
+        """Event indices whose results flowed (as tensors or as linked values) into the roots."""
+        key = (tuple(sorted(root_tids)), before)
+        hit = self._reach_cache.get(key)
+        if hit is not None:
+            return hit
+        seen_t = set()
+        seen_e = set()
+        q = deque(root_tids)
+        while q:
+            tid = q.popleft()
+            if tid in seen_t:
+                continue
+            seen_t.add(tid)
+            producers = []
+            p = self.d.producer(tid)
+            if p is not None:
+                producers.append(p)
+            # in-place writes into tid also feed it
+            for i in self.consumers.get(tid, ()):
+                x = self.ev[i]
+                if x.kind == "inplace" and x.detail.get("target") == tid and (before is None or x.index < before):
+                    producers.append(x)
+            for e in producers:
+                if e.index in seen_e or (before is not None and e.index >= before):
+                    continue
+                seen_e.add(e.index)
+                for r in e.inputs:
+                    q.append(r.tid)
+                for l in e.detail.get("links", ()):
+                    if isinstance(l, int) and 0 <= l < len(self.ev) and l not in seen_e:
+                        seen_e.add(l)
+                        for r in self.ev[l].inputs:
+                            q.append(r.tid)
+        self._reach_cache[key] = seen_e
+        return seen_e
+
+    def path_to(self, tid, root_tids, before: int | None = None):
+        """Shortest data path (list of events) from tensor ``tid`` to one of the roots."""
+        anc = self.ancestors(root_tids, before)
+        roots = set(root_tids)
+        prev = {}
+        q = deque([("t", tid)])
+        seen = {("t", tid)}
+        while q:
+            kind, x = q.popleft()
+            if kind == "t":
+                if x in roots and x != tid:
+                    return self._rebuild(prev, ("t", x))
+                for i in self.consumers.get(x, ()):
+                    if i in anc and ("e", i) not in seen:
+                        seen.add(("e", i))
+                        prev[("e", i)] = (kind, x)
+                        q.append(("e", i))
+            else:
+                e = self.ev[x]
+                nxt = [("t", o) for o in e.output_ids()]
+                nxt += [("e", j) for j in self.value_users.get(x, ()) if j in anc]
+                for n in nxt:
+                    if n not in seen:
+                        seen.add(n)
+                        prev[n] = (kind, x)
+                        if n[0] == "t" and n[1] in roots:
+                            return self._rebuild(prev, n)
+                        q.append(n)
+        if tid in roots:
+            return []
+        return None
+
+    def _rebuild(self, prev, node):
+        out = []
+        while node in prev:
+            if node[0] == "e":
+                out.append(self.ev[node[1]])
+            node = prev[node]
+        out.reverse()
+        return out
+
+    def cone(self, tid, limit=100_000):
+        """Events downstream of ``tid`` (tensors and linked values), in order."""
+        seen_e = set()
+        seen_t = {tid}
+        q = deque([tid])
+        n = 0
+        while q and n < limit:
+            x = q.popleft()
+            for i in self.consumers.get(x, ()):
+                if i in seen_e:
+                    continue
+                seen_e.add(i)
+                if self.ev[i].context in _NOT_FORWARD or self.ev[i].kind in _NOT_FLOW:
+                    continue
+                n += 1
+                e = self.ev[i]
+                for o in e.output_ids():
+                    if o not in seen_t:
+                        seen_t.add(o)
+                        q.append(o)
+                for j in self.value_users.get(i, ()):
+                    if j not in seen_e:
+                        seen_e.add(j)
+                        for o in self.ev[j].output_ids():
+                            if o not in seen_t:
+                                seen_t.add(o)
+                                q.append(o)
+        return [self.ev[i] for i in sorted(seen_e)
+                if self.ev[i].context not in _NOT_FORWARD and self.ev[i].kind not in _NOT_FLOW]
+
+    # --- cut classification ---------------------------------------------------------------------
+    def _cut_on_path(self, path, tid):
+        """The first event on a path where gradient stopped, or None."""
+        flowing = {tid}
+        for k, e in enumerate(path):
+            if e.kind == "cut" and e.cut != "zero_grad_op":
+                if any(r.requires_grad for r in e.inputs) or e.cut in _ESCAPES or e.cut in ("data_set",):
+                    return k, e
+            if e.detail.get("links") and k > 0 and path[k - 1].kind == "cut":
+                return k - 1, path[k - 1]
+            if e.kind in ("op", "module") and e.context == "user":
+                ins = [r for r in e.inputs if r.tid in flowing] or list(e.inputs)
+                if ins and any(r.requires_grad for r in ins) and e.outputs and not any(r.requires_grad for r in e.outputs):
+                    return k, e
+            flowing.update(e.output_ids())
+        return None
+
+    def _cause_of_cut(self, e: Event, path=None, k=None):
+        """(cause, site event) for a cut event, looking ahead for numpy/item/tolist after a detach."""
+        cause = CUT_CAUSE.get(e.cut or "", None)
+        site_e = e
+        if e.cut in ("detach", "data") and path is not None and k is not None:
+            for x in path[k + 1: k + 6]:
+                if x.kind == "cut" and x.cut in _ESCAPES:
+                    return CUT_CAUSE[x.cut], x
+                if x.kind == "cut" and x.cut == "rewrap":
+                    return "tensor_rewrap", x
+        if cause is None:
+            if not e.grad_enabled:
+                cause = "no_grad_block"
+            elif e.inference_mode:
+                cause = "inference_mode"
+            else:
+                cause = "nondifferentiable_op"
+        return cause, site_e
+
+    def _region_site(self, e: Event) -> Site | None:
+        """For a cut inside a no_grad region: the frame at the level of the `with` line."""
+        s = e.site
+        if s is None or e.cut != "no_grad":
+            return s
+        for j in range(e.index - 1, -1, -1):
+            g = self.ev[j]
+            if g.kind == "grad_mode" and g.context == "user" and g.site is not None:
+                if g.detail.get("enabled") is False:
+                    for k, fr in enumerate(s.stack):
+                        if fr.filename == g.site.filename and fr.function == g.site.function:
+                            if fr.lineno == g.site.lineno and k + 1 < len(s.stack):
+                                k += 1  # @torch.no_grad() decorator: the line inside the decorated function
+                                fr = s.stack[k]
+                            return Site(fr.filename, fr.lineno, fr.function, fr.code, s.stack)
+                break
+        return s
+
+    # --- public: why ----------------------------------------------------------------------------
+    def why(self, tid, now=None) -> Explanation:
+        self.query_tids.add(tid)
+        d = self.d
+        info = d.tensors[tid]
+        name = self.label(tid)
+        g = info.grad
+        if now is not None:
+            status = now["status"]
+            requires_grad = now["requires_grad"]
+            is_leaf = now["is_leaf"]
+            retains = now["retains_grad"]
+        else:
+            status = g.status if g else "none"
+            requires_grad = info.requires_grad
+            is_leaf = info.is_leaf
+            retains = info.retains_grad
+            for e in self.ev:
+                if e.kind == "requires_grad" and e.detail.get("value") is not None and tid in e.input_ids():
+                    requires_grad = e.detail["value"]
+        norm = (now or {}).get("norm") if now else (g.norm if g else None)
+        exp = None
+        if status == "received":
+            exp = self._ok(tid, name, norm)
+        elif status == "nonfinite":
+            exp = self._nonfinite(tid, name)
+        elif status == "zero":
+            exp = self._zero(tid, name)
+        else:
+            exp = self._none(tid, name, requires_grad, is_leaf, retains)
+        exp.target = exp.target or name
+        exp.status = "received" if status == "received" else status
+        return exp
+
+    def _ok(self, tid, name, norm):
+        bw = [b for b in self.d.backwards if tid in b.leaf_grads and b.leaf_grads[tid].status == "received"]
+        site = None
+        root = None
+        if bw:
+            b = bw[-1]
+            if b.roots:
+                root = self.label(b.roots[0])
+                p = self.d.producer(b.roots[0])
+                site = p.site if p else self.ev[b.event].site
+        n = f" (norm {norm:.3g})" if isinstance(norm, (int, float)) and norm is not None else ""
+        via = f" from backward on `{root}`" if root else ""
+        return Explanation("ok", site, name, f"{name}.grad is set and non-zero{n}: gradient flows{via}.",
+                           fix="nothing to fix.")
+
+    def _nonfinite(self, tid, name):
+        for b in reversed(self.d.backwards):
+            if b.first_nonfinite is not None:
+                node = b.nodes.get(b.first_nonfinite)
+                e = self.ev[node.event] if node and node.event is not None else None
+                site = e.site if e else None
+                op = _opname(e) if e else (node.name if node else "?")
+                return Explanation(
+                    "nonfinite_gradient", site, name,
+                    f"{name}.grad contains inf/nan: the first non-finite gradient came from {node.name} "
+                    f"({op}{_at(site)}{_code(site)}).",
+                    detail="Backward through this operation produced inf or nan from finite inputs "
+                           "(e.g. sqrt or log at 0, division by zero, overflow).",
+                    fix="guard the operation (add an epsilon, clamp its input) or use a numerically stable form.",
+                    evidence=[e] if e else [])
+        return Explanation("nonfinite_gradient", None, name, f"{name}.grad contains inf/nan.",
+                           detail="The trace did not see which node produced it.", fix="check the loss and inputs for inf/nan.")
+
+    # zero --------------------------------------------------------------------------------------
+    def _zero(self, tid, name):
+        hooks = [e for e in self.ev if e.kind == "hook" and tid in e.input_ids()]
+        for b in reversed(self.d.backwards):
+            if tid not in b.leaf_grads:
+                continue
+            arrived = b.arrived.get(tid)
+            if hooks and arrived:
+                h = hooks[-1]
+                fr = h.detail.get("hook_return")
+                site = None
+                if fr:
+                    f = Frame.from_json(fr)
+                    site = Site(f.filename, f.lineno, f.function, f.code, ((h.site.stack if h.site else ()) + (f,)))
+                return Explanation(
+                    "hook_modified", site or h.site, name,
+                    f"{name}.grad is all zeros: backward delivered a non-zero gradient (norm {arrived:.3g}), but the hook "
+                    f"{h.detail.get('hook', '')} registered{_at(h.site)} replaced it{_at(site)}{_code(site)}.",
+                    detail="Tensor hooks run before the gradient is accumulated into .grad; what the hook returns "
+                           "replaces the gradient.",
+                    fix="check the hook's arithmetic (e.g. a clip value of 0 clamps everything to zero); "
+                        "return None from the hook to leave the gradient unchanged.",
+                    evidence=[h])
+            # find the node that turned a non-zero incoming gradient into zero on the way to the leaf
+            node, e = self._zeroing_node(b, tid)
+            if e is not None:
+                op = _opname(e)
+                is_nd = e.cut == "zero_grad_op" or op in _ZERO_OPS
+                cause = "nondifferentiable_op" if is_nd else "zero_gradient"
+                if is_nd:
+                    why = f"{op}() has a zero derivative almost everywhere"
+                    fix = ("use a straight-through estimator: `w + (torch.round(w) - w).detach()` keeps the rounded "
+                           "value in the forward and passes the gradient through unchanged.")
+                else:
+                    why = self._zero_reason(op)
+                    fix = self._zero_fix(op)
+                site = e.site
+                return Explanation(
+                    cause, site, name,
+                    f"{name}.grad is all zeros: gradient reaches {op}{_at(site)}{_code(site)} but comes out as zero "
+                    f"({node.name}), so nothing flows back to {name}.",
+                    detail=why, fix=fix, evidence=[e])
+        return Explanation("zero_gradient", None, name, f"{name}.grad is all zeros.",
+                           detail="The trace did not record which operation zeroed it.",
+                           fix="check activations for dead units and saturated clamps.")
+
+    @staticmethod
+    def _zero_reason(op):
+        if "relu" in op:
+            return ("Every input to this ReLU was negative, so it passes back no gradient (a dead ReLU): "
+                    "often from a large negative bias or a too-high learning rate.")
+        if "clamp" in op or "clip" in op or "hardtanh" in op:
+            return "Every value was outside the clamp range, so the clamp passes back no gradient (saturated)."
+        if "mask" in op or "mul" in op or "where" in op:
+            return "The gradient was multiplied by zero (a mask or gate that is all zero)."
+        return "This operation's gradient was exactly zero for this input."
+
+    @staticmethod
+    def _zero_fix(op):
+        if "relu" in op:
+            return "check the initialisation of the preceding layer (bias), or use LeakyReLU/GELU."
+        if "clamp" in op or "clip" in op:
+            return "check the scale of the value being clamped (e.g. a percentage instead of a fraction)."
+        return "check the values entering this operation."
+
+    def _zeroing_node(self, b, tid):
+        leaf_nodes = [n for n in b.nodes.values() if n.leaf == tid]
+        if not leaf_nodes:
+            return None, None
+        parents = defaultdict(list)
+        for n in b.nodes.values():
+            for j, nx in enumerate(n.next):
+                if nx is not None:
+                    parents[nx].append((n, j))
+        incoming = {}
+
+        def inc(nid):
+            if nid in incoming:
+                return incoming[nid]
+            if nid in b.root_nodes:
+                incoming[nid] = 1.0
+                return 1.0
+            vals = [p.out_norms[j] for p, j in parents.get(nid, ()) if j < len(p.out_norms) and p.out_norms[j] is not None]
+            incoming[nid] = math.sqrt(sum(v * v for v in vals)) if vals else 0.0
+            return incoming[nid]
+
+        q = deque(n.nid for n in leaf_nodes)
+        seen = set(q)
+        while q:
+            nid = q.popleft()
+            for p, j in parents.get(nid, ()):
+                if not p.ran:
+                    continue
+                out = p.out_norms[j] if j < len(p.out_norms) else None
+                if (out is None or out == 0.0) and inc(p.nid) > 0.0 and p.event is not None:
+                    return p, self.ev[p.event]
+                if p.nid not in seen:
+                    seen.add(p.nid)
+                    q.append(p.nid)
+        return None, None
+
+    # none --------------------------------------------------------------------------------------
+    def _none(self, tid, name, requires_grad, is_leaf, retains):
+        d = self.d
+        info = d.tensors[tid]
+        prod = d.producer(tid)
+        if not is_leaf and not retains:
+            src = prod.inputs[0] if prod is not None and prod.inputs else None
+            if (prod is not None and _opname(prod) in _TO_OPS and src is not None and src.is_leaf
+                    and src.requires_grad):
+                site = prod.site
+                return Explanation(
+                    "leaf_replaced_by_to", site, name,
+                    f"{name}.grad is None: `{name}` was rebound{_at(site)}{_code(site)} to a .{_opname(prod)}() copy, "
+                    f"which is not a leaf; the gradient went to the original tensor.",
+                    detail="Only leaf tensors get .grad. A .to()/.double()/.float() result is a new, non-leaf tensor "
+                           "that autograd passes the gradient through.",
+                    fix=f"create the tensor with the right dtype/device directly (e.g. torch.rand(..., dtype=torch.float64, "
+                        f"requires_grad=True)), or keep a name for the original leaf and read its .grad.",
+                    evidence=[prod])
+            site = prod.site if prod else None
+            return Explanation(
+                "non_leaf_no_retain_grad", site, name,
+                f"{name}.grad is None: `{name}` is not a leaf (it was computed{_at(site)}{_code(site)}), and PyTorch "
+                f"only fills .grad of leaves unless retain_grad() is called.",
+                detail="Gradient flows through non-leaf tensors but is not stored on them by default.",
+                fix=f"call `{name}.retain_grad()` right after it is created (before backward), or use "
+                    f"torch.autograd.grad(loss, {name}).",
+                evidence=[prod] if prod else [])
+        if not requires_grad:
+            req = [e for e in self.ev if e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is False]
+            if req:
+                e = req[-1]
+                return Explanation(
+                    "frozen_param", e.site, name,
+                    f"{name}.grad is None: {name} was frozen{_at(e.site)}{_code(e.site)} (requires_grad=False), so "
+                    f"autograd does not compute its gradient.",
+                    detail="A tensor with requires_grad=False is treated as a constant.",
+                    fix=f"set {name}.requires_grad_(True) again before the step that should train it, or fix the "
+                        f"condition that froze it.",
+                    evidence=[e])
+            if info.role == "param":
+                use = self._first_use(tid)
+                return Explanation(
+                    "frozen_param", use.site if use else None, name,
+                    f"{name}.grad is None: {name} has requires_grad=False (it was frozen before the trace started).",
+                    detail="A parameter with requires_grad=False is treated as a constant.",
+                    fix=f"call {name}.requires_grad_(True) where the model is set up, if it should train.",
+                    evidence=[use] if use else [])
+            site = prod.site if prod else (self._first_use(tid).site if self._first_use(tid) else None)
+            return Explanation(
+                "requires_grad_false", site, name,
+                f"{name}.grad is None: `{name}` was created{_at(site)}{_code(site)} without requires_grad=True, so "
+                f"autograd treats it as a constant.",
+                detail="Only tensors created with requires_grad=True (or made to require it) get a gradient.",
+                fix=f"create it with requires_grad=True, or call `{name}.requires_grad_()` right after creating it "
+                    f"(as a leaf: not after an arithmetic operation).",
+                evidence=[prod] if prod else [])
+        bws = self._backward_events()
+        real = [e for e in bws if e.op != "torch.autograd.grad"]
+        if not bws:
+            return Explanation(
+                "no_backward", None, name,
+                f"{name}.grad is None: no backward ran inside the trace.",
+                detail="Gradients are only computed by loss.backward() (or torch.autograd.backward).",
+                fix="call loss.backward() inside the traced block.")
+        if not real:
+            e = bws[-1]
+            return Explanation(
+                "autograd_grad_not_backward", e.site, name,
+                f"{name}.grad is None: the step computed gradients with torch.autograd.grad{_at(e.site)}{_code(e.site)}, "
+                f"which returns them instead of storing them in .grad.",
+                detail="torch.autograd.grad(outputs, inputs) never writes .grad; optimizer.step() then sees no gradients.",
+                fix="use loss.backward() (then clip with torch.nn.utils.clip_grad_norm_), or assign the returned "
+                    "gradients: `for p, g in zip(params, grads): p.grad = g`.",
+                evidence=[e])
+        # got a gradient, then lost it
+        got = [b for b in d.backwards if b.api != "torch.autograd.grad" and tid in b.leaf_grads
+               and b.leaf_grads[tid].status != "none"]
+        if got:
+            last = got[-1].event
+            clears = [e for e in self.ev if e.kind == "grad_set" and e.index > last and tid in e.input_ids()
+                      and e.detail.get("value") is None]
+            later_bw = [e for e in real if e.index > last]
+            if clears and not [b for b in later_bw if b.index > clears[-1].index]:
+                e = clears[0]
+                via = "zero_grad()" if e.context in ("optimizer",) or "zero_grad" in (e.site.code if e.site else "") else ".grad = None"
+                return Explanation(
+                    "set_to_none_timing", e.site, name,
+                    f"{name}.grad is None: backward filled it, then {via}{_at(e.site)}{_code(e.site)} set it back "
+                    f"to None before it was read.",
+                    detail="zero_grad() sets gradients to None by default (set_to_none=True), so anything between it and "
+                           "the next backward (clipping, logging, optimizer.step) sees no gradient.",
+                    fix="call optimizer.zero_grad() before loss.backward() (at the start of the step), not between "
+                        "backward and step.",
+                    evidence=[e])
+        # the backward graph reached the leaf: which node sent nothing?
+        for b in reversed(d.backwards):
+            if b.api == "torch.autograd.grad":
+                continue
+            leaf_nodes = [n for n in b.nodes.values() if n.leaf == tid]
+            if not leaf_nodes:
+                continue
+            for n in b.nodes.values():
+                for j, nx in enumerate(n.next):
+                    if nx is not None and nx in {l.nid for l in leaf_nodes} and n.ran:
+                        out = n.out_norms[j] if j < len(n.out_norms) else None
+                        if out is None and n.custom_backward is not None:
+                            f = n.custom_backward
+                            site = Site(f.filename, f.lineno, f.function, f.code, (f,))
+                            fe = self.ev[n.event] if n.event is not None else None
+                            return Explanation(
+                                "custom_function", site, name,
+                                f"{name}.grad is None: the custom autograd.Function {n.name.replace('Backward', '')} "
+                                f"returns None as the gradient for input {j} ({name}) at {site.short}{_code(site)}.",
+                                detail="A custom Function's backward must return one gradient per forward input; "
+                                       "None means 'no gradient' for that input.",
+                                fix=f"compute and return the gradient with respect to {name} in backward() "
+                                    f"(same shape as {name}).",
+                                evidence=[fe] if fe else [])
+            if b.error is None and any(not n.ran for n in leaf_nodes) is False:
+                pass
+        # data path: which root should it have reached, and where did it stop?
+        res = self._data_cut(tid, name, real)
+        if res is not None:
+            return res
+        return self._unused(tid, name)
+
+    def _first_use(self, tid):
+        for i in self.consumers.get(tid, ()):
+            e = self.ev[i]
+            if e.context == "user" and e.kind not in ("requires_grad", "grad_set", "hook"):
+                return e
+        return None
+
+    def _root_label(self, b: Event) -> str:
+        r = b.detail.get("roots") or [x.tid for x in b.inputs]
+        return self.label(r[0]) if r else "the loss"
+
+    def _data_cut(self, tid, name, real):
+        d = self.d
+        for b in reversed(real):
+            roots = b.detail.get("roots") or b.input_ids()
+            path = self.path_to(tid, roots, before=b.index)
+            if not path:
+                continue
+            hit = self._cut_on_path(path, tid)
+            if hit is None:
+                continue
+            k, e = hit
+            cause, se = self._cause_of_cut(e, path, k)
+            return self._cut_explanation(tid, name, cause, se, e, path, k, self._root_label(b))
+        # no complete path: a cut whose data never came back visibly
+        cone = self.cone(tid)
+        cuts = [e for e in cone if e.kind == "cut" and e.cut != "zero_grad_op" and e.context == "user"]
+        if cuts:
+            roots = set()
+            for b in real:
+                roots.update(b.detail.get("roots") or b.input_ids())
+            # prefer cuts whose input required grad, then the earliest
+            harmful = [e for e in cuts if any(r.requires_grad for r in e.inputs)] or cuts
+            e = harmful[0]
+            path = [x for x in cone if x.index <= e.index]
+            k = len(path) - 1 if path and path[-1] is e else None
+            cause, se = self._cause_of_cut(e, cone, cone.index(e))
+            return self._cut_explanation(tid, name, cause, se, e, path, k, self._root_label(real[-1]) if real else "the loss",
+                                         returned=False)
+        return None
+
+    def _cut_explanation(self, tid, name, cause, se, e, path, k, root, returned=True):
+        site = self._region_site(se) if cause == "no_grad_block" else se.site
+        what = self._cut_input_label(e, tid)
+        came_back = ""
+        if cause in ("numpy_roundtrip", "item_roundtrip", "tolist_roundtrip"):
+            back = [x for x in (path or []) if x.detail.get("links")]
+            if back and back[0].site:
+                how = "torch.from_numpy" if back[0].kind == "external" else _opname(back[0])
+                inferred = back[0].detail.get("inferred")
+                came_back = f" and came back through {how}{_at(back[0].site)}" + (f" (inferred by {inferred})" if inferred else "")
+        texts = {
+            "detach": (f"{what} was detached{_at(site)}{_code(site)}",
+                       "detach() returns a tensor that shares the values but has no history, so backward stops there.",
+                       f"use `{what}` instead of `{what}.detach()` where the result should train {name}; keep detach() only "
+                       f"for logging or for targets that must not get gradients."),
+            "data_attr": (f"{what} was read through .data{_at(site)}{_code(site)}",
+                          ".data gives the values without autograd history, so the result is a constant to backward.",
+                          f"use `{what}` directly instead of `{what}.data`; to change values without tracking, use "
+                          f"`with torch.no_grad():` in the update code only."),
+            "numpy_roundtrip": (f"{what} left autograd through NumPy{_at(site)}{_code(site)}{came_back}",
+                                "NumPy arrays carry no autograd history; a tensor made from one (torch.from_numpy, "
+                                "torch.tensor) is a constant to backward.",
+                                "keep the computation in torch (most NumPy functions have a torch twin); if you need "
+                                "NumPy for logging, convert a copy and keep using the tensor."),
+            "item_roundtrip": (f"{what} became a Python number{_at(site)}{_code(site)}{came_back}",
+                               ".item()/float() return a plain Python number; arithmetic with it is a constant to backward.",
+                               f"keep `{what}` as a tensor in the computation (drop .item()/float()); use .item() only "
+                               f"for logging."),
+            "tolist_roundtrip": (f"{what} became Python lists{_at(site)}{_code(site)}{came_back}",
+                                 ".tolist() returns plain Python numbers; a tensor rebuilt from them has no history.",
+                                 "do the computation with tensor operations (e.g. torch.clamp instead of min/max on "
+                                 "lists)."),
+            "tensor_rewrap": (f"{what} was copied into a new tensor{_at(site)}{_code(site)}",
+                              "torch.tensor()/new_tensor()/as_tensor(copy) copy the values into a fresh tensor without "
+                              "history.",
+                              "combine tensors with torch.stack / torch.cat (or use the tensor directly) instead of "
+                              "torch.tensor([...]) / new_tensor(...)."),
+            "no_grad_block": (f"{what} was used inside a no_grad region{_at(site)}{_code(site)}",
+                              "Inside torch.no_grad() (or @torch.no_grad(), set_grad_enabled(False)) results are "
+                              "recorded without history.",
+                              "move this computation out of the no_grad block (or enable grad for it) in the training "
+                              "step; keep no_grad for evaluation and target computations."),
+            "inference_mode": (f"{what} was used under torch.inference_mode(){_at(site)}{_code(site)}",
+                               "Tensors created under inference_mode have no history; .clone() afterwards makes a "
+                               "normal tensor but cannot restore it.",
+                               "run this part of the forward outside torch.inference_mode() during training."),
+            "nondifferentiable_op": (f"{what} went through {_opname(e)}(){_at(site)}{_code(site)}",
+                                     f"{_opname(e)}() has no gradient (its result is integer/boolean or piecewise "
+                                     f"constant), so nothing flows back through it.",
+                                     "use a differentiable relaxation: softmax/gumbel-softmax instead of argmax, a "
+                                     "sigmoid instead of a hard threshold, or a straight-through estimator "
+                                     "`soft + (hard - soft).detach()`."),
+            "integer_cast": (f"{what} was cast to an integer/bool dtype{_at(site)}{_code(site)}",
+                             "Integer and bool tensors cannot carry gradients.",
+                             "keep the value in floating point for the loss (round only for reporting), or use a "
+                             "straight-through estimator."),
+            "reentrant_checkpoint": (f"{what} was computed inside checkpoint(use_reentrant=True){_at(site)}{_code(site)}",
+                                     "The reentrant checkpoint only builds a graph when one of its *inputs* requires "
+                                     "grad; parameters inside the checkpointed function do not count.",
+                                     "use checkpoint(..., use_reentrant=False), or make an input require grad."),
+        }
+        head, why, fix = texts.get(cause, (f"{what} stopped carrying gradient{_at(site)}{_code(site)}",
+                                           "The operation produced a result without autograd history.",
+                                           "keep the computation differentiable."))
+        tail = f"so backward from `{root}` stops there." if returned else f"and `{root}` never received it back with history."
+        summary = f"{name}.grad is None: {head}, {tail}"
+        steps = [PathStep(name)]
+        for j, x in enumerate(path or []):
+            if x.kind == "module":
+                continue
+            cut_here = (j == k)
+            steps.append(PathStep(_opname(x) if x.kind != "external" else "from_numpy", x.op, x.site, flows=not cut_here,
+                                  note=f"cut: {_opname(x)}()" if cut_here else ""))
+        if returned:
+            steps.append(PathStep(root))
+        ev = [e] + ([se] if se is not e else [])
+        return Explanation(cause, site, name, summary, detail=why, fix=fix, path=steps, evidence=ev)
+
+    def _cut_input_label(self, e: Event, tid) -> str:
+        for r in e.inputs:
+            lab = self.label(r.tid)
+            if not lab.startswith("t") or not lab[1:].isdigit():
+                return lab
+        # name after the line that produced the input
+        for r in e.inputs:
+            p = self.d.producer(r.tid)
+            if p and p.module:
+                return f"{p.module}'s output"
+        return self.label(tid) if e.inputs and e.inputs[0].tid == tid else "the value"
+
+    def _unused(self, tid, name):
+        d = self.d
+        cone = self.cone(tid)
+        # replaced module
+        for e in self.ev:
+            if e.kind == "module_set" and tid in (e.detail.get("old_params") or ()):
+                return Explanation(
+                    "param_recreated", e.site, name,
+                    f"{name}.grad is None: {e.detail.get('attr')} was replaced by a new {e.detail.get('new_class')}"
+                    f"{_at(e.site)}{_code(e.site)}; the forward uses the new one, while this parameter belongs to the "
+                    f"old instance (which the optimizer may still hold).",
+                    detail="Parameters are objects: an optimizer built before the replacement keeps updating the old "
+                           "module's parameters, which no longer take part in the forward.",
+                    fix="create the optimizer after replacing layers (or add the new parameters with "
+                        "optimizer.add_param_group), and drop the old module's parameters.",
+                    evidence=[e])
+        used = {r.tid for e in self.ev if e.context == "user" for r in e.inputs}
+        owners = d.meta.get("param_owner") or {}
+        mine = owners.get(str(tid))
+        if not cone and mine:
+            info = d.tensors[tid]
+            for t in d.tensors.values():
+                o = owners.get(str(t.tid))
+                if (t.tid != tid and t.tid in used and o and o["class"] == mine["class"] and o["attr"] == mine["attr"]
+                        and t.shape == info.shape and t.tid not in self.trainable and tid in self.trainable):
+                    site = Site.from_json(o["site"]) if o.get("site") else None
+                    return Explanation(
+                        "param_recreated", site, name,
+                        f"{name}.grad is None: the forward uses another {mine['class']} instance (created"
+                        f"{_at(site)}{_code(site)}), not the one this parameter belongs to.",
+                        detail="The optimizer (or your code) holds parameters of an instance the forward no longer uses.",
+                        fix="build the optimizer from the model that runs the forward, after all layers are replaced.",
+                        evidence=[])
+        if not cone:
+            # a module that returned its input unchanged
+            for e in self.ev:
+                if e.kind == "module" and e.detail.get("returned_input") and name.startswith(e.op + ".") and e.op:
+                    fr = e.detail.get("return_line")
+                    site = e.site
+                    if fr:
+                        f = Frame.from_json(fr)
+                        site = Site(f.filename, f.lineno, f.function, f.code, (e.site.stack if e.site else ()) + (f,))
+                    return Explanation(
+                        "unused_parameter", site, name,
+                        f"{name}.grad is None: {e.op} returned its input unchanged{_at(site)}{_code(site)}, so its "
+                        f"layers (including {name}) never ran.",
+                        detail="A parameter that is not used in the forward gets no gradient (and DDP complains "
+                               "about unused parameters).",
+                        fix="check the condition of the early return (e.g. a drop probability of 1.0).",
+                        evidence=[e])
+            mod = name.rsplit(".", 1)[0] if "." in name else name
+            called = [e for e in self.ev if e.kind == "module" and e.op == mod]
+            return Explanation(
+                "unused_parameter", None, name,
+                f"{name}.grad is None: {name} was never used by any torch call in the traced step"
+                + ("" if called else f" (module `{mod}` was never called)") + ".",
+                detail="A parameter that takes no part in the forward gets no gradient.",
+                fix=f"call `{mod}` in forward, or leave it out of the model/optimizer.",
+                evidence=[])
+        # used, but its output was thrown away
+        dead = None
+        mods = [e for e in cone if e.kind == "module" and e.context == "user"]
+        for e in mods:
+            outs = e.output_ids()
+            if outs and all(not [i for i in self.consumers.get(o, ()) if i > e.index and self.ev[i].kind != "module"]
+                            for o in outs):
+                dead = e
+                break
+        if dead is None:
+            for e in cone:
+                if e.kind in ("op", "cut") and e.context == "user":
+                    outs = e.output_ids()
+                    if outs and all(not self.consumers.get(o) for o in outs):
+                        dead = e
+                        break
+        site = dead.site if dead else None
+        what = f"{dead.op}'s output" if dead is not None and dead.kind == "module" else "its result"
+        return Explanation(
+            "unused_parameter", site, name,
+            f"{name}.grad is None: {name} was used{_at(site)}{_code(site)}, but {what} was never used afterwards, "
+            f"so it does not reach the loss.",
+            detail="A result that is computed and then discarded contributes nothing to the loss.",
+            fix="assign the result (e.g. `out = self.bn2(out)`) or remove the unused layer.",
+            evidence=[dead] if dead else [])
+
+    # --- failure ---------------------------------------------------------------------------------
+    def failure(self) -> Explanation | None:
+        x = self.d.exception
+        if x is None:
+            return None
+        msg = x.message
+        exp = None
+        if "modified by an inplace operation" in msg:
+            exp = self._fail_inplace(msg)
+        elif "does not require grad and does not have a grad_fn" in msg:
+            exp = self._fail_no_grad_fn()
+        elif "Can't call numpy() on Tensor that requires grad" in msg:
+            exp = self._fail_numpy()
+        elif "Inference tensors cannot be saved for backward" in msg:
+            exp = self._fail_inference()
+        elif "backward through the graph a second time" in msg:
+            exp = self._fail_twice()
+        elif "appears to not have been used in the graph" in msg:
+            e = self._error_event()
+            exp = Explanation("unused_parameter", e.site if e else x.site, "backward",
+                              "torch.autograd.grad failed: one of the inputs was not used to compute the outputs.",
+                              fix="pass allow_unused=True, or remove that input.", evidence=[e] if e else [])
+        if exp is None:
+            e = self._error_event()
+            exp = Explanation("unknown", (e.site if e else None) or x.site, "the step",
+                              f"The traced step raised {x.type}: {msg.splitlines()[0] if msg else ''}",
+                              detail="gradscope has no rule for this error; the site is where it was raised.",
+                              fix="see the error message.", evidence=[e] if e else [])
+        exp.status = "error"
+        return exp
+
+    def _error_event(self):
+        i = self.d.exception.event if self.d.exception else None
+        if i is not None and 0 <= i < len(self.ev):
+            return self.ev[i]
+        return None
+
+    def _failing_backward(self):
+        e = self._error_event()
+        if e is not None and e.kind == "backward":
+            return e
+        bws = self._backward_events()
+        return bws[-1] if bws else None
+
+    def _fail_inplace(self, msg):
+        m = re.search(r"\[torch\.\w+ \[([\d, ]*)\]\]", msg)
+        shape = tuple(int(s) for s in m.group(1).split(",") if s.strip()) if m else None
+        mv = re.search(r"is at version (\d+); expected version (\d+)", msg)
+        expected = int(mv.group(2)) if mv else None
+        mo = re.search(r"output (\d+) of (\w+)", msg)
+        node = mo.group(2) if mo else None
+        bw = self._failing_backward()
+        limit = bw.index if bw else len(self.ev)
+        cands = [e for e in self.ev[:limit] if e.kind in ("inplace",) or (e.kind == "cut" and e.cut == "data_set")]
+
+        def fam_shapes(e):
+            out = set()
+            for key in ("target", "base"):
+                t = e.detail.get(key)
+                if t is not None and t in self.d.tensors:
+                    out.add(tuple(self.d.tensors[t].shape))
+                    # other views of the same base
+                    for v in self.d.tensors.values():
+                        if v.base == t:
+                            out.add(tuple(v.shape))
+            return out
+
+        def numel(s):
+            n = 1
+            for x in s:
+                n *= x
+            return n
+
+        def score(e):
+            s = 0
+            if e.detail.get("saved"):
+                s += 4
+            if shape is not None:
+                fs = fam_shapes(e)
+                if shape in fs:
+                    s += 3
+                elif any(numel(f) == numel(shape) for f in fs):
+                    s += 1
+            if expected is not None and e.detail.get("version_before") == expected:
+                s += 2
+            return s
+
+        best = None
+        for e in cands:
+            sc = score(e)
+            if sc >= 3 and (best is None or sc > best[0]):
+                best = (sc, e)
+        if best is None:
+            return Explanation(
+                "inplace_saved_tensor", bw.site if bw else None, "backward",
+                "backward failed: a tensor saved for backward was modified in place, but the trace did not see the write "
+                "(it may have happened through .data, NumPy, or outside the traced block).",
+                detail=msg.splitlines()[0], fix="look for in-place writes (+=, x[...] =, add_, relu_(inplace=True)) on "
+                "tensors used earlier in the forward.", evidence=[bw] if bw else [])
+        e = best[1]
+        saver = e.detail.get("saved_by")
+        se = self.ev[saver] if isinstance(saver, int) and 0 <= saver < len(self.ev) else None
+        tgt = e.detail.get("target")
+        tname = self.label(tgt) if tgt is not None else "a tensor"
+        op = _opname(e) if e.op else "in-place write"
+        if op == "__setitem__":
+            op = "slice assignment"
+        saved_txt = f"; {_opname(se)}{_at(se.site)} saved it for backward" if se is not None else (
+            f" (saved by {node})" if node else "")
+        who = " (inside optimizer.step())" if e.context == "optimizer" else ""
+        return Explanation(
+            "inplace_saved_tensor", e.site, tname,
+            f"backward failed: {op}{who}{_at(e.site)}{_code(e.site)} modified `{tname}` in place after it was saved "
+            f"for backward{saved_txt}.",
+            detail=("Autograd saves some inputs/outputs of an operation to compute its gradient; writing into them "
+                    "afterwards (+=, x[...] = v, add_, relu(inplace=True), optimizer.step()) makes the saved value wrong, "
+                    "so backward refuses to run."),
+            fix=("use an out-of-place version (e.g. `out = out + identity`, `x = x.masked_fill(mask, 0)`, "
+                 "relu(inplace=False))" + (", or run backward for every loss before optimizer.step() changes the "
+                                           "weights" if e.context == "optimizer" else "") + "."),
+            path=[PathStep(_opname(se), se.op, se.site, note="saved for backward")] if se else [],
+            evidence=[e] + ([se] if se else []))
+
+    def _fail_no_grad_fn(self):
+        bw = self._failing_backward()
+        roots = (bw.detail.get("roots") or bw.input_ids()) if bw else []
+        root = self.label(roots[0]) if roots else "the loss"
+        anc = self.ancestors(roots, before=bw.index if bw else None) if roots else set()
+        evs = [self.ev[i] for i in sorted(anc)]
+        tids = {r.tid for e in evs for r in e.inputs}
+        frozen = [e for e in self.ev if e.kind == "requires_grad" and e.detail.get("value") is False
+                  and set(e.input_ids()) & tids and (bw is None or e.index < bw.index)]
+        if frozen:
+            e = frozen[-1]
+            names = sorted({self.label(t) for f in frozen for t in f.input_ids() if t in tids})
+            shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+            return Explanation(
+                "frozen_param", e.site, root,
+                f"backward on `{root}` failed: nothing in it requires grad because {shown} "
+                f"{'was' if len(names) == 1 else 'were'} frozen{_at(e.site)}{_code(e.site)} and never unfrozen.",
+                detail="With every parameter frozen (requires_grad=False) and the other inputs detached, the loss has no "
+                       "grad_fn, so backward has nothing to differentiate.",
+                fix="set requires_grad_(True) again after the step that needed them frozen (e.g. unfreeze D before "
+                    "its own update).", evidence=frozen[-3:])
+        cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and any(r.requires_grad for r in e.inputs)]
+        if cuts:
+            e = cuts[-1]
+            k = evs.index(e)
+            cause, se = self._cause_of_cut(e, evs, k)
+            site = self._region_site(se) if cause == "no_grad_block" else se.site
+            what = self._cut_input_label(e, e.inputs[0].tid if e.inputs else None)
+            return Explanation(
+                cause, site, root,
+                f"backward on `{root}` failed: `{root}` does not require grad because {what} was cut off from autograd"
+                f"{_at(site)}{_code(site)} ({_opname(se)}), and nothing else in it requires grad.",
+                detail="backward() needs a result with a grad_fn; every path from a trainable tensor to it was cut.",
+                fix=self._cut_explanation(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root).fix,
+                evidence=[e])
+        params = [t for t in tids if self.d.tensors.get(t) and self.d.tensors[t].role == "param"
+                  and not self.d.tensors[t].requires_grad]
+        if params:
+            use = self._first_use(params[0])
+            return Explanation(
+                "frozen_param", use.site if use else None, root,
+                f"backward on `{root}` failed: its parameters ({', '.join(self.label(p) for p in params[:3])}) have "
+                f"requires_grad=False.",
+                fix="unfreeze the parameters that should train.", evidence=[use] if use else [])
+        site = bw.site if bw else None
+        leaves = [t for t in tids if self.d.tensors.get(t) and self.d.tensors[t].producer is None]
+        return Explanation(
+            "requires_grad_false", site, root,
+            f"backward on `{root}` failed: none of the tensors it was computed from requires grad"
+            + (f" ({', '.join(self.label(t) for t in leaves[:3])})" if leaves else "") + ".",
+            fix="create the parameters with requires_grad=True (or use nn.Parameter).", evidence=[bw] if bw else [])
+
+    def _fail_numpy(self):
+        e = self._error_event()
+        if e is None:
+            for x in reversed(self.ev):
+                if x.kind == "cut" and x.cut == "numpy":
+                    e = x
+                    break
+        what = self._cut_input_label(e, e.inputs[0].tid) if e and e.inputs else "the tensor"
+        return Explanation(
+            "numpy_roundtrip", e.site if e else None, what,
+            f"numpy() failed{_at(e.site if e else None)}{_code(e.site if e else None)}: `{what}` requires grad, and a "
+            f"NumPy array cannot carry gradients.",
+            detail="PyTorch refuses to convert a tensor that is part of the autograd graph, because the NumPy result "
+                   "would silently cut gradient flow.",
+            fix=f"for logging/plotting: `{what}.detach().cpu().numpy()`; if the result feeds the loss, keep the "
+                f"computation in torch instead.", evidence=[e] if e else [])
+
+    def _fail_inference(self):
+        e = self._error_event()
+        src = None
+        if e is not None:
+            for r in e.inputs:
+                p = self.d.producer(r.tid)
+                if p is not None and p.inference_mode:
+                    src = p
+                    break
+        site = src.site if src else (e.site if e else None)
+        return Explanation(
+            "inference_mode", site, "the step",
+            f"backward cannot use a tensor created under torch.inference_mode(){_at(site)}{_code(site)}: "
+            f"{_opname(e) if e else 'an operation'}{_at(e.site if e else None)} tried to save it for backward.",
+            detail="Inference tensors have no version counter and cannot be saved for backward.",
+            fix="compute it outside torch.inference_mode() when it takes part in training (cloning it only hides "
+                "the problem: the clone has no history).", evidence=[x for x in (src, e) if x])
+
+    def _fail_twice(self):
+        bw = self._failing_backward()
+        earlier = [e for e in self._backward_events() if bw is not None and e.index < bw.index]
+        prev = earlier[-1] if earlier else None
+        return Explanation(
+            "backward_twice", bw.site if bw else None, "backward",
+            f"backward{_at(bw.site if bw else None)} ran through a graph that an earlier backward"
+            f"{_at(prev.site if prev else None)} already freed.",
+            detail="After backward, autograd frees the saved tensors of the graph. Running backward again through any "
+                   "part of it fails, e.g. when a hidden state is carried across steps without detach().",
+            fix="detach state carried between steps (`h = h.detach()`), recompute the forward, or pass "
+                "retain_graph=True to the first backward if you really need two.",
+            evidence=[x for x in (bw, prev) if x])
+
+    # --- cuts: harmful or benign -------------------------------------------------------------------
+    def cuts(self) -> list:
+        """Events that cut or endanger gradient flow, with verdicts."""
+        if not self._verdicts_done:
+            self._verdicts()
+        return [e for e in self.ev if e.verdict]
+
+    def _final_status(self):
+        st = {}
+        for t in self.d.tensors.values():
+            if t.grad is not None:
+                st[t.tid] = t.grad.status
+        return st
+
+    def _verdicts(self):
+        self._verdicts_done = True
+        ev = self.ev
+        roots = set()
+        failed_inplace = self.d.exception is not None and "inplace" in (self.d.exception.message or "")
+        for e in ev:
+            if e.kind == "backward":
+                roots.update(e.detail.get("roots") or e.input_ids())
+        reach = self.ancestors(list(roots)) if roots else set()
+        # upstream leaves of each tensor, as bitsets over trainable/grad leaves
+        status = self._final_status()
+        trainable = self.trainable
+        bits: dict = {}
+        leaf_index: dict = {}
+
+        def leaf_bit(tid):
+            b = leaf_index.get(tid)
+            if b is None:
+                b = leaf_index[tid] = 1 << len(leaf_index)
+            return b
+
+        starving = 0
+        for e in ev:
+            acc = 0
+            for r in e.inputs:
+                b = bits.get(r.tid)
+                if b is None:
+                    info = self.d.tensors.get(r.tid)
+                    b = 0
+                    if info is not None and info.producer is None and info.is_leaf and (
+                            r.requires_grad or info.role == "param"):
+                        b = leaf_bit(r.tid)
+                        ok = status.get(r.tid) in ("received",)
+                        want = (r.tid in trainable) if trainable else True
+                        if not ok and want:
+                            starving |= b
+                    bits[r.tid] = b
+                acc |= b
+            for l in e.detail.get("links", ()) if e.detail else ():
+                if isinstance(l, int) and 0 <= l < len(ev):
+                    for r in ev[l].inputs:
+                        acc |= bits.get(r.tid, 0)
+            for o in e.output_ids():
+                if o not in bits or e.kind == "inplace":
+                    bits[o] = bits.get(o, 0) | acc
+            if e.kind == "cut" and e.context in ("user", "checkpoint", "compiled"):
+                if e.cut == "zero_grad_op":
+                    e.verdict = "harmful" if (e.index in reach and acc & starving) or self._zero_harm(e) else "benign"
+                else:
+                    down = e.index in reach or any(j in reach for j in self.value_users.get(e.index, ()))
+                    e.verdict = "harmful" if down and (acc & starving) else "benign"
+            elif e.kind == "inplace" and e.detail.get("saved"):
+                e.verdict = "harmful" if failed_inplace else "benign"
+            elif e.kind == "requires_grad" and e.detail.get("value") is False and e.context == "user":
+                t = e.input_ids()[0] if e.inputs else None
+                e.verdict = "harmful" if (t is not None and self.consumers.get(t) and any(
+                    i > e.index and i in reach for i in self.consumers[t])) else "benign"
+
+    def _zero_harm(self, e):
+        for b in self.d.backwards:
+            for n in b.nodes.values():
+                if n.event == e.index and n.ran and n.out_norms and all(v == 0.0 for v in n.out_norms if v is not None):
+                    return True
+        return False
+
+    # --- summary -----------------------------------------------------------------------------------
+    def summarize(self, now=None) -> StepSummary:
+        now = now or {}
+        d = self.d
+        s = StepSummary()
+        s.n_events = len(self.ev)
+        s.n_ops = sum(1 for e in self.ev if e.kind in ("op", "cut", "inplace") and e.context == "user")
+        bws = self._backward_events()
+        s.n_backward = len(bws)
+        s.backward_roots = [self._root_label(b) for b in bws]
+        s.n_optimizer_steps = sum(1 for e in self.ev if e.kind == "optimizer_step")
+        s.unseen = list(d.unseen)
+        cuts = self.cuts()
+        s.harmful_cuts = [e for e in cuts if e.verdict == "harmful"]
+        s.benign_cuts = [e for e in cuts if e.verdict == "benign"]
+        used = set()
+        for e in self.ev:
+            if e.context == "user" and e.kind in ("op", "cut", "inplace", "module"):
+                used.update(e.input_ids())
+        trainable = self.trainable
+        problems = []
+        groups = {}
+        for t in d.tensors.values():
+            if t.role != "param":
+                continue
+            n = now.get(t.tid)
+            if n is not None:
+                status, norm, rg = n["status"], n["norm"], n["requires_grad"]
+            else:
+                status = t.grad.status if t.grad else "none"
+                norm = t.grad.norm if t.grad else None
+                rg = t.requires_grad
+                for e in self.ev:
+                    if e.kind == "requires_grad" and t.tid in e.input_ids():
+                        rg = bool(e.detail.get("value"))
+            is_trainable = (t.tid in trainable) if trainable else rg
+            shown = status
+            if not rg:
+                shown = "frozen"
+            elif not bws:
+                shown = "not_run"
+            ps = ParamStatus(self.label(t.tid), t.tid, t.shape, shown, norm, is_trainable)
+            bad = rg and status in ("none", "zero", "nonfinite") and (is_trainable or t.tid in used)
+            if bad and bws:
+                exp = self.why(t.tid, n)
+                ps.cause, ps.site = exp.cause, exp.site
+                key = (exp.cause, exp.site.short if exp.site else None, exp.status)
+                if key in groups:
+                    groups[key].append(exp)
+                else:
+                    groups[key] = [exp]
+                    problems.append(exp)
+            elif not rg and t.tid in used:
+                exp = self.why(t.tid, n)
+                ps.cause, ps.site = exp.cause, exp.site
+            s.params.append(ps)
+        # merge grouped explanations: one panel per cause+site, listing every target
+        merged = []
+        for exp in problems:
+            key = (exp.cause, exp.site.short if exp.site else None, exp.status)
+            grp = groups[key]
+            if len(grp) > 1:
+                names = [g.target for g in grp]
+                shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+                exp = Explanation(exp.cause, exp.site, shown,
+                                  exp.summary.replace(f"{exp.target}.grad is", f"{shown}: .grad is", 1)
+                                  if exp.summary.startswith(exp.target) else exp.summary,
+                                  exp.detail, exp.fix, exp.path, exp.evidence, exp.status)
+            merged.append(exp)
+        s.problems = merged
+        s.failure = self.failure()
+        if not bws and not s.failure:
+            s.verdict = "no backward ran in the traced block: nothing to check yet"
+            s.ok = True
+        elif s.failure is not None or merged:
+            n = len(merged) + (1 if s.failure else 0)
+            s.verdict = f"{n} problem{'s' if n != 1 else ''} found"
+            s.ok = False
+        else:
+            s.verdict = "OK: every trainable parameter used in the step got a finite, non-zero gradient"
+            s.ok = True
+        return s

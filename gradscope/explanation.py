@@ -1,0 +1,160 @@
+"""Explanations as data: cause, site, summary, detail, fix, path, evidence.
+
+Built by :mod:`gradscope.diagnosis`, rendered by :mod:`gradscope.report` (rich) or
+``str()`` (plain text). No torch imports.
+
+>>> from gradscope.model import Site
+>>> e = Explanation("detach", Site("t.py", 3, "f", "z = y.detach() * w"), target="x",
+...                 summary="x.grad is None: y.detach() at t.py:3 cut x off from the loss.",
+...                 fix="use y instead of y.detach()")
+>>> print(str(e).splitlines()[0])
+x.grad is None: y.detach() at t.py:3 cut x off from the loss.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .model import Event, Site
+
+__all__ = ["CAUSES", "Explanation", "PathStep"]
+
+#: Every cause an Explanation can name, with a one-line gloss.
+CAUSES = {
+    "detach": "a .detach() cut the tensor off from autograd",
+    "data_attr": "a .data access used the values without autograd",
+    "numpy_roundtrip": "the values went through NumPy and came back without history",
+    "item_roundtrip": "the value became a Python number with .item()/float()",
+    "tolist_roundtrip": "the values became Python lists with .tolist()",
+    "tensor_rewrap": "torch.tensor()/new_tensor() copied the values into a tensor without history",
+    "no_grad_block": "computed inside torch.no_grad() / set_grad_enabled(False)",
+    "inference_mode": "computed inside torch.inference_mode()",
+    "nondifferentiable_op": "an operation without a useful gradient (argmax, comparison, round)",
+    "integer_cast": "a cast to an integer or bool dtype",
+    "requires_grad_false": "the tensor was created without requires_grad=True",
+    "frozen_param": "the parameter was frozen (requires_grad=False)",
+    "non_leaf_no_retain_grad": "the tensor is not a leaf and retain_grad() was not called",
+    "leaf_replaced_by_to": "the name was rebound to a .to()/.double() copy of the leaf",
+    "param_recreated": "the parameter belongs to a module instance the forward no longer uses",
+    "unused_parameter": "the parameter was not used on the way to the loss",
+    "autograd_grad_not_backward": "torch.autograd.grad returns gradients instead of filling .grad",
+    "set_to_none_timing": "zero_grad() / .grad = None ran after backward",
+    "no_backward": "no backward ran",
+    "inplace_saved_tensor": "an in-place write changed a tensor saved for backward",
+    "reentrant_checkpoint": "a reentrant checkpoint whose inputs need no grad",
+    "custom_function": "a custom autograd.Function returned no gradient for this input",
+    "hook_modified": "a gradient hook replaced or zeroed the gradient",
+    "zero_gradient": "the gradient flows but is exactly zero",
+    "backward_twice": "backward ran a second time through a graph that was already freed",
+    "nonfinite_gradient": "the gradient contains inf or nan",
+    "ok": "the gradient is there and non-zero",
+    "unknown": "the trace does not hold enough evidence",
+}
+
+
+@dataclass(slots=True)
+class PathStep:
+    """One step on the data path from the target to the loss."""
+
+    label: str  # tensor name or op, in the user's words
+    op: str | None = None
+    site: Site | None = None
+    flows: bool = True  # does gradient flow through this step?
+    note: str = ""  # e.g. "cut here: detach()"
+
+    def __str__(self) -> str:
+        where = f" @ {self.site.short}" if self.site else ""
+        mark = "" if self.flows else "  x  "
+        note = f"  <- {self.note}" if self.note else ""
+        return f"{mark}{self.label}{where}{note}"
+
+
+@dataclass(slots=True)
+class Explanation:
+    """Why a gradient is what it is (or why backward failed), in the user's names."""
+
+    cause: str
+    site: Site | None = None
+    target: str = ""
+    summary: str = ""
+    detail: str = ""
+    fix: str = ""
+    path: list = field(default_factory=list)  # PathStep
+    evidence: list = field(default_factory=list)  # Event
+    status: str = ""  # gradient status: "none" | "zero" | "nonfinite" | "received" | "error"
+
+    @property
+    def ok(self) -> bool:
+        return self.cause == "ok"
+
+    def __str__(self) -> str:
+        lines = [self.summary or f"{self.target}: {self.cause}"]
+        lines.append(f"  cause: {self.cause}")
+        if self.site is not None:
+            lines.append(f"  where: {self.site.short} in {self.site.function}")
+            if self.site.code:
+                lines.append(f"         {self.site.code}")
+        if self.detail:
+            lines.append(f"  why:   {self.detail}")
+        if self.path:
+            lines.append("  path:  " + "  ->  ".join(s.label + ("" if s.flows else " [cut]") for s in self.path))
+        if self.fix:
+            lines.append(f"  fix:   {self.fix}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        where = f" at {self.site.short}" if self.site else ""
+        return f"<Explanation {self.cause}{where}: {self.summary!r}>"
+
+    def to_json(self) -> dict:
+        return {
+            "target": self.target,
+            "cause": self.cause,
+            "status": self.status,
+            "site": self.site.to_json() if self.site else None,
+            "summary": self.summary,
+            "detail": self.detail,
+            "fix": self.fix,
+            "path": [
+                {"label": s.label, "op": s.op, "site": s.site.to_json() if s.site else None,
+                 "flows": s.flows, "note": s.note}
+                for s in self.path
+            ],
+            "evidence": [e.index for e in self.evidence if isinstance(e, Event)],
+        }
+
+
+@dataclass(slots=True)
+class ParamStatus:
+    """One row of the parameter table: a parameter (or queried leaf) and its gradient."""
+
+    name: str
+    tid: int
+    shape: tuple
+    status: str  # "received" | "none" | "zero" | "nonfinite" | "frozen" | "not_run"
+    norm: float | None = None
+    trainable: bool = True  # in an optimizer that stepped (or requires grad when no optimizer ran)
+    cause: str | None = None  # for a problem: the Explanation's cause
+    site: Site | None = None
+
+
+@dataclass(slots=True)
+class StepSummary:
+    """What a traced step did and what went wrong, ready for rendering (plain data).
+
+    Built by :func:`gradscope.diagnosis.summarize`; consumed by the rich report, the
+    diagram and ``--json``.
+    """
+
+    n_events: int = 0
+    n_ops: int = 0
+    backward_roots: list = field(default_factory=list)  # labels of the tensors backward ran from
+    n_backward: int = 0
+    n_optimizer_steps: int = 0
+    params: list = field(default_factory=list)  # ParamStatus
+    harmful_cuts: list = field(default_factory=list)  # Event
+    benign_cuts: list = field(default_factory=list)  # Event
+    problems: list = field(default_factory=list)  # Explanation, most important first
+    failure: Explanation | None = None
+    verdict: str = ""  # one line: "OK: every trainable parameter got a gradient" / "2 problems ..."
+    ok: bool = True
+    unseen: list = field(default_factory=list)

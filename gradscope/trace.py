@@ -1,0 +1,270 @@
+"""The public facade: ``gradscope.trace()`` and the :class:`Trace` it returns.
+
+>>> import torch, gradscope
+>>> lin = torch.nn.Linear(3, 2)
+>>> with gradscope.trace() as tr:
+...     h = lin(torch.randn(4, 3))
+...     loss = torch.from_numpy(h.detach().numpy()).sum() + lin.bias.sum()
+...     loss.backward()
+>>> tr.why(lin.weight).cause
+'numpy_roundtrip'
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import os
+import sys
+import warnings
+
+import torch
+
+from . import diagnosis
+from ._recorder import Recorder, _grad_status
+from .errors import GradscopeError, UnknownTargetError
+from .explanation import Explanation, StepSummary
+from .model import Event, TraceData
+
+__all__ = ["trace", "Trace", "load"]
+
+
+def trace(*, max_events: int | None = None, steps: int | None = None) -> "Trace":
+    """Record a training step: every torch call with its user line, grad-mode switches,
+    ``requires_grad`` changes, in-place writes, and what each backward delivered.
+
+    Use as a context manager (``with gradscope.trace() as tr:``) or a decorator
+    (``@gradscope.trace()``; the latest call's recording is kept on the Trace, which is
+    also available as ``fn.gradscope_trace``). ``steps=N`` stops recording after N
+    backward calls; ``max_events`` caps the number of recorded events.
+    """
+    return Trace(max_events=max_events, steps=steps)
+
+
+class Trace:
+    """A recorded step. Live while the tensors exist; plain data after :func:`load`."""
+
+    def __init__(self, *, max_events=None, steps=None, data: TraceData | None = None, source: str | None = None):
+        self._opts = dict(max_events=max_events, steps=steps)
+        self._rec: Recorder | None = None
+        self._data = data
+        self._source = source
+        self._diag = None
+        self._diag_len = -1
+
+    # --- recording -------------------------------------------------------------------------
+    def __enter__(self) -> "Trace":
+        if self._rec is not None and self._rec._on:
+            raise GradscopeError("this trace is already recording; use a new gradscope.trace() to nest traces")
+        self._rec = Recorder(**self._opts)
+        self._data = None
+        self._diag = None
+        self._rec.start(sys._getframe(1))
+        return self
+
+    def __exit__(self, et, ev, tb):
+        rec = self._rec
+        rec.stop()
+        if ev is not None:
+            rec.record_exception(ev)
+            if isinstance(ev, Exception):
+                try:
+                    exp = self.failure
+                    if exp is not None and exp.cause != "unknown" and hasattr(ev, "add_note"):
+                        ev.add_note("gradscope: " + str(exp).replace("\n", "\n  "))
+                except Exception as e:  # never mask the user's exception
+                    rec._internal(e)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+
+        wrapper.gradscope_trace = self
+        return wrapper
+
+    # --- data ----------------------------------------------------------------------------------
+    @property
+    def data(self) -> TraceData:
+        """The recording as plain data (synced with the live recorder)."""
+        if self._rec is not None:
+            self._rec.sync()
+            return self._rec.data
+        if self._data is None:
+            raise GradscopeError("this trace has not recorded anything yet: use it as `with gradscope.trace() as tr:`")
+        return self._data
+
+    @property
+    def events(self) -> list:
+        """Every recorded event, in order (plain data)."""
+        return self.data.events
+
+    @property
+    def recording(self) -> bool:
+        return self._rec is not None and self._rec._on
+
+    def _diagnosis(self):
+        d = self.data
+        if self._diag is None or self._diag_len != len(d.events):
+            self._diag = diagnosis.Diagnosis(d)
+            self._diag_len = len(d.events)
+        return self._diag
+
+    def cuts(self, *, harmful: bool | None = None) -> list:
+        """Events that cut or endanger gradient flow, each with ``.verdict`` "harmful" or "benign".
+        ``harmful=True`` keeps only the harmful ones."""
+        cuts = self._diagnosis().cuts()
+        if harmful is None:
+            return cuts
+        return [e for e in cuts if (e.verdict == "harmful") == harmful]
+
+    # --- explanations --------------------------------------------------------------------------
+    def _now(self, tid):
+        """Facts about the live tensor, read now (its .grad may have changed since backward)."""
+        if self._rec is None:
+            return None
+        t = self._rec.live(tid)
+        if t is None:
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            g = t.grad if t.is_leaf or t.retains_grad else None
+        st, nm = _grad_status(g)
+        return {"status": st, "norm": nm, "requires_grad": t.requires_grad, "is_leaf": t.is_leaf,
+                "retains_grad": t.retains_grad, "is_param": isinstance(t, torch.nn.Parameter)}
+
+    def resolve(self, target) -> int:
+        """The trace-local id of a tensor or name; raises UnknownTargetError."""
+        d = self.data
+        if isinstance(target, torch.Tensor):
+            rec = self._rec
+            if rec is None:
+                raise UnknownTargetError("a loaded trace holds no tensors: ask by name, e.g. tr.why(\"fc1.weight\")")
+            tid = rec.tid_of(target)
+            if tid is None and isinstance(target, torch.nn.Parameter):
+                tid = rec._tid(target)
+                rec.sync()
+            if tid is None:
+                shape = list(target.shape)
+                raise UnknownTargetError(
+                    f"this tensor (shape {shape}, dtype {str(target.dtype).replace('torch.', '')}) was never seen by "
+                    "the trace: it was not used by any torch call inside the `with gradscope.trace()` block. "
+                    "Pass a tensor used in the traced step, or a name such as "
+                    f"{_examples(d)}."
+                )
+            return tid
+        if isinstance(target, int) and not isinstance(target, bool) and target in d.tensors:
+            return target
+        if isinstance(target, str):
+            names = {}
+            for t in d.tensors.values():
+                if t.name:
+                    names.setdefault(t.name, t.tid)
+            if target in names:
+                return names[target]
+            for n, tid in names.items():  # "model.fc1.weight" -> "fc1.weight"
+                if target.endswith("." + n) or n.endswith("." + target):
+                    return tid
+            norm = target.replace("[", ".").replace("]", "").replace("'", "").replace('"', "")
+            for n, tid in names.items():
+                if norm == n or norm.endswith("." + n) or n.endswith("." + norm):
+                    return tid
+            close = difflib.get_close_matches(target, list(names), n=5, cutoff=0.4)
+            hint = f" Closest known names: {', '.join(close)}." if close else f" Known names include {_examples(d)}."
+            raise UnknownTargetError(f"no tensor named {target!r} in this trace.{hint}")
+        raise UnknownTargetError(
+            f"cannot explain a {type(target).__name__}: pass a tensor or Parameter seen by the trace, or its name"
+        )
+
+    def why(self, target) -> Explanation:
+        """Why is ``target.grad`` what it is? ``target``: a tensor/Parameter or a recorded name.
+
+        Returns an :class:`~gradscope.Explanation` with cause, site, summary, detail, fix, path.
+        """
+        tid = self.resolve(target)
+        return self._diagnosis().why(tid, self._now(tid))
+
+    @property
+    def failure(self) -> Explanation | None:
+        """Explanation of the exception the traced block raised, else None."""
+        d = self.data
+        if d.exception is None:
+            return None
+        return self._diagnosis().failure()
+
+    def summary(self) -> StepSummary:
+        """What the step did and what went wrong (plain data, for renderers)."""
+        diag = self._diagnosis()
+        now = {}
+        for t in self.data.tensors.values():
+            if t.role == "param" or t.tid in diag.query_tids:
+                n = self._now(t.tid)
+                if n is not None:
+                    now[t.tid] = n
+        return diag.summarize(now)
+
+    def problems(self) -> list:
+        """Explanations for every problem found (starved parameters, the failure)."""
+        s = self.summary()
+        return list(s.problems) + ([s.failure] if s.failure else [])
+
+    def check(self) -> None:
+        """Raise AssertionError (with explanations) unless every trainable parameter used in
+        the step got a finite, non-zero gradient and the step did not fail."""
+        s = self.summary()
+        probs = list(s.problems)
+        if s.failure is not None:
+            probs.insert(0, s.failure)
+        if probs:
+            text = "\n\n".join(str(p) for p in probs)
+            raise AssertionError(f"gradscope: {len(probs)} gradient problem(s)\n\n{text}")
+
+    # --- output --------------------------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the trace as JSON (schema-versioned; never pickle)."""
+        d = self.data
+        self._diagnosis().cuts()  # fill verdicts
+        d.save(path)
+
+    def report(self, console=None) -> None:
+        """Print the rich report (parameters, cuts, explanations) to the terminal."""
+        from .report import print_report
+
+        print_report(self.data, self.summary(), console)
+
+    def graph(self, focus=None, **kw):
+        """A :class:`~gradscope.graph.GraphView` of the step; ``focus`` a tensor or name."""
+        from .graph import build_graph
+
+        tid = self.resolve(focus) if focus is not None else None
+        return build_graph(self.data, self.summary(), focus=tid, **kw)
+
+    def __rich_console__(self, console, options):
+        from .report import TraceReport
+
+        yield TraceReport(self.data, self.summary())
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .report import html_report
+
+        s = self.summary()
+        return {"text/html": html_report(self.data, s), "text/plain": repr(self)}
+
+    def __repr__(self) -> str:
+        if self._rec is None and self._data is None:
+            return "<gradscope.Trace (not started)>"
+        d = self.data
+        state = "recording" if self.recording else "done"
+        return f"<gradscope.Trace {state}: {len(d.events)} events, {len(d.backwards)} backward>"
+
+
+def _examples(d: TraceData) -> str:
+    names = [t.name for t in d.tensors.values() if t.name and t.role == "param"][:3]
+    return ", ".join(repr(n) for n in names) if names else "'fc1.weight'"
+
+
+def load(path) -> Trace:
+    """Load a trace saved with ``tr.save(path)`` (JSON only; never executes code)."""
+    d = TraceData.load(path)
+    return Trace(data=d, source=os.fspath(path))
