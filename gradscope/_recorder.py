@@ -62,6 +62,8 @@ _NOT_INPLACE = {"requires_grad_", "retain_grad", "share_memory_", "record_stream
                 "detach_", "set_", "pin_memory", "uniform_", "normal_"}
 
 _NAMES: dict = {}
+_DTYPES: dict = {}
+_P = nn.Parameter
 
 
 def _name(func) -> str:
@@ -175,6 +177,7 @@ def _install_globals():
             M.register_module_module_registration_hook(_on_module_registered),
             M.register_module_parameter_registration_hook(_on_param_registered),
             O.register_optimizer_step_pre_hook(_on_optimizer_step),
+            O.register_optimizer_step_post_hook(_on_optimizer_step_done),
         ])
 
 
@@ -218,6 +221,14 @@ def _on_optimizer_step(optimizer, args, kwargs):
             r._guard(r._optimizer_step, optimizer)
 
 
+def _on_optimizer_step_done(optimizer, args, kwargs):
+    for r in _active():
+        r._in_opt = False
+
+
+_IGNORE: dict = {}  # func -> bool: calls that are not worth recording (profiler markers)
+
+
 class Recorder(TorchFunctionMode):
     """Private mode behind :func:`gradscope.trace`. Use the facade, not this."""
 
@@ -248,6 +259,7 @@ class Recorder(TorchFunctionMode):
         self._trainable: set = set()
         self._errors: list = []
         self._error_event = None
+        self._in_opt = False
         self._user_grad_stack: list = []
         self.exception: BaseException | None = None
 
@@ -321,9 +333,15 @@ class Recorder(TorchFunctionMode):
         except Exception:
             shape = ()
         base = t._base
+        tp = type(t)
+        is_param = tp is _P or (tp is not _T and isinstance(t, _P))
+        dt = _DTYPES.get(t.dtype)
+        if dt is None:
+            dt = _DTYPES[t.dtype] = str(t.dtype).replace("torch.", "")
+        dev = t.device
         info = TensorInfo(
-            tid, shape, str(t.dtype).replace("torch.", ""), str(t.device), t.requires_grad, t.grad_fn is None,
-            producer=producer, role="param" if isinstance(t, nn.Parameter) else "tensor",
+            tid, shape, dt, "cpu" if dev.type == "cpu" else str(dev), t.requires_grad, t.grad_fn is None,
+            producer=producer, role="param" if is_param else "tensor",
             base=self._tid(base) if base is not None else None,
         )
         self.tensors[tid] = info
@@ -375,6 +393,13 @@ class Recorder(TorchFunctionMode):
             kwargs = {}
         if _is_compiling() or func in _SKIP or not self._on:
             return func(*args, **kwargs)
+        ign = _IGNORE.get(func)
+        if ign is None:
+            ign = _IGNORE[func] = "_record_function" in _name(func)
+        if ign:
+            return func(*args, **kwargs)
+        if self._in_opt and func != _GRAD_SET and not self._opt_writes_param(func, args):
+            return func(*args, **kwargs)
         if func is _SET_GRAD:
             return self._grad_mode(func, args, kwargs)
         bw = _BACKWARD.get(func)
@@ -395,6 +420,23 @@ class Recorder(TorchFunctionMode):
         except Exception as e:
             self._internal(e)
         return out
+
+    def _opt_writes_param(self, func, args):
+        """Inside optimizer.step(): only writes into parameters are worth recording."""
+        if not args:
+            return False
+        a = args[0]
+        if isinstance(a, _T):
+            if not (func == _SETITEM or _is_inplace_method(func)):
+                return False
+            tid = self.tid_of(a)
+            return tid is not None and tid in self._trainable
+        if type(a) in (list, tuple) and a and isinstance(a[0], _T) and _is_inplace_method(func):
+            for t in a:
+                tid = self.tid_of(t)
+                if tid is not None and tid in self._trainable:
+                    return True
+        return False
 
     def _full(self):
         if self._max_events is not None and len(self.events) >= self._max_events:
@@ -676,6 +718,7 @@ class Recorder(TorchFunctionMode):
 
     # --- backward --------------------------------------------------------------------------
     def _backward(self, api, func, args, kwargs):
+        self._in_opt = False
         try:
             rec, handles, state = self._backward_pre(api, args, kwargs)
         except Exception as e:
@@ -831,6 +874,7 @@ class Recorder(TorchFunctionMode):
 
     # --- module / optimizer hooks --------------------------------------------------------------
     def _module_pre(self, module, args):
+        self._in_opt = False
         if not self._mod_stack:
             self._ensure_root(module)
         path = self._mod_path.get(module)
@@ -970,6 +1014,7 @@ class Recorder(TorchFunctionMode):
                 tid = self._tid(p)
                 params.append(tid)
                 self._trainable.add(tid)
+        self._in_opt = True
         idx = len(self.events)
         self.events.append(Event(idx, "optimizer_step", f"{type(opt).__name__}.step", raw, (), (),
                                  torch.is_grad_enabled(), False, None, "user", None,

@@ -41,6 +41,7 @@ _TO_OPS = {"to", "double", "float", "half", "bfloat16", "type", "cuda", "cpu", "
 _ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_divide", "__floordiv__", "round_"}
 _NOT_FORWARD = ("optimizer", "init", "clip", "backward")
 _NOT_FLOW = ("backward", "grad_set", "requires_grad", "hook", "optimizer_step")
+_BACKWARD_CALL = re.compile(r"([\w\.\[\]\(\)]+?)\.backward\(|autograd\.(?:backward|grad)\(\s*([\w\.]+)")
 _ASSIGN = re.compile(r"^\s*([A-Za-z_][\w\.]*)\s*(?::[^=]+)?=(?!=)")
 
 
@@ -71,6 +72,7 @@ class Diagnosis:
         self.d = data
         self.ev = data.events
         self.query_tids: set = set()
+        self.aliases: dict = {}  # tid -> the user's variable name (from why() callers)
         self.consumers = defaultdict(list)  # tid -> [event index]
         self.value_users = defaultdict(list)  # escape event index -> [event index using its value]
         for e in self.ev:
@@ -90,6 +92,8 @@ class Diagnosis:
             return f"t{tid}"
         if t.name:
             return t.name
+        if tid in self.aliases:
+            return self.aliases[tid]
         p = self.d.producer(tid)
         if p is not None and p.site is not None and p.site.code:
             last = self._last_on_line(p)
@@ -325,7 +329,7 @@ class Diagnosis:
         if bw:
             b = bw[-1]
             if b.roots:
-                root = self.label(b.roots[0])
+                root = self._root_label(self.ev[b.event])
                 p = self.d.producer(b.roots[0])
                 site = p.site if p else self.ev[b.event].site
         n = f" (norm {norm:.3g})" if isinstance(norm, (int, float)) and norm is not None else ""
@@ -588,7 +592,14 @@ class Diagnosis:
 
     def _root_label(self, b: Event) -> str:
         r = b.detail.get("roots") or [x.tid for x in b.inputs]
-        return self.label(r[0]) if r else "the loss"
+        if not r:
+            return "the loss"
+        lab = self.label(r[0])
+        if lab.startswith("t") and lab[1:].isdigit() and b.site and b.site.code:
+            m = _BACKWARD_CALL.search(b.site.code)
+            if m:
+                return m.group(1)
+        return lab
 
     def _data_cut(self, tid, name, real):
         d = self.d

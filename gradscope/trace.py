@@ -183,7 +183,12 @@ class Trace:
         Returns an :class:`~gradscope.Explanation` with cause, site, summary, detail, fix, path.
         """
         tid = self.resolve(target)
-        return self._diagnosis().why(tid, self._now(tid))
+        diag = self._diagnosis()
+        if isinstance(target, torch.Tensor) and not self.data.tensors[tid].name and tid not in diag.aliases:
+            name = _caller_name(target, sys._getframe(1))
+            if name:
+                diag.aliases[tid] = name
+        return diag.why(tid, self._now(tid))
 
     @property
     def failure(self) -> Explanation | None:
@@ -257,6 +262,15 @@ class Trace:
         d = self.data
         state = "recording" if self.recording else "done"
         return f"<gradscope.Trace {state}: {len(d.events)} events, {len(d.backwards)} backward>"
+
+
+def _caller_name(t, frame) -> str | None:
+    """The caller's variable name for tensor ``t`` (``tr.why(x)`` -> "x")."""
+    for scope in (frame.f_locals, frame.f_globals):
+        for k, v in scope.items():
+            if v is t and not k.startswith("_"):
+                return k
+    return None
 
 
 def _examples(d: TraceData) -> str:
