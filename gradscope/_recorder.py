@@ -260,6 +260,7 @@ class Recorder(TorchFunctionMode):
         self._errors: list = []
         self._error_event = None
         self._in_opt = False
+        self._seen_compiled = False
         self._user_grad_stack: list = []
         self.exception: BaseException | None = None
 
@@ -311,6 +312,10 @@ class Recorder(TorchFunctionMode):
         except Exception as e:  # recording must never break the user's program
             self._internal(e)
 
+    def _note(self, text):
+        if text not in self.data.unseen:
+            self.data.unseen.append(text)
+
     def _internal(self, e):
         if len(self._errors) < 20:
             self._errors.append(f"{type(e).__name__}: {e}")
@@ -345,7 +350,7 @@ class Recorder(TorchFunctionMode):
             base=self._tid(base) if base is not None else None,
         )
         self.tensors[tid] = info
-        if producer is None and self._arrays and info.role != "param" and not t.requires_grad:
+        if producer is None and (self._arrays or self._values) and not is_param and not t.requires_grad:
             self._link_external(t, info)
         return tid
 
@@ -363,12 +368,13 @@ class Recorder(TorchFunctionMode):
         return (self._tid(t), t.requires_grad, t.grad_fn is None, v)
 
     def _link_external(self, t, info):
-        """A tensor first seen without a producer: did it come back from NumPy?"""
+        """A tensor first seen without a producer: did it come back from NumPy (shared memory,
+        else same shape), or from escaped Python numbers (legacy torch.Tensor([...]))?"""
         try:
             ptr = t.untyped_storage().data_ptr()
         except Exception:
             return
-        link, how = None, None
+        link, how, op = None, None, "torch.from_numpy"
         for aptr, nbytes, shape, idx in reversed(self._arrays):
             if aptr <= ptr < aptr + max(nbytes, 1):
                 link, how = idx, "memory"
@@ -378,11 +384,21 @@ class Recorder(TorchFunctionMode):
                 if tuple(shape) == info.shape:
                     link, how = idx, "shape"
                     break
+        if link is None and self._values and t.numel() <= 256 and t.dtype.is_floating_point:
+            try:
+                vals = t.detach().flatten().tolist()
+            except Exception:
+                vals = ()
+            for v in vals:
+                e = self._values.get(v)
+                if e is not None:
+                    link, how, op = e, "value", "torch.Tensor(...)"
+                    break
         if link is None:
             return
         idx = len(self.events)
         raw, flags = _frames.walk(sys._getframe(), self._entry)
-        self.events.append(Event(idx, "external", "torch.from_numpy", raw, (), ((info.tid, False, True, 0),),
+        self.events.append(Event(idx, "external", op, raw, (), ((info.tid, False, True, 0),),
                                  torch.is_grad_enabled(), False, self._module(), "user", None,
                                  {"links": [link], "inferred": how}))
         info.producer = idx
@@ -517,6 +533,9 @@ class Recorder(TorchFunctionMode):
         idx = len(self.events)
         inference = torch.is_inference_mode_enabled()
         ctx = self._context(flags, grad_on)
+        if ctx == "compiled" and not self._seen_compiled:
+            self._seen_compiled = True
+            self._note("ops inside torch.compile'd code were recorded without user source lines")
         detail = {}
         cut = None
         outs_t = _tensors(out, []) if not isinstance(out, _T) else [out]
@@ -795,8 +814,10 @@ class Recorder(TorchFunctionMode):
             fwd = getattr(type(n), "_forward_cls", None)
             if fwd is not None and hasattr(fwd, "backward"):
                 bn.custom_backward = _frames.return_lines(fwd.backward)
-            if "CompiledFunction" in nm:
+            if "CompiledFunction" in nm and not rec.compiled:
                 rec.compiled = True
+                self._note("a torch.compile'd region ran: gradscope cannot see the source lines inside it; which "
+                           "parameters got gradients is decided from the gradients that actually arrived")
             rec.nodes[nid] = bn
             if leaf is None:
                 def post(gi, go, _nid=nid):
@@ -952,7 +973,8 @@ class Recorder(TorchFunctionMode):
         multi = len(self._roots) > 1
         if not multi and self._roots:
             root = self._roots[0][0]()
-            if root is not None and any(n[:1].isdigit() for n, _ in root.named_children()):
+            kids = [n for n, _ in root.named_children()] if root is not None else []
+            if root is not None and (not kids or any(n[:1].isdigit() for n in kids)):
                 multi = True  # nn.Sequential at the top: "model.0.weight" reads better than "0.weight"
         self._mod_path = weakref.WeakKeyDictionary()
         for r, var in self._roots:

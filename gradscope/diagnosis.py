@@ -638,9 +638,14 @@ class Diagnosis:
         if cause in ("numpy_roundtrip", "item_roundtrip", "tolist_roundtrip"):
             back = [x for x in (path or []) if x.detail.get("links")]
             if back and back[0].site:
-                how = "torch.from_numpy" if back[0].kind == "external" else _opname(back[0])
+                how = _short(back[0].op) if back[0].kind == "external" else _opname(back[0]) + "()"
                 inferred = back[0].detail.get("inferred")
-                came_back = f" and came back through {how}{_at(back[0].site)}" + (f" (inferred by {inferred})" if inferred else "")
+                by = {"memory": "shared memory", "shape": "matching shape", "value": "matching values"}.get(inferred, "")
+                if back[0].kind == "external":
+                    came_back = f" and came back through {how} (first used{_at(back[0].site)}" + (
+                        f"; linked by {by})" if by else ")")
+                else:
+                    came_back = f" and came back through {how}{_at(back[0].site)}" + (f" (linked by {by})" if by else "")
         texts = {
             "detach": (f"{what} was detached{_at(site)}{_code(site)}",
                        "detach() returns a tensor that shares the values but has no history, so backward stops there.",
@@ -701,8 +706,8 @@ class Diagnosis:
         for j, x in enumerate(path or []):
             if x.kind == "module":
                 continue
-            cut_here = (j == k)
-            steps.append(PathStep(_opname(x) if x.kind != "external" else "from_numpy", x.op, x.site, flows=not cut_here,
+            cut_here = (x is se) if (se is not None and se in (path or [])) else (j == k)
+            steps.append(PathStep(_opname(x) if x.kind != "external" else _short(x.op), x.op, x.site, flows=not cut_here,
                                   note=f"cut: {_opname(x)}()" if cut_here else ""))
         if returned:
             steps.append(PathStep(root))

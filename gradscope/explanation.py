@@ -105,6 +105,16 @@ class Explanation:
         where = f" at {self.site.short}" if self.site else ""
         return f"<Explanation {self.cause}{where}: {self.summary!r}>"
 
+    def __rich__(self):
+        from .report import ExplanationPanel
+
+        return ExplanationPanel(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .report import explanation_html
+
+        return {"text/html": explanation_html(self), "text/plain": str(self)}
+
     def to_json(self) -> dict:
         return {
             "target": self.target,
