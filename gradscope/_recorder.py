@@ -8,6 +8,7 @@ identified by trace-local ids through weak references.
 """
 from __future__ import annotations
 
+import collections
 import math
 import sys
 import threading
@@ -261,6 +262,7 @@ class Recorder(TorchFunctionMode):
         self._error_event = None
         self._in_opt = False
         self._seen_compiled = False
+        self._recent = collections.deque(maxlen=64)  # (storage ptr, tid) of recent results with history
         self._user_grad_stack: list = []
         self.exception: BaseException | None = None
 
@@ -429,7 +431,7 @@ class Recorder(TorchFunctionMode):
         try:
             out = func(*args, **kwargs)
         except BaseException as e:
-            self._guard(self._post_error, pre, e)
+            self._guard(self._post_error, pre, e, func)
             raise
         try:
             self._post(pre, func, args, kwargs, out)
@@ -517,10 +519,10 @@ class Recorder(TorchFunctionMode):
         refs = tuple(self._ref(t) for t in ins)
         return (refs, ins, raw, flags, grad_on, kind, inplace_target, before, saved)
 
-    def _post_error(self, pre, e):
+    def _post_error(self, pre, e, func=None):
         refs, ins, raw, flags, grad_on, kind, target, before, saved = pre
         idx = len(self.events)
-        self.events.append(Event(idx, kind, "", raw, refs, (), grad_on, torch.is_inference_mode_enabled(),
+        self.events.append(Event(idx, kind, _name(func) if func is not None else "", raw, refs, (), grad_on, torch.is_inference_mode_enabled(),
                                  self._module(), self._context(flags, grad_on), None,
                                  {"error": f"{type(e).__name__}: {e}"[:500]}))
         self._error_event = idx
@@ -550,6 +552,7 @@ class Recorder(TorchFunctionMode):
                 if gf is not None:
                     try:
                         gf.metadata[self._meta_key] = idx
+                        self._recent.append((o.untyped_storage().data_ptr(), tid))
                     except Exception:
                         pass
         in_rg = any(r[1] for r in refs)
@@ -564,7 +567,7 @@ class Recorder(TorchFunctionMode):
             detail["target"] = self._tid(target)
             if target._base is not None:
                 detail["base"] = self._tid(target._base)
-            if saved:
+            if saved is not None:  # an event index, 0 included
                 detail["saved"] = True
                 detail["saved_by"] = saved
             if func == _DATA_SET:
@@ -576,7 +579,7 @@ class Recorder(TorchFunctionMode):
             kind, cut = "cut", _CONVERT[func]
             self._escape(idx, func, out, ins)
         elif func in _REWRAP:
-            if in_rg and not out_rg:
+            if in_rg and (not out_rg or all(o.grad_fn is None for o in outs_t)):
                 kind, cut = "cut", "rewrap"
             elif not ins or not in_rg:
                 self._reentry(idx, args, detail)
@@ -613,8 +616,8 @@ class Recorder(TorchFunctionMode):
                 self._reentry(idx, args, detail)
         if grad_on and out_rg and in_rg and kind != "inplace":
             cons = self._consumers
-            for r in refs:
-                if r[1]:
+            for r in refs:  # every input, not only grad-requiring ones: a saved mask counts too
+                if True:
                     lst = cons.get(r[0])
                     if lst is None:
                         cons[r[0]] = [o[0] for o in orefs]
@@ -672,18 +675,31 @@ class Recorder(TorchFunctionMode):
         cands = []
         if t.grad_fn is not None:
             cands.append((t.grad_fn, None))
+        base = t._base
+        if base is not None and base.grad_fn is not None:
+            cands.append((base.grad_fn, None))  # e.g. y = x.exp(); y[:2].mul_(2)
         tid = self.tid_of(t)
         fam = [tid] if tid is not None else []
-        if t._base is not None:
-            b = self.tid_of(t._base)
+        if base is not None:
+            b = self.tid_of(base)
             if b is not None:
                 fam.append(b)
-        for f in fam:
-            for otid in self._consumers.get(f, ())[-64:]:
+        i = 0
+        while i < len(fam):  # the family grows by views (same storage) seen as outputs
+            for otid in self._consumers.get(fam[i], ())[-64:]:
                 r = self._refs.get(otid)
                 o = r() if r is not None else None
-                if o is not None and o.grad_fn is not None:
+                if o is None:
+                    continue
+                if o.grad_fn is not None:
                     cands.append((o.grad_fn, otid))
+                if len(fam) < 16 and otid not in fam and o._base is not None:
+                    try:
+                        if o.untyped_storage().data_ptr() == ptr:
+                            fam.append(otid)  # a view of the target: its consumers may save it
+                    except Exception:
+                        pass
+            i += 1
         seen = set()
         for node, otid in cands:
             if node in seen:
@@ -769,7 +785,8 @@ class Recorder(TorchFunctionMode):
         refs = tuple(self._ref(t) for t in roots)
         ev = Event(idx, "backward", api, raw, refs, tuple(self._ref(t) for t in inputs_t),
                    torch.is_grad_enabled(), torch.is_inference_mode_enabled(), self._module(),
-                   self._context(flags, True), None,
+                   # the torch/autograd/__init__ frame that dispatched this very call is not a region
+                   self._context(flags & ~F_BACKWARD, True), None,
                    {"api": api, "roots": [r[0] for r in refs], "inputs": [self._tid(t) for t in inputs_t],
                     "retain_graph": bool(kwargs.get("retain_graph") or (len(args) > 2 and api == "Tensor.backward" and args[2]))})
         self.events.append(ev)
@@ -1020,7 +1037,23 @@ class Recorder(TorchFunctionMode):
     def _param_registered(self, module, name, param):
         if param is None:
             return
-        raw, _ = _frames.walk(sys._getframe(), self._entry, limit=6)
+        raw, flags = _frames.walk(sys._getframe(), self._entry, limit=6)
+        # nn.Parameter(t) around a tensor with history: a re-wrap that cuts the graph
+        if self.tid_of(param) is None and self.events:
+            try:
+                ptr = param.untyped_storage().data_ptr()
+            except Exception:
+                ptr = 0
+            if ptr:
+                for rptr, htid in reversed(self._recent):
+                    if rptr == ptr:
+                        idx = len(self.events)
+                        ptid = self._tid(param, producer=idx)
+                        self.events.append(Event(idx, "cut", "torch.nn.Parameter", raw, ((htid, True, False, 0),),
+                                                 ((ptid, param.requires_grad, True, 0),), torch.is_grad_enabled(),
+                                                 torch.is_inference_mode_enabled(), self._module(),
+                                                 self._context(flags, True), "rewrap", {"attr": name}))
+                        break
         try:
             self._param_owner[id(param)] = (weakref.ref(param), type(module).__name__, name, raw)
         except TypeError:

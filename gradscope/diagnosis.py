@@ -255,12 +255,17 @@ class Diagnosis:
         """(cause, site event) for a cut event, looking ahead for numpy/item/tolist after a detach."""
         cause = CUT_CAUSE.get(e.cut or "", None)
         site_e = e
-        if e.cut in ("detach", "data") and path is not None and k is not None:
-            for x in path[k + 1: k + 6]:
+        if e.cut in ("detach", "data"):
+            # follow the detached value a few steps (cpu(), contiguous(), ...): does it leave torch?
+            frontier = set(e.output_ids())
+            for x in self.ev[e.index + 1: e.index + 12]:
+                if not frontier.intersection(x.input_ids()):
+                    continue
                 if x.kind == "cut" and x.cut in _ESCAPES:
                     return CUT_CAUSE[x.cut], x
                 if x.kind == "cut" and x.cut == "rewrap":
                     return "tensor_rewrap", x
+                frontier.update(x.output_ids())
         if cause is None:
             if not e.grad_enabled:
                 cause = "no_grad_block"
@@ -381,6 +386,23 @@ class Diagnosis:
             # find the node that turned a non-zero incoming gradient into zero on the way to the leaf
             node, e = self._zeroing_node(b, tid)
             if e is not None:
+                hk = [h for h in self.ev if h.kind == "hook" and set(h.input_ids()) & set(e.output_ids())]
+                if hk:
+                    h = hk[-1]
+                    fr = h.detail.get("hook_return")
+                    site = h.site
+                    if fr:
+                        f = Frame.from_json(fr)
+                        site = Site(f.filename, f.lineno, f.function, f.code, ((h.site.stack if h.site else ()) + (f,)))
+                    tn = self.label(h.input_ids()[0])
+                    return Explanation(
+                        "hook_modified", site, name,
+                        f"{name}.grad is all zeros: the hook on `{tn}` registered{_at(h.site)} returns a zero gradient"
+                        f"{_at(site)}{_code(site)}, so nothing flows back to {name}.",
+                        detail="A tensor hook's return value replaces the gradient flowing through that tensor.",
+                        fix="check the hook's scale factor (e.g. a schedule that is 0 at the first step); return None "
+                            "from the hook to leave the gradient unchanged.",
+                        evidence=[h, e])
                 op = _opname(e)
                 is_nd = e.cut == "zero_grad_op" or op in _ZERO_OPS
                 cause = "nondifferentiable_op" if is_nd else "zero_gradient"
@@ -558,25 +580,40 @@ class Diagnosis:
             leaf_nodes = [n for n in b.nodes.values() if n.leaf == tid]
             if not leaf_nodes:
                 continue
+            parents = defaultdict(list)
             for n in b.nodes.values():
                 for j, nx in enumerate(n.next):
-                    if nx is not None and nx in {l.nid for l in leaf_nodes} and n.ran:
-                        out = n.out_norms[j] if j < len(n.out_norms) else None
-                        if out is None and n.custom_backward is not None:
+                    if nx is not None:
+                        parents[nx].append((n, j))
+            q = deque(l.nid for l in leaf_nodes)
+            seen = set(q)
+            while q:
+                cur = q.popleft()
+                for n, j in parents.get(cur, ()):
+                    if not n.ran:
+                        if n.nid not in seen:
+                            seen.add(n.nid)
+                            q.append(n.nid)
+                        continue
+                    out = n.out_norms[j] if j < len(n.out_norms) else None
+                    if out is None and n.custom_backward is None and n.nid not in seen:
+                        seen.add(n.nid)  # it passed on nothing because it got nothing: look further up
+                        q.append(n.nid)
+                    if out is None and n.custom_backward is not None:
+                            direct = b.nodes.get(n.next[j]) is not None and b.nodes[n.next[j]].leaf == tid
+                            which = f"({name})" if direct else f"(the path to {name})"
                             f = n.custom_backward
                             site = Site(f.filename, f.lineno, f.function, f.code, (f,))
                             fe = self.ev[n.event] if n.event is not None else None
                             return Explanation(
                                 "custom_function", site, name,
                                 f"{name}.grad is None: the custom autograd.Function {n.name.replace('Backward', '')} "
-                                f"returns None as the gradient for input {j} ({name}) at {site.short}{_code(site)}.",
+                                f"returns None as the gradient for input {j} {which} at {site.short}{_code(site)}.",
                                 detail="A custom Function's backward must return one gradient per forward input; "
                                        "None means 'no gradient' for that input.",
                                 fix=f"compute and return the gradient with respect to {name} in backward() "
                                     f"(same shape as {name}).",
                                 evidence=[fe] if fe else [])
-            if b.error is None and any(not n.ran for n in leaf_nodes) is False:
-                pass
         # data path: which root should it have reached, and where did it stop?
         res = self._data_cut(tid, name, real)
         if res is not None:
@@ -969,6 +1006,24 @@ class Diagnosis:
                 detail="backward() needs a result with a grad_fn; every path from a trainable tensor to it was cut.",
                 fix=self._cut_explanation(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root).fix,
                 evidence=[e])
+        if not evs or all(self.d.tensors.get(t) is None or self.d.tensors[t].producer is None for t in roots):
+            # the loss came from outside torch: the last value that left autograd before it
+            lim = bw.index if bw else len(self.ev)
+            left = [e for e in self.ev[:lim] if e.kind == "cut" and e.context == "user" and e.cut != "zero_grad_op"
+                    and any(r.requires_grad for r in e.inputs)]
+            if left:
+                e = left[-1]
+                cause, se = self._cause_of_cut(e)
+                site = self._region_site(se) if cause == "no_grad_block" else se.site
+                what = self._cut_input_label(e, e.inputs[0].tid if e.inputs else None)
+                return Explanation(
+                    cause, site, root,
+                    f"backward on `{root}` failed: `{root}` has no autograd history (it was built outside torch); the "
+                    f"last value that left autograd before it was {what}{_at(site)}{_code(site)}.",
+                    detail="backward() needs a result with a grad_fn; a tensor rebuilt from NumPy or Python numbers "
+                           "has none.",
+                    fix=self._cut_explanation(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root).fix,
+                    evidence=[e] + ([se] if se is not e else []))
         params = [t for t in tids if self.d.tensors.get(t) and self.d.tensors[t].role == "param"
                   and not self.d.tensors[t].requires_grad]
         if params:
@@ -1025,6 +1080,34 @@ class Diagnosis:
         bw = self._failing_backward()
         earlier = [e for e in self._backward_events() if bw is not None and e.index < bw.index]
         prev = earlier[-1] if earlier else None
+        carried = None
+        if bw is not None and prev is not None:
+            prev_anc = self.ancestors(prev.detail.get("roots") or prev.input_ids(), before=prev.index)
+            cur_anc = self.ancestors(bw.detail.get("roots") or bw.input_ids(), before=bw.index)
+            for i in sorted(cur_anc):
+                e = self.ev[i]
+                if i <= prev.index or e.context != "user":
+                    continue
+                for r in e.inputs:
+                    p = self.d.producer(r.tid)
+                    if r.requires_grad and not r.is_leaf and p is not None and p.index in prev_anc:
+                        carried = (e, r.tid)
+                        break
+                if carried:
+                    break
+        if carried is not None:
+            e, t = carried
+            name = self.label(t)
+            return Explanation(
+                "backward_twice", e.site, name,
+                f"backward{_at(bw.site)} failed: `{name}`, computed before the earlier backward{_at(prev.site)}, is "
+                f"used again{_at(e.site)}{_code(e.site)} without detach(), so the new backward runs into the freed "
+                f"graph.",
+                detail="After backward, autograd frees the saved tensors of the graph. A tensor carried into the next "
+                       "step (an RNN hidden state, a running statistic) still points into that freed graph.",
+                fix=f"detach the carried state before reusing it (`{name} = {name}.detach()`), or pass "
+                    f"retain_graph=True to the earlier backward if you really need gradients through both.",
+                evidence=[e, prev, bw])
         return Explanation(
             "backward_twice", bw.site if bw else None, "backward",
             f"backward{_at(bw.site if bw else None)} ran through a graph that an earlier backward"
