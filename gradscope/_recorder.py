@@ -323,7 +323,7 @@ class Recorder(TorchFunctionMode):
             self._errors.append(f"{type(e).__name__}: {e}")
 
     # --- tensor identity -------------------------------------------------------------------
-    def _tid(self, t, producer=None):
+    def _tid(self, t, producer=None, link=True):
         ent = self._ids.get(id(t))
         if ent is not None and ent[0]() is t:
             return ent[1]
@@ -349,11 +349,14 @@ class Recorder(TorchFunctionMode):
         info = TensorInfo(
             tid, shape, dt, "cpu" if dev.type == "cpu" else str(dev), t.requires_grad, t.grad_fn is None,
             producer=producer, role="param" if is_param else "tensor",
-            base=self._tid(base) if base is not None else None,
+            base=self._tid(base, link=False) if base is not None else None,
         )
         self.tensors[tid] = info
-        if producer is None and (self._arrays or self._values) and not is_param and not t.requires_grad:
-            self._link_external(t, info)
+        if producer is None and not is_param and link:
+            if self._recent and t.grad_fn is None and self._link_alias(t, info):
+                pass
+            elif (self._arrays or self._values) and not t.requires_grad:
+                self._link_external(t, info)
         return tid
 
     def tid_of(self, t):
@@ -368,6 +371,38 @@ class Recorder(TorchFunctionMode):
         except RuntimeError:  # inference tensors have no version counter
             v = -1
         return (self._tid(t), t.requires_grad, t.grad_fn is None, v)
+
+    def _link_alias(self, t, info):
+        """A tensor first seen without a producer that shares memory with a recent result that has
+        history: re-wrapped by something the mode cannot see (torch.autograd.Variable(t),
+        torch.Tensor(t), Tensor._make_subclass). That is a cut."""
+        try:
+            ptr = t.untyped_storage().data_ptr()
+        except Exception:
+            return False
+        if not ptr:
+            return False
+        for aptr, nbytes, _, _ in self._arrays:
+            if aptr <= ptr < aptr + max(nbytes, 1):
+                return False  # memory that went through NumPy: torch.from_numpy (_link_external)
+        n = len(self.events)
+        for rptr, htid, hidx, numel in reversed(self._recent):
+            if rptr == ptr and htid != info.tid:
+                # the same address can be reused by a new allocation: trust the match only while the
+                # original is alive, or for a fresh leaf made right after the original
+                r = self._refs.get(htid)
+                alive = r is not None and r() is not None
+                if not alive and not (t.requires_grad and numel == t.numel() and hidx >= n - 3):
+                    return False
+                idx = len(self.events)
+                info.producer = idx
+                raw, flags = _frames.walk(sys._getframe(), self._entry)
+                self.events.append(Event(idx, "cut", "re-wrap (torch.autograd.Variable / torch.Tensor(t))", raw,
+                                         ((htid, True, False, 0),), ((info.tid, t.requires_grad, True, 0),),
+                                         torch.is_grad_enabled(), False, self._module(), self._context(flags, True),
+                                         "rewrap", {"inferred": "memory"}))
+                return True
+        return False
 
     def _link_external(self, t, info):
         """A tensor first seen without a producer: did it come back from NumPy (shared memory,
@@ -552,7 +587,7 @@ class Recorder(TorchFunctionMode):
                 if gf is not None:
                     try:
                         gf.metadata[self._meta_key] = idx
-                        self._recent.append((o.untyped_storage().data_ptr(), tid))
+                        self._recent.append((o.untyped_storage().data_ptr(), tid, idx, o.numel()))
                     except Exception:
                         pass
         in_rg = any(r[1] for r in refs)
@@ -617,12 +652,11 @@ class Recorder(TorchFunctionMode):
         if grad_on and out_rg and in_rg and kind != "inplace":
             cons = self._consumers
             for r in refs:  # every input, not only grad-requiring ones: a saved mask counts too
-                if True:
-                    lst = cons.get(r[0])
-                    if lst is None:
-                        cons[r[0]] = [o[0] for o in orefs]
-                    else:
-                        lst.extend(o[0] for o in orefs)
+                lst = cons.get(r[0])
+                if lst is None:
+                    cons[r[0]] = [o[0] for o in orefs]
+                else:
+                    lst.extend(o[0] for o in orefs)
         self.events.append(Event(idx, kind, _name(func), raw, refs, tuple(orefs), grad_on, inference,
                                  self._module(), ctx, cut, detail))
 
@@ -781,9 +815,10 @@ class Recorder(TorchFunctionMode):
         roots = _tensors(roots if isinstance(roots, (list, tuple)) else [roots], [])
         inputs_t = _tensors(inputs if isinstance(inputs, (list, tuple)) else [inputs], []) if inputs is not None else []
         raw, flags = _frames.walk(sys._getframe(), self._entry)
-        idx = len(self.events)
         refs = tuple(self._ref(t) for t in roots)
-        ev = Event(idx, "backward", api, raw, refs, tuple(self._ref(t) for t in inputs_t),
+        in_refs = tuple(self._ref(t) for t in inputs_t)
+        idx = len(self.events)
+        ev = Event(idx, "backward", api, raw, refs, in_refs,
                    torch.is_grad_enabled(), torch.is_inference_mode_enabled(), self._module(),
                    # the torch/autograd/__init__ frame that dispatched this very call is not a region
                    self._context(flags & ~F_BACKWARD, True), None,
@@ -935,6 +970,8 @@ class Recorder(TorchFunctionMode):
         if not ins and not outs:
             return
         raw, flags = _frames.walk(sys._getframe(), self._entry)
+        in_refs = tuple(self._ref(t) for t in ins)
+        out_refs = tuple(self._ref(t) for t in outs)
         idx = len(self.events)
         detail = {"class": type(module).__name__}
         if outs and ins and any(o is i for o in outs for i in ins):
@@ -943,7 +980,7 @@ class Recorder(TorchFunctionMode):
             if fr is not None:
                 detail["return_line"] = fr.to_json()
         self.events.append(Event(idx, "module", path or type(module).__name__, raw,
-                                 tuple(self._ref(t) for t in ins), tuple(self._ref(t) for t in outs),
+                                 in_refs, out_refs,
                                  torch.is_grad_enabled(), torch.is_inference_mode_enabled(),
                                  st[-1] if st else None, self._context(flags, True), None, detail))
 
@@ -1045,8 +1082,9 @@ class Recorder(TorchFunctionMode):
             except Exception:
                 ptr = 0
             if ptr:
-                for rptr, htid in reversed(self._recent):
-                    if rptr == ptr:
+                n = len(self.events)
+                for rptr, htid, hidx, numel in reversed(self._recent):
+                    if rptr == ptr and hidx >= n - 3 and numel == param.numel():
                         idx = len(self.events)
                         ptid = self._tid(param, producer=idx)
                         self.events.append(Event(idx, "cut", "torch.nn.Parameter", raw, ((htid, True, False, 0),),
