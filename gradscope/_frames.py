@@ -70,6 +70,8 @@ def _categorize(co) -> int:
         cat = 0
     elif fn.startswith("<frozen "):
         cat = 0
+    elif co.co_name in ("__torch_function__", "__torch_dispatch__"):
+        cat = 0  # a user's mode / tensor subclass forwarding the call: the site is the line that made it
     else:
         cat = USER
     _CAT[co] = cat
@@ -195,3 +197,24 @@ def site_from_frame(fr: Frame, outer: Site | None = None) -> Site:
 
 def caller_frame():
     return sys._getframe(2)
+
+
+def return_before_attr(module, attr: str) -> Frame | None:
+    """The first ``return`` in ``module.forward`` that comes before any use of ``self.<attr>``:
+    the early exit that skipped that child module (found by reading the bytecode)."""
+    fwd = getattr(type(module), "forward", None)
+    co = getattr(fwd, "__code__", None)
+    if co is None:
+        return None
+    cur = co.co_firstlineno
+    for ins in dis.get_instructions(co):
+        if ins.starts_line is not None and not isinstance(ins.starts_line, bool):
+            cur = ins.starts_line
+        elif getattr(ins, "line_number", None):
+            cur = ins.line_number
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == attr:
+            return None
+        if ins.opname in ("RETURN_VALUE", "RETURN_CONST"):
+            return Frame(co.co_filename, cur, getattr(co, "co_qualname", co.co_name),
+                         linecache.getline(co.co_filename, cur).strip())
+    return None

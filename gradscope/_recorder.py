@@ -386,7 +386,7 @@ class Recorder(TorchFunctionMode):
             if aptr <= ptr < aptr + max(nbytes, 1):
                 return False  # memory that went through NumPy: torch.from_numpy (_link_external)
         n = len(self.events)
-        for rptr, htid, hidx, numel in reversed(self._recent):
+        for rptr, htid, hidx, numel, hrg in reversed(self._recent):
             if rptr == ptr and htid != info.tid:
                 # the same address can be reused by a new allocation: trust the match only while the
                 # original is alive, or for a fresh leaf made right after the original
@@ -398,7 +398,7 @@ class Recorder(TorchFunctionMode):
                 info.producer = idx
                 raw, flags = _frames.walk(sys._getframe(), self._entry)
                 self.events.append(Event(idx, "cut", "re-wrap (torch.autograd.Variable / torch.Tensor(t))", raw,
-                                         ((htid, True, False, 0),), ((info.tid, t.requires_grad, True, 0),),
+                                         ((htid, hrg, not hrg, 0),), ((info.tid, t.requires_grad, True, 0),),
                                          torch.is_grad_enabled(), False, self._module(), self._context(flags, True),
                                          "rewrap", {"inferred": "memory"}))
                 return True
@@ -587,7 +587,7 @@ class Recorder(TorchFunctionMode):
                 if gf is not None:
                     try:
                         gf.metadata[self._meta_key] = idx
-                        self._recent.append((o.untyped_storage().data_ptr(), tid, idx, o.numel()))
+                        self._recent.append((o.untyped_storage().data_ptr(), tid, idx, o.numel(), True))
                     except Exception:
                         pass
         in_rg = any(r[1] for r in refs)
@@ -610,6 +610,11 @@ class Recorder(TorchFunctionMode):
         elif func in _DETACH:
             if in_rg:
                 kind, cut = "cut", _DETACH[func]
+                for o, r in zip(outs_t, orefs):
+                    try:
+                        self._recent.append((o.untyped_storage().data_ptr(), r[0], idx, o.numel(), False))
+                    except Exception:
+                        pass
         elif func in _CONVERT:
             kind, cut = "cut", _CONVERT[func]
             self._escape(idx, func, out, ins)
@@ -1083,8 +1088,8 @@ class Recorder(TorchFunctionMode):
                 ptr = 0
             if ptr:
                 n = len(self.events)
-                for rptr, htid, hidx, numel in reversed(self._recent):
-                    if rptr == ptr and hidx >= n - 3 and numel == param.numel():
+                for rptr, htid, hidx, numel, hrg in reversed(self._recent):
+                    if rptr == ptr and hrg and hidx >= n - 3 and numel == param.numel():
                         idx = len(self.events)
                         ptid = self._tid(param, producer=idx)
                         self.events.append(Event(idx, "cut", "torch.nn.Parameter", raw, ((htid, True, False, 0),),
@@ -1156,6 +1161,32 @@ class Recorder(TorchFunctionMode):
                 site = make_site(raw)
                 owners[str(tid)] = {"class": cls, "attr": attr, "site": site.to_json() if site else None}
         self.data.meta["param_owner"] = owners
+        self._module_facts()
+
+    def _module_facts(self):
+        """Static facts about called modules: children skipped by an early return, backward hooks."""
+        called = {e.op for e in self.events if e.kind == "module"}
+        skipped = {}
+        hooks = {}
+        for m, path in list(self._mod_path.items()):
+            try:
+                hk = list(getattr(m, "_backward_hooks", {}).values()) + list(getattr(m, "_backward_pre_hooks", {}).values())
+                if hk:
+                    frs = [_frames.return_lines(h) for h in hk]
+                    hooks[path] = [f.to_json() for f in frs if f is not None]
+                if path not in called and (path or "") != "":
+                    continue
+                for cname, child in m.named_children():
+                    cpath = f"{path}.{cname}" if path else cname
+                    if cpath in called or child is None:
+                        continue
+                    fr = _frames.return_before_attr(m, cname)
+                    if fr is not None:
+                        skipped[cpath] = {"parent": path, "return_line": fr.to_json()}
+            except Exception as e:
+                self._internal(e)
+        self.data.meta["skipped_children"] = skipped
+        self.data.meta["module_hooks"] = hooks
 
     @staticmethod
     def _tref(r, tens):

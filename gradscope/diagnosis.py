@@ -42,6 +42,8 @@ _ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_div
 _NOT_FORWARD = ("optimizer", "init", "clip", "backward")
 _NOT_FLOW = ("backward", "grad_set", "requires_grad", "hook", "optimizer_step")
 _BACKWARD_CALL = re.compile(r"([\w\.\[\]\(\)]+?)\.backward\(|autograd\.(?:backward|grad)\(\s*([\w\.]+)")
+_REWRAP_CODE = re.compile(r"(torch\.\w*Tensor|torch\.tensor|as_tensor|new_tensor|torch\.asarray)\s*\(")
+_EXPLICIT_ITEM = re.compile(r"\.item\(\)|\bfloat\(|\bint\(|\.tolist\(\)")
 _ASSIGN = re.compile(r"^\s*([A-Za-z_][\w\.]*)\s*(?::[^=]+)?=(?!=)")
 
 
@@ -263,7 +265,8 @@ class Diagnosis:
                     continue
                 if x.kind == "cut" and x.cut in _ESCAPES:
                     return CUT_CAUSE[x.cut], x
-                if x.kind == "cut" and x.cut == "rewrap":
+                if x.kind == "cut" and x.cut == "rewrap" and x.site and e.site and x.site.lineno == e.site.lineno \
+                        and x.site.filename == e.site.filename:
                     return "tensor_rewrap", x
                 frontier.update(x.output_ids())
         if cause is None:
@@ -385,6 +388,20 @@ class Diagnosis:
                     evidence=[h])
             # find the node that turned a non-zero incoming gradient into zero on the way to the leaf
             node, e = self._zeroing_node(b, tid)
+            if node is not None and "BackwardHook" in node.name:
+                mh = self.d.meta.get("module_hooks") or {}
+                frames = [(p, Frame.from_json(f)) for p, fs in mh.items() for f in fs]
+                if frames:
+                    path, f = frames[0]
+                    site = Site(f.filename, f.lineno, f.function, f.code, (f,))
+                    return Explanation(
+                        "hook_modified", site, name,
+                        f"{name}.grad is all zeros: the backward hook on module `{path or 'the model'}` returns a zero "
+                        f"gradient{_at(site)}{_code(site)}, so nothing flows back to {name}.",
+                        detail="What a module backward hook (register_full_backward_hook) returns replaces the "
+                               "gradient with respect to the module's inputs.",
+                        fix="return None from the hook to keep the gradient, or fix the scaling it applies.",
+                        evidence=[])
             if e is not None:
                 hk = [h for h in self.ev if h.kind == "hook" and set(h.input_ids()) & set(e.output_ids())]
                 if hk:
@@ -471,8 +488,8 @@ class Diagnosis:
                 if not p.ran:
                     continue
                 out = p.out_norms[j] if j < len(p.out_norms) else None
-                if (out is None or out == 0.0) and inc(p.nid) > 0.0 and p.event is not None:
-                    return p, self.ev[p.event]
+                if (out is None or out == 0.0) and inc(p.nid) > 0.0 and (p.event is not None or "BackwardHook" in p.name):
+                    return p, (self.ev[p.event] if p.event is not None else None)
                 if p.nid not in seen:
                     seen.add(p.nid)
                     q.append(p.nid)
@@ -520,6 +537,18 @@ class Diagnosis:
                     evidence=[e])
             if info.role == "param":
                 use = self._first_use(tid)
+                own = (d.meta.get("param_owner") or {}).get(str(tid))
+                if own and own.get("site"):
+                    site = Site.from_json(own["site"])
+                    return Explanation(
+                        "frozen_param", site, name,
+                        f"{name}.grad is None: {name} was created with requires_grad=False{_at(site)}{_code(site)}, "
+                        f"so autograd treats it as a constant.",
+                        detail="nn.Parameter(..., requires_grad=False) and from_pretrained(..., freeze=True) create "
+                               "frozen parameters.",
+                        fix=f"create it with requires_grad=True (e.g. from_pretrained(..., freeze=False)), or call "
+                            f"{name}.requires_grad_(True) before building the optimizer.",
+                        evidence=[use] if use else [])
                 return Explanation(
                     "frozen_param", use.site if use else None, name,
                     f"{name}.grad is None: {name} has requires_grad=False (it was frozen before the trace started).",
@@ -650,6 +679,9 @@ class Diagnosis:
                 continue
             k, e = hit
             cause, se = self._cause_of_cut(e, path, k)
+            if cause == "item_roundtrip" and se.site is not None and _REWRAP_CODE.search(se.site.code or "") \
+                    and not _EXPLICIT_ITEM.search(se.site.code or ""):
+                cause = "tensor_rewrap"  # torch.FloatTensor([a, b]) converts each tensor with float()
             return self._cut_explanation(tid, name, cause, se, e, path, k, self._root_label(b))
         # no complete path: a cut whose data never came back visibly
         cone = self.cone(tid)
@@ -813,6 +845,21 @@ class Diagnosis:
                                "about unused parameters).",
                         fix="check the condition of the early return (e.g. a drop probability of 1.0).",
                         evidence=[e])
+            for cpath, info in (d.meta.get("skipped_children") or {}).items():
+                if name.startswith(cpath + "."):
+                    f = Frame.from_json(info["return_line"])
+                    parent = [e for e in self.ev if e.kind == "module" and (e.op == info["parent"] or not info["parent"])]
+                    outer = parent[-1].site.stack if parent and parent[-1].site else ()
+                    site = Site(f.filename, f.lineno, f.function, f.code, tuple(outer) + (f,))
+                    return Explanation(
+                        "unused_parameter", site, name,
+                        f"{name}.grad is None: `{cpath}` was never called: the forward returned early"
+                        f"{_at(site)}{_code(site)} before reaching it.",
+                        detail="A module that is skipped in the forward gets no gradient for its parameters "
+                               "(and DDP reports them as unused).",
+                        fix="check the condition of that return (e.g. the module is still in eval() mode, or a "
+                            "probability/flag has the wrong value).",
+                        evidence=parent[-1:])
             mod = name.rsplit(".", 1)[0] if "." in name else name
             called = [e for e in self.ev if e.kind == "module" and e.op == mod]
             return Explanation(
@@ -865,6 +912,9 @@ class Diagnosis:
             exp = self._fail_inference()
         elif "backward through the graph a second time" in msg:
             exp = self._fail_twice()
+        elif ("returned an incorrect number of gradients" in msg or "returned an invalid gradient" in msg
+              or "function " in msg and "returned" in msg):
+            exp = self._fail_custom(msg)
         elif "appears to not have been used in the graph" in msg:
             e = self._error_event()
             exp = Explanation("unused_parameter", e.site if e else x.site, "backward",
@@ -1040,6 +1090,32 @@ class Diagnosis:
             f"backward on `{root}` failed: none of the tensors it was computed from requires grad"
             + (f" ({', '.join(self.label(t) for t in leaves[:3])})" if leaves else "") + ".",
             fix="create the parameters with requires_grad=True (or use nn.Parameter).", evidence=[bw] if bw else [])
+
+    def _fail_custom(self, msg):
+        m = re.search(r"[Ff]unction (\w+) returned", msg)
+        fname = m.group(1) if m else None
+        bw = self._failing_backward()
+        node = None
+        for b in reversed(self.d.backwards):
+            for n in b.nodes.values():
+                if n.custom_backward is not None and (fname is None or n.name == fname):
+                    node = n
+                    break
+            if node:
+                break
+        if node is None:
+            return None
+        f = node.custom_backward
+        site = Site(f.filename, f.lineno, f.function, f.code, (f,))
+        first = msg.splitlines()[0]
+        return Explanation(
+            "custom_function", site, node.name.replace("Backward", ""),
+            f"backward failed in the custom autograd.Function {node.name.replace('Backward', '')}: its backward "
+            f"returns{_at(site)}{_code(site)} gradients that do not match its forward inputs ({first}).",
+            detail="backward() must return exactly one gradient (or None) per input of forward(), each with the shape "
+                   "of that input.",
+            fix="return one value per forward input, in order, with matching shapes (None for inputs that need no "
+                "gradient).", evidence=[bw] if bw else [])
 
     def _fail_numpy(self):
         e = self._error_event()
