@@ -27,6 +27,7 @@ from .model import (
 )
 
 _T = torch.Tensor
+_NO_TF = torch._C.DisableTorchFunction
 _is_compiling = torch.compiler.is_compiling
 
 # --- what the mode skips or classifies --------------------------------------------------------
@@ -63,6 +64,7 @@ _NOT_INPLACE = {"requires_grad_", "retain_grad", "share_memory_", "record_stream
                 "detach_", "set_", "pin_memory", "uniform_", "normal_"}
 
 _NAMES: dict = {}
+_NO_DETAIL: dict = {}  # shared by events without details: never mutate
 _DTYPES: dict = {}
 _P = nn.Parameter
 
@@ -140,9 +142,10 @@ def _grad_status(g):
     if g is None:
         return "none", None
     try:
-        if g.is_sparse:
-            g = g.coalesce().values()
-        n = float(torch.linalg.vector_norm(g.detach().float()))
+        with _NO_TF():  # our own arithmetic: invisible to an enclosing trace or user mode
+            if g.is_sparse:
+                g = g.coalesce().values()
+            n = float(torch.linalg.vector_norm(g.detach().float()))
     except Exception:
         return "received", None
     if not math.isfinite(n):
@@ -262,6 +265,7 @@ class Recorder(TorchFunctionMode):
         self._error_event = None
         self._in_opt = False
         self._seen_compiled = False
+        self._metas: dict = {}  # interned (shape, dtype, device) tuples
         self._recent = collections.deque(maxlen=64)  # (storage ptr, tid) of recent results with history
         self._user_grad_stack: list = []
         self.exception: BaseException | None = None
@@ -423,7 +427,8 @@ class Recorder(TorchFunctionMode):
                     break
         if link is None and self._values and t.numel() <= 256 and t.dtype.is_floating_point:
             try:
-                vals = t.detach().flatten().tolist()
+                with _NO_TF():
+                    vals = t.detach().flatten().tolist()
             except Exception:
                 vals = ()
             for v in vals:
@@ -663,7 +668,7 @@ class Recorder(TorchFunctionMode):
                 else:
                     lst.extend(o[0] for o in orefs)
         self.events.append(Event(idx, kind, _name(func), raw, refs, tuple(orefs), grad_on, inference,
-                                 self._module(), ctx, cut, detail))
+                                 self._module(), ctx, cut, detail or _NO_DETAIL))
 
     # --- value lineage ---------------------------------------------------------------------
     def _escape(self, idx, func, out, ins):
@@ -856,21 +861,30 @@ class Recorder(TorchFunctionMode):
         handles = []
         run = []
         norms = {}
+        pending = []  # (list, index, grad): norms are computed in batches (one foreach call)
+
+        def flush():
+            _flush_norms(pending)
+
         for n, nid in nodes.items():
             nm = n.name()
-            try:
-                ev_i = n.metadata.get(key)
-            except Exception:
-                ev_i = None
             leaf = None
-            var = getattr(n, "variable", None)
+            var = getattr(n, "variable", None) if nm == "torch::autograd::AccumulateGrad" else None
             if var is not None and isinstance(var, _T):
                 leaf = self._tid(var)
+                ev_i = None
+            else:
+                try:
+                    ev_i = n.metadata.get(key)
+                except Exception:
+                    ev_i = None
             nxt = tuple(nodes.get(nx) if nx is not None else None for nx, _ in n.next_functions)
             bn = BackwardNode(nid, nm, ev_i, nxt, leaf=leaf)
-            fwd = getattr(type(n), "_forward_cls", None)
-            if fwd is not None and hasattr(fwd, "backward"):
-                bn.custom_backward = _frames.return_lines(fwd.backward)
+            tp = type(n)
+            if tp not in _CUSTOM_BW:
+                fwd = getattr(tp, "_forward_cls", None)
+                _CUSTOM_BW[tp] = _frames.return_lines(fwd.backward) if fwd is not None and hasattr(fwd, "backward") else None
+            bn.custom_backward = _CUSTOM_BW[tp]
             if "CompiledFunction" in nm and not rec.compiled:
                 rec.compiled = True
                 self._note("a torch.compile'd region ran: gradscope cannot see the source lines inside it; which "
@@ -879,16 +893,15 @@ class Recorder(TorchFunctionMode):
             if leaf is None:
                 def post(gi, go, _nid=nid):
                     run.append(_nid)
-                    norms[_nid] = tuple(_norm(g) for g in gi)
+                    outs = [None] * len(gi)
+                    norms[_nid] = outs
+                    for j, g in enumerate(gi):
+                        if g is not None:
+                            pending.append((outs, j, g))
+                    if len(pending) >= 64:
+                        flush()
                 try:
                     handles.append(n.register_hook(post))
-                except Exception:
-                    pass
-            else:
-                def pre_acc(go, _nid=nid):
-                    run.append(_nid)
-                try:
-                    handles.append(n.register_prehook(pre_acc))
                 except Exception:
                     pass
         leaves = {}
@@ -896,15 +909,21 @@ class Recorder(TorchFunctionMode):
             var = getattr(n, "variable", None)
             if var is not None and isinstance(var, _T):
                 leaves[self._tid(var)] = weakref.ref(var)
-        return rec, handles, (run, norms, leaves, inputs_t and [self._tid(t) for t in inputs_t])
+        return rec, handles, (run, norms, leaves, inputs_t and [self._tid(t) for t in inputs_t], pending)
 
     def _backward_post(self, rec, state, out, err):
-        run, norms, leaves, input_tids = state
+        run, norms, leaves, input_tids, pending = state
+        _flush_norms(pending)
         for k, nid in enumerate(run):
             n = rec.nodes.get(nid)
             if n is not None:
                 n.ran = True
-                n.out_norms = norms.get(nid, ())
+                n.out_norms = tuple(norms.get(nid, ()))
+                for j, nx in enumerate(n.next):  # a leaf ran when a gradient was sent to it
+                    if nx is not None and j < len(n.out_norms) and n.out_norms[j] is not None:
+                        lf = rec.nodes.get(nx)
+                        if lf is not None and lf.leaf is not None:
+                            lf.ran = True
         # gradient that arrived at each node, from its producers' out edges
         incoming: dict = {}
         for nid in run:
@@ -945,6 +964,11 @@ class Recorder(TorchFunctionMode):
                 st, nm = _grad_status(g)
                 rec.leaf_grads[tid] = GradInfo(st, nm, rec.event)
         self.data.backwards.append(rec)
+        if len(self.data.backwards) > 32:  # keep the graph details of the recent backward calls only
+            old = self.data.backwards[-33]
+            if old.nodes:
+                old.nodes = {}
+                self._note("graph details of backward calls older than the last 32 were dropped to save memory")
         if self._steps is not None and self._n_backward >= self._steps:
             self._on = False
             self.data.truncated = True
@@ -1002,7 +1026,7 @@ class Recorder(TorchFunctionMode):
         f = _frames.first_user_frame(sys._getframe(), self._entry)
         if f is not None:
             try:
-                loc = f.f_locals
+                loc = _frames.locals_of(f)  # a copy: never keep the user's locals alive
                 for k, v in loc.items():
                     if v is module and k != "self":
                         var = k
@@ -1188,15 +1212,14 @@ class Recorder(TorchFunctionMode):
         self.data.meta["skipped_children"] = skipped
         self.data.meta["module_hooks"] = hooks
 
-    @staticmethod
-    def _tref(r, tens):
+    def _tref(self, r, tens):
         if isinstance(r, TensorRef):
             return r
         tid, rg, leaf, ver = r
         info = tens.get(tid)
-        if info is None:
-            return TensorRef(tid, (), "?", "?", rg, leaf, ver)
-        return TensorRef(tid, info.shape, info.dtype, info.device, rg, leaf, ver)
+        key = (info.shape, info.dtype, info.device) if info is not None else ((), "?", "?")
+        meta = self._metas.setdefault(key, key)  # identical (shape, dtype, device) share one tuple
+        return TensorRef(tid, requires_grad=rg, is_leaf=leaf, version=ver, meta=meta)
 
     def live(self, tid):
         r = self._refs.get(tid)
@@ -1220,11 +1243,32 @@ class Recorder(TorchFunctionMode):
         self.data.exception = ExceptionInfo(type(exc).__name__, str(exc)[:4000], self._error_event, site)
 
 
+_CUSTOM_BW: dict = {}  # node type -> Frame of its custom backward's return (or None)
+
+
+def _flush_norms(pending):
+    """Fill in gradient norms for (list, index, grad) entries with one foreach call, then forget the grads."""
+    if not pending:
+        return
+    items = list(pending)
+    pending.clear()
+    try:
+        gs = [g.detach() for _, _, g in items]
+        if any(g.is_sparse or not (g.is_floating_point() or g.is_complex()) for g in gs):
+            raise TypeError("mixed")
+        vals = torch.stack([v.float() for v in torch._foreach_norm(gs)]).tolist()
+    except Exception:
+        vals = [_norm(g) for _, _, g in items]
+    for (outs, j, _), v in zip(items, vals):
+        outs[j] = v
+
+
 def _norm(g):
     if g is None:
         return None
     try:
-        return float(torch.linalg.vector_norm(g.detach().float()))
+        with _NO_TF():
+            return float(torch.linalg.vector_norm(g.detach().float()))
     except Exception:
         return None
 

@@ -142,17 +142,31 @@ class Site:
         )
 
 
-@dataclass(slots=True)
 class TensorRef:
-    """A tensor as an event saw it: trace-local id plus its state at that moment."""
+    """A tensor as an event saw it: trace-local id plus its state at that moment.
 
-    tid: int
-    shape: tuple
-    dtype: str
-    device: str
-    requires_grad: bool
-    is_leaf: bool
-    version: int = 0
+    ``shape``/``dtype``/``device`` are shared with the tensor's other refs (memory: a
+    100k-event trace holds a few hundred thousand of these)."""
+
+    __slots__ = ("tid", "meta", "requires_grad", "is_leaf", "version")
+
+    def __init__(self, tid, shape=(), dtype="?", device="?", requires_grad=False, is_leaf=True, version=0, *, meta=None):
+        self.tid = tid
+        self.meta = meta if meta is not None else (tuple(shape), dtype, device)
+        self.requires_grad = requires_grad
+        self.is_leaf = is_leaf
+        self.version = version
+
+    shape = property(lambda self: self.meta[0])
+    dtype = property(lambda self: self.meta[1])
+    device = property(lambda self: self.meta[2])
+
+    def __eq__(self, other):
+        return isinstance(other, TensorRef) and self.to_json() == other.to_json()
+
+    def __repr__(self):
+        return (f"TensorRef(tid={self.tid}, shape={self.shape}, dtype={self.dtype!r}, device={self.device!r}, "
+                f"requires_grad={self.requires_grad}, is_leaf={self.is_leaf}, version={self.version})")
 
     def to_json(self) -> list:
         return [self.tid, list(self.shape), self.dtype, self.device, self.requires_grad, self.is_leaf, self.version]
@@ -279,12 +293,16 @@ class Event:
     def output_ids(self) -> list[int]:
         return [r.tid for r in self.outputs]
 
-    def to_json(self) -> dict:
+    def to_json(self, site_index=None) -> dict:
+        if site_index is not None:
+            site = site_index(self.site)
+        else:
+            site = self.site.to_json() if self.site else None
         d = {
             "index": self.index,
             "kind": self.kind,
             "op": self.op,
-            "site": self.site.to_json() if self.site else None,
+            "site": site,
             "inputs": [r.to_json() for r in self.inputs],
             "outputs": [r.to_json() for r in self.outputs],
             "grad_enabled": self.grad_enabled,
@@ -299,12 +317,19 @@ class Event:
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> "Event":
+    def from_json(cls, d: dict, sites: list | None = None) -> "Event":
+        site = d.get("site")
+        if isinstance(site, int) and not isinstance(site, bool):
+            if sites is None or not 0 <= site < len(sites):
+                raise ValueError(f"event {d.get('index')} refers to site {site}, which is not in the sites table")
+            site = sites[site]
+        else:
+            site = Site.from_json(site)
         return cls(
             int(d["index"]),
             str(d["kind"]),
             str(d["op"]),
-            Site.from_json(d.get("site")),
+            site,
             tuple(TensorRef.from_json(r) for r in d.get("inputs", ())),
             tuple(TensorRef.from_json(r) for r in d.get("outputs", ())),
             bool(d.get("grad_enabled", True)),
@@ -471,6 +496,29 @@ class TraceData:
 
     # --- JSON --------------------------------------------------------------------
     def to_json(self) -> dict:
+        sites: list = []
+        ids: dict = {}
+        keep: list = []
+
+        def site_index(site):
+            if site is None:
+                return None
+            i = ids.get(id(site))
+            if i is None:
+                i = ids[id(site)] = len(sites)
+                sites.append(site.to_json())
+                keep.append(site)
+            return i
+
+        events = [e.to_json(site_index) for e in self.events]
+        d = self._to_json_head()
+        d["sites"] = sites
+        d["events"] = events
+        d["backwards"] = [b.to_json() for b in self.backwards]
+        d["exception"] = self.exception.to_json() if self.exception else None
+        return d
+
+    def _to_json_head(self) -> dict:
         return {
             "schema": SCHEMA,
             "version": SCHEMA_VERSION,
@@ -478,9 +526,6 @@ class TraceData:
             "truncated": self.truncated,
             "unseen": list(self.unseen),
             "tensors": [t.to_json() for t in self.tensors.values()],
-            "events": [e.to_json() for e in self.events],
-            "backwards": [b.to_json() for b in self.backwards],
-            "exception": self.exception.to_json() if self.exception else None,
         }
 
     @classmethod
@@ -501,8 +546,9 @@ class TraceData:
             for td in d.get("tensors", ()):
                 t = TensorInfo.from_json(td)
                 tensors[t.tid] = t
+            sites = [Site.from_json(x) for x in d.get("sites") or ()]
             return cls(
-                events=[Event.from_json(e) for e in d.get("events", ())],
+                events=[Event.from_json(e, sites) for e in d.get("events", ())],
                 tensors=tensors,
                 backwards=[BackwardRecord.from_json(b) for b in d.get("backwards", ())],
                 exception=ExceptionInfo.from_json(d.get("exception")),
@@ -510,7 +556,7 @@ class TraceData:
                 meta=dict(d.get("meta") or {}),
                 truncated=bool(d.get("truncated", False)),
             )
-        except (KeyError, TypeError, ValueError, IndexError) as e:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
             raise TraceFileError(
                 f"{source} is damaged: a field is missing or has the wrong type ({type(e).__name__}: {e}); "
                 "re-record the trace."
