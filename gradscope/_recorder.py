@@ -539,8 +539,12 @@ class Recorder(TorchFunctionMode):
         grad_on = torch.is_grad_enabled()
         inplace_target = None
         kind = "op"
+        many = None
         if func == _SETITEM or _is_inplace_method(func):
             inplace_target = args[0] if args and isinstance(args[0], _T) else None
+            if inplace_target is None and args and type(args[0]) in (list, tuple) and args[0] \
+                    and isinstance(args[0][0], _T):
+                many = [t for t in args[0] if isinstance(t, _T)]  # _foreach_mul_(grads, ...)
         elif kwargs.get("out") is not None and isinstance(kwargs.get("out"), _T):
             inplace_target = kwargs["out"]
         elif kwargs.get("inplace") is True and ins:
@@ -556,6 +560,9 @@ class Recorder(TorchFunctionMode):
             except RuntimeError:
                 before = -1
             saved = self._saved_info(inplace_target)
+        if many:
+            kind = "inplace"
+            before = many
         refs = tuple(self._ref(t) for t in ins)
         return (refs, ins, raw, flags, grad_on, kind, inplace_target, before, saved)
 
@@ -598,7 +605,24 @@ class Recorder(TorchFunctionMode):
         in_rg = any(r[1] for r in refs)
         out_rg = any(r[1] for r in orefs)
 
-        if kind == "inplace":
+        if kind == "inplace" and target is None:
+            detail["targets"] = [self._tid(t) for t in before]
+        elif kind == "op" and refs:
+            # writes hidden inside a torch function (e.g. F.embedding(max_norm=...) renormalising the weight)
+            for t, r in zip(ins, refs):
+                if r[3] >= 0:
+                    try:
+                        v = t._version
+                    except RuntimeError:
+                        continue
+                    if v != r[3]:
+                        kind = "inplace"
+                        detail["hidden_write"] = True
+                        target = t
+                        before = r[3]
+                        saved = self._saved_info(t)
+                        break
+        if kind == "inplace" and target is not None:
             detail["version_before"] = before
             try:
                 detail["version_after"] = target._version
@@ -833,6 +857,7 @@ class Recorder(TorchFunctionMode):
                    # the torch/autograd/__init__ frame that dispatched this very call is not a region
                    self._context(flags & ~F_BACKWARD, True), None,
                    {"api": api, "roots": [r[0] for r in refs], "inputs": [self._tid(t) for t in inputs_t],
+                    "create_graph": bool(kwargs.get("create_graph", False)),
                     "retain_graph": bool(kwargs.get("retain_graph") or (len(args) > 2 and api == "Tensor.backward" and args[2]))})
         self.events.append(ev)
         rec = BackwardRecord(idx, api, tuple(r[0] for r in refs))
@@ -883,7 +908,8 @@ class Recorder(TorchFunctionMode):
             tp = type(n)
             if tp not in _CUSTOM_BW:
                 fwd = getattr(tp, "_forward_cls", None)
-                _CUSTOM_BW[tp] = _frames.return_lines(fwd.backward) if fwd is not None and hasattr(fwd, "backward") else None
+                fr = _frames.return_lines(fwd.backward) if fwd is not None and hasattr(fwd, "backward") else None
+                _CUSTOM_BW[tp] = None if fr is None or fr.filename.startswith(_frames.TORCH_DIR) else fr
             bn.custom_backward = _CUSTOM_BW[tp]
             if "CompiledFunction" in nm and not rec.compiled:
                 rec.compiled = True
@@ -949,20 +975,31 @@ class Recorder(TorchFunctionMode):
             rec.error = f"{type(err).__name__}: {err}"[:2000]
             self._error_event = rec.event
         self._n_backward += 1
+        ev = self.events[rec.event]
         if rec.api != "torch.autograd.grad":
+            gt = {}
             for tid, r in leaves.items():
                 t = r()
                 if t is None:
                     continue
-                st, nm = _grad_status(t.grad)
+                g = t.grad
+                st, nm = _grad_status(g)
                 gi = GradInfo(st, nm, rec.event)
                 rec.leaf_grads[tid] = gi
                 self.tensors[tid].grad = gi
+                if g is not None:
+                    gt[self._tid(g, link=False)] = tid
+            if gt:
+                ev.detail["grad_tensors"] = gt  # tid of each .grad tensor -> tid of its leaf
         else:
             grads = out if isinstance(out, (tuple, list)) else ()
+            outs = []
             for tid, g in zip(input_tids or (), grads):
                 st, nm = _grad_status(g)
                 rec.leaf_grads[tid] = GradInfo(st, nm, rec.event)
+                if isinstance(g, _T):
+                    outs.append((self._tid(g, producer=rec.event, link=False), g.requires_grad, g.grad_fn is None, 0))
+            ev.outputs = tuple(self._tref(o, self.tensors) for o in outs) if rec.event < self._synced else tuple(outs)
         self.data.backwards.append(rec)
         if len(self.data.backwards) > 32:  # keep the graph details of the recent backward calls only
             old = self.data.backwards[-33]

@@ -364,7 +364,52 @@ class Diagnosis:
                            detail="The trace did not see which node produced it.", fix="check the loss and inputs for inf/nan.")
 
     # zero --------------------------------------------------------------------------------------
+    def _grad_tensor_tids(self, tid):
+        out = {}
+        for e in self.ev:
+            if e.kind == "backward":
+                for g, leaf in (e.detail.get("grad_tensors") or {}).items():
+                    if int(leaf) == tid:
+                        out[int(g)] = e.index
+        return out
+
+    def _zeroed_after_backward(self, tid, name):
+        """The gradient arrived non-zero, then something wrote zeros into .grad."""
+        got = [b for b in self.d.backwards if b.api != "torch.autograd.grad" and tid in b.leaf_grads
+               and b.leaf_grads[tid].status == "received"]
+        if not got:
+            return None
+        last = got[-1].event
+        gts = self._grad_tensor_tids(tid)
+        for e in self.ev[last + 1:]:
+            if e.kind != "inplace":
+                continue
+            targets = e.detail.get("targets") or [e.detail.get("target")]
+            if not any(t in gts for t in targets if t is not None):
+                continue
+            op = _opname(e)
+            if op in ("zero_", "fill_") or "zero_grad" in (e.site.code if e.site else ""):
+                return Explanation(
+                    "set_to_none_timing", e.site, name,
+                    f"{name}.grad is all zeros: backward filled it, then {op}(){_at(e.site)}{_code(e.site)} zeroed it "
+                    f"before it was read.",
+                    detail="zero_grad() (set_to_none=False) writes zeros into the existing .grad tensors; anything "
+                           "between it and the next backward sees zero gradients.",
+                    fix="call zero_grad() at the start of the step (before backward), not between backward and "
+                        "optimizer.step().", evidence=[e])
+            return Explanation(
+                "zero_gradient", e.site, name,
+                f"{name}.grad is all zeros: backward filled it, then {op}{_at(e.site)}{_code(e.site)} scaled it to "
+                f"zero.",
+                detail="The gradient was multiplied by zero after backward (e.g. clip_grad_norm_ with max_norm=0).",
+                fix="check the clipping / scaling value (max_norm must be > 0; use a large value or skip clipping to "
+                    "disable it).", evidence=[e])
+        return None
+
     def _zero(self, tid, name):
+        z = self._zeroed_after_backward(tid, name)
+        if z is not None:
+            return z
         hooks = [e for e in self.ev if e.kind == "hook" and tid in e.input_ids()]
         for b in reversed(self.d.backwards):
             if tid not in b.leaf_grads:
@@ -388,6 +433,17 @@ class Diagnosis:
                     evidence=[h])
             # find the node that turned a non-zero incoming gradient into zero on the way to the leaf
             node, e = self._zeroing_node(b, tid)
+            if node is not None and node.custom_backward is not None and e is None:
+                f = node.custom_backward
+                site = Site(f.filename, f.lineno, f.function, f.code, (f,))
+                fn = node.name.replace("Backward", "")
+                return Explanation(
+                    "custom_function", site, name,
+                    f"{name}.grad is all zeros: the custom autograd.Function {fn} returns a zero gradient"
+                    f"{_at(site)}{_code(site)}, so nothing flows back to {name}.",
+                    detail="Everything before a custom Function gets only what its backward() returns.",
+                    fix=f"implement the real derivative in {fn}.backward (check it with torch.autograd.gradcheck).",
+                    evidence=[])
             if node is not None and "BackwardHook" in node.name:
                 mh = self.d.meta.get("module_hooks") or {}
                 frames = [(p, Frame.from_json(f)) for p, fs in mh.items() for f in fs]
@@ -488,7 +544,8 @@ class Diagnosis:
                 if not p.ran:
                     continue
                 out = p.out_norms[j] if j < len(p.out_norms) else None
-                if (out is None or out == 0.0) and inc(p.nid) > 0.0 and (p.event is not None or "BackwardHook" in p.name):
+                if (out is None or out == 0.0) and inc(p.nid) > 0.0 and (
+                        p.event is not None or "BackwardHook" in p.name or p.custom_backward is not None):
                     return p, (self.ev[p.event] if p.event is not None else None)
                 if p.nid not in seen:
                     seen.add(p.nid)
@@ -500,6 +557,19 @@ class Diagnosis:
         d = self.d
         info = d.tensors[tid]
         prod = d.producer(tid)
+        if not is_leaf and retains:
+            rg = [e for e in self.ev if _opname(e) == "retain_grad" and tid in e.input_ids()]
+            bws = [e for e in self._backward_events() if e.op != "torch.autograd.grad"]
+            if rg and bws and rg[0].index > bws[-1].index:
+                site = prod.site if prod else rg[0].site
+                return Explanation(
+                    "non_leaf_no_retain_grad", site, name,
+                    f"{name}.grad is None: `{name}` is not a leaf (computed{_at(site)}{_code(site)}) and "
+                    f"retain_grad() was called only after backward{_at(rg[0].site)}, which is too late.",
+                    detail="retain_grad() asks autograd to keep the gradient in later backward passes; it cannot "
+                           "recover one that already ran.",
+                    fix=f"call `{name}.retain_grad()` right after `{name}` is computed, before loss.backward().",
+                    evidence=[x for x in (prod, rg[0]) if x])
         if not is_leaf and not retains:
             src = prod.inputs[0] if prod is not None and prod.inputs else None
             if (prod is not None and _opname(prod) in _TO_OPS and src is not None and src.is_leaf
@@ -523,6 +593,21 @@ class Diagnosis:
                 fix=f"call `{name}.retain_grad()` right after it is created (before backward), or use "
                     f"torch.autograd.grad(loss, {name}).",
                 evidence=[prod] if prod else [])
+        if requires_grad and is_leaf:
+            uses = [e for e in self.ev if e.context == "user" and e.kind in ("op", "cut", "module")
+                    and tid in e.input_ids()]
+            late = [e for e in self.ev if e.kind == "requires_grad" and e.detail.get("value") and tid in e.input_ids()]
+            if uses and late and all(not r.requires_grad for e in uses for r in e.inputs if r.tid == tid) \
+                    and late[0].index > uses[0].index:
+                site = prod.site if prod else uses[0].site
+                return Explanation(
+                    "requires_grad_false", site, name,
+                    f"{name}.grad is None: `{name}` was created{_at(site)}{_code(site)} without requires_grad and "
+                    f"used{_at(uses[0].site)} before requires_grad was turned on{_at(late[0].site)}, so the recorded "
+                    f"graph does not contain it.",
+                    detail="Autograd records an operation only if an input requires grad at the moment it runs.",
+                    fix=f"create `{name}` with requires_grad=True (or call requires_grad_() before the forward pass).",
+                    evidence=[x for x in (prod, uses[0], late[0]) if x])
         if not requires_grad:
             req = [e for e in self.ev if e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is False]
             if req:
@@ -1028,6 +1113,16 @@ class Diagnosis:
         anc = self.ancestors(roots, before=bw.index if bw else None) if roots else set()
         evs = [self.ev[i] for i in sorted(anc)]
         tids = {r.tid for e in evs for r in e.inputs}
+        ag = [e for e in evs if e.kind == "backward" and e.op == "torch.autograd.grad" and not e.detail.get("create_graph")]
+        if ag:
+            e = ag[-1]
+            return Explanation(
+                "autograd_grad_not_backward", e.site, root,
+                f"backward on `{root}` failed: it is built from gradients returned by torch.autograd.grad"
+                f"{_at(e.site)}{_code(e.site)} without create_graph=True, so they carry no graph to differentiate.",
+                detail="autograd.grad returns plain tensors unless create_graph=True records the backward pass itself.",
+                fix="pass create_graph=True to torch.autograd.grad when the gradients are used in a loss (gradient "
+                    "penalties, meta-learning).", evidence=[e])
         frozen = [e for e in self.ev if e.kind == "requires_grad" and e.detail.get("value") is False
                   and set(e.input_ids()) & tids and (bw is None or e.index < bw.index)]
         if frozen:
@@ -1174,11 +1269,12 @@ class Diagnosis:
         if carried is not None:
             e, t = carried
             name = self.label(t)
+            p = self.d.producer(t)
             return Explanation(
-                "backward_twice", e.site, name,
-                f"backward{_at(bw.site)} failed: `{name}`, computed before the earlier backward{_at(prev.site)}, is "
-                f"used again{_at(e.site)}{_code(e.site)} without detach(), so the new backward runs into the freed "
-                f"graph.",
+                "backward_twice", p.site if p is not None and p.site else e.site, name,
+                f"backward{_at(bw.site)} failed: `{name}` was computed{_at(p.site if p else None)} before the earlier "
+                f"backward{_at(prev.site)} and is used again{_at(e.site)}{_code(e.site)} without detach(), so the new "
+                f"backward runs into the freed graph.",
                 detail="After backward, autograd frees the saved tensors of the graph. A tensor carried into the next "
                        "step (an RNN hidden state, a running statistic) still points into that freed graph.",
                 fix=f"detach the carried state before reusing it (`{name} = {name}.detach()`), or pass "
