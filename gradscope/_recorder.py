@@ -264,6 +264,7 @@ class Recorder(TorchFunctionMode):
         self._errors: list = []
         self._error_event = None
         self._in_opt = False
+        self._opt_ids: set = set()
         self._seen_compiled = False
         self._metas: dict = {}  # interned (shape, dtype, device) tuples
         self._recent = collections.deque(maxlen=64)  # (storage ptr, tid) of recent results with history
@@ -484,15 +485,12 @@ class Recorder(TorchFunctionMode):
         if not args:
             return False
         a = args[0]
-        if isinstance(a, _T):
-            if not (func == _SETITEM or _is_inplace_method(func)):
-                return False
-            tid = self.tid_of(a)
-            return tid is not None and tid in self._trainable
+        ids = self._opt_ids
+        if id(a) in ids:
+            return func == _SETITEM or _is_inplace_method(func)
         if type(a) in (list, tuple) and a and isinstance(a[0], _T) and _is_inplace_method(func):
             for t in a:
-                tid = self.tid_of(t)
-                if tid is not None and tid in self._trainable:
+                if id(t) in ids:
                     return True
         return False
 
@@ -1168,11 +1166,14 @@ class Recorder(TorchFunctionMode):
             return
         raw, flags = _frames.walk(sys._getframe(), self._entry)
         params = []
+        ids = set()
         for g in opt.param_groups:
             for p in g["params"]:
                 tid = self._tid(p)
                 params.append(tid)
+                ids.add(id(p))
                 self._trainable.add(tid)
+        self._opt_ids = ids
         self._in_opt = True
         idx = len(self.events)
         self.events.append(Event(idx, "optimizer_step", f"{type(opt).__name__}.step", raw, (), (),
@@ -1290,10 +1291,11 @@ def _flush_norms(pending):
     items = list(pending)
     pending.clear()
     try:
-        gs = [g.detach() for _, _, g in items]
-        if any(g.is_sparse or not (g.is_floating_point() or g.is_complex()) for g in gs):
-            raise TypeError("mixed")
-        vals = torch.stack([v.float() for v in torch._foreach_norm(gs)]).tolist()
+        with _NO_TF():
+            gs = [g.detach() for _, _, g in items]
+            if any(g.is_sparse or not (g.is_floating_point() or g.is_complex()) for g in gs):
+                raise TypeError("mixed")
+            vals = torch.stack([v.float() for v in torch._foreach_norm(gs)]).tolist()
     except Exception:
         vals = [_norm(g) for _, _, g in items]
     for (outs, j, _), v in zip(items, vals):
