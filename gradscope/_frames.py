@@ -124,6 +124,29 @@ def first_user_frame(f, stop=None):
     return None
 
 
+def locals_of(f) -> dict:
+    """A copy of frame ``f``'s locals that does not keep them alive afterwards.
+
+    On CPython < 3.13, reading ``f_locals`` of a function frame caches a snapshot dict on the
+    frame, and that snapshot keeps every local alive (even after the user's ``del``) until the
+    function returns. So the snapshot is emptied again when nobody else holds it: the next
+    ``locals()`` / ``f_locals`` read refills it from the real locals, and a ``sys.settrace``
+    tracer refreshes it before it writes it back. Module and class frames (whose f_locals is
+    the real namespace) and 3.13+ proxies are left alone.
+    """
+    loc = f.f_locals
+    try:
+        out = dict(loc)
+    except Exception:
+        return {}
+    if (sys.version_info < (3, 13) and type(loc) is dict and f.f_code.co_flags & _CO_OPTIMIZED
+            and sys.getrefcount(loc) <= 3):  # the frame, `loc`, getrefcount's argument
+        loc.clear()
+    return out
+
+
+_CO_OPTIMIZED = 0x0001
+
 _SITE_CACHE: dict = {}
 
 

@@ -245,6 +245,7 @@ class Recorder(TorchFunctionMode):
         self._refs: dict = {}  # tid -> weakref
         self._next_tid = 0
         self._synced = 0
+        self._synced_tensors = -1
         self._on = False
         self._entry = None
         self._max_events = max_events
@@ -357,6 +358,13 @@ class Recorder(TorchFunctionMode):
             base=self._tid(base, link=False) if base is not None else None,
         )
         self.tensors[tid] = info
+        if producer is None and not is_param and link and self._entry is not None:
+            f = _frames.first_user_frame(sys._getframe(), self._entry)
+            if f is not None:
+                for k, v in _frames.locals_of(f).items():
+                    if v is t and not k.startswith("_"):
+                        info.name = k
+                        break
         if producer is None and not is_param and link:
             if self._recent and t.grad_fn is None and self._link_alias(t, info):
                 pass
@@ -1182,8 +1190,11 @@ class Recorder(TorchFunctionMode):
 
     # --- materialize ---------------------------------------------------------------------------
     def sync(self):
-        """Turn raw records into plain data (sites, tensor refs, names)."""
+        """Turn raw records into plain data (sites, tensor refs, names). True when anything changed."""
         ev = self.events
+        if self._synced == len(ev) and self._synced_tensors == self._next_tid and not self._on:
+            return False
+        self._synced_tensors = self._next_tid
         tens = self.tensors
         make_site = _frames.make_site
         for i in range(self._synced, len(ev)):
@@ -1224,6 +1235,7 @@ class Recorder(TorchFunctionMode):
                 owners[str(tid)] = {"class": cls, "attr": attr, "site": site.to_json() if site else None}
         self.data.meta["param_owner"] = owners
         self._module_facts()
+        return True
 
     def _module_facts(self):
         """Static facts about called modules: children skipped by an early return, backward hooks."""

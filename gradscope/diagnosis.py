@@ -1391,9 +1391,15 @@ class Diagnosis:
         trainable = self.trainable
         problems = []
         groups = {}
+        grad_tensors = set()
+        for e in bws:
+            grad_tensors.update(int(g) for g in (e.detail.get("grad_tensors") or {}))
         for t in d.tensors.values():
             if t.role != "param":
-                continue
+                # leaves the user made with requires_grad=True and used count too (x = torch.randn(..., requires_grad=True))
+                if not (t.is_leaf and t.requires_grad and t.tid in used and t.tid not in grad_tensors
+                        and t.tid not in self.trainable and not trainable):
+                    continue
             n = now.get(t.tid)
             if n is not None:
                 status, norm, rg = n["status"], n["norm"], n["requires_grad"]

@@ -24,6 +24,7 @@ from ._recorder import Recorder, _grad_status
 from .errors import GradscopeError, UnknownTargetError
 from .explanation import Explanation, StepSummary
 from .model import Event, TraceData
+from .naming import infer_names
 
 __all__ = ["trace", "Trace", "load"]
 
@@ -89,7 +90,8 @@ class Trace:
     def data(self) -> TraceData:
         """The recording as plain data (synced with the live recorder)."""
         if self._rec is not None:
-            self._rec.sync()
+            if self._rec.sync():
+                infer_names(self._rec.data)
             return self._rec.data
         if self._data is None:
             raise GradscopeError("this trace has not recorded anything yet: use it as `with gradscope.trace() as tr:`")
@@ -158,9 +160,10 @@ class Trace:
             return target
         if isinstance(target, str):
             names = {}
-            for t in d.tensors.values():
-                if t.name:
-                    names.setdefault(t.name, t.tid)
+            for t in d.tensors.values():  # parameters first; otherwise the latest tensor of that name
+                if t.name and (t.role == "param" or names.get(t.name) is None
+                               or d.tensors[names[t.name]].role != "param"):
+                    names[t.name] = t.tid
             if target in names:
                 return names[target]
             for n, tid in names.items():  # "model.fc1.weight" -> "fc1.weight"
@@ -203,7 +206,7 @@ class Trace:
         diag = self._diagnosis()
         now = {}
         for t in self.data.tensors.values():
-            if t.role == "param" or t.tid in diag.query_tids:
+            if t.role == "param" or t.tid in diag.query_tids or (t.is_leaf and t.requires_grad):
                 n = self._now(t.tid)
                 if n is not None:
                     now[t.tid] = n
