@@ -1193,6 +1193,7 @@ class Recorder(TorchFunctionMode):
         """Turn raw records into plain data (sites, tensor refs, names). True when anything changed."""
         ev = self.events
         if self._synced == len(ev) and self._synced_tensors == self._next_tid and not self._on:
+            self._refresh_alive()
             return False
         self._synced_tensors = self._next_tid
         tens = self.tensors
@@ -1216,12 +1217,7 @@ class Recorder(TorchFunctionMode):
                 info.name = name
                 if info.role == "tensor":
                     info.role = "buffer" if not isinstance(p, nn.Parameter) else "param"
-        for tid, r in self._refs.items():
-            t = r()
-            info = tens.get(tid)
-            if info is None:
-                continue
-            info.alive = t is not None
+        self._refresh_alive()
         self.data.meta["trainable"] = sorted(self._trainable)
         self.data.meta["internal_errors"] = list(self._errors)
         owners = {}
@@ -1261,6 +1257,13 @@ class Recorder(TorchFunctionMode):
                 self._internal(e)
         self.data.meta["skipped_children"] = skipped
         self.data.meta["module_hooks"] = hooks
+
+    def _refresh_alive(self):
+        tens = self.tensors
+        for tid, r in self._refs.items():
+            info = tens.get(tid)
+            if info is not None:
+                info.alive = r() is not None
 
     def _tref(self, r, tens):
         if isinstance(r, TensorRef):

@@ -575,9 +575,11 @@ class TraceData:
         except FileNotFoundError:
             raise TraceFileError(f"{p}: no such file; pass the path of a trace saved with tr.save().") from None
         except IsADirectoryError:
-            raise TraceFileError(f"{p} is a directory, not a trace file.") from None
+            raise TraceFileError(f"{p} is a directory, not a trace file; pass the path of a .json file written by tr.save().") from None
         except UnicodeDecodeError:
-            raise TraceFileError(f"{p} is not a gradscope trace: it is not UTF-8 JSON text.") from None
+            raise TraceFileError(
+                f"{p} is not a gradscope trace: it is not UTF-8 JSON text; pass a file written by tr.save() or "
+                "`gradscope run --save`.") from None
         try:
             d = json.loads(text)
         except json.JSONDecodeError as e:

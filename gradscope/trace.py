@@ -269,7 +269,9 @@ class Trace:
 
 def _caller_name(t, frame) -> str | None:
     """The caller's variable name for tensor ``t`` (``tr.why(x)`` -> "x")."""
-    for scope in (frame.f_locals, frame.f_globals):
+    from ._frames import locals_of
+
+    for scope in (locals_of(frame), frame.f_globals):
         for k, v in scope.items():
             if v is t and not k.startswith("_"):
                 return k
