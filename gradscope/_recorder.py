@@ -162,6 +162,19 @@ _global_users = 0
 _global_handles: list = []
 
 
+_COMPILE_HOOK_WARNING = r"Using `torch.compile\(module\)` when there are global hooks"
+
+
+class _WarningFilter:
+    """Removes the warnings filter installed with the global hooks (a 'handle' like the others)."""
+
+    def remove(self):
+        import warnings
+
+        warnings.filters[:] = [f for f in warnings.filters
+                               if not (f[0] == "ignore" and getattr(f[1], "pattern", None) == _COMPILE_HOOK_WARNING)]
+
+
 def _active():
     return getattr(_local, "stack", ())
 
@@ -174,6 +187,12 @@ def _install_globals():
             return
         from torch.nn.modules import module as M
         from torch.optim import optimizer as O
+
+        import warnings
+
+        # our global hooks make torch.compile(module) warn; tracing must not change what the user sees
+        warnings.filterwarnings("ignore", message=_COMPILE_HOOK_WARNING)
+        _global_handles.append(_WarningFilter())
 
         _global_handles.extend([
             M.register_module_forward_pre_hook(_on_module_pre),
@@ -196,36 +215,53 @@ def _remove_globals():
 
 
 def _on_module_pre(module, args):
+    if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
+        return
     for r in _active():
         if r._on:
             r._guard(r._module_pre, module, args)
 
 
 def _on_module_post(module, args, output):
+    if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
+        return
     for r in _active():
         if r._on:
             r._guard(r._module_post, module, args, output)
 
 
 def _on_module_registered(module, name, submodule):
+    if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
+        return
     for r in _active():
         if r._on:
             r._guard(r._module_registered, module, name, submodule)
 
 
 def _on_param_registered(module, name, param):
+    if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
+        return
     for r in _active():
         if r._on:
             r._guard(r._param_registered, module, name, param)
 
 
 def _on_optimizer_step(optimizer, args, kwargs):
+    if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
+        return
     for r in _active():
         if r._on:
             r._guard(r._optimizer_step, optimizer)
 
 
+def _clean(path: str) -> str:
+    """Module paths without torch.compile's wrapper ("cm._orig_mod.fc1" -> "cm.fc1")."""
+    return path.replace("._orig_mod", "").replace("_orig_mod.", "")
+
+
 def _on_optimizer_step_done(optimizer, args, kwargs):
+    if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
+        return
     for r in _active():
         r._in_opt = False
 
@@ -590,7 +626,7 @@ class Recorder(TorchFunctionMode):
         ctx = self._context(flags, grad_on)
         if ctx == "compiled" and not self._seen_compiled:
             self._seen_compiled = True
-            self._note("ops inside torch.compile'd code were recorded without user source lines")
+            self._note("ops inside torch.compile'd code were recorded without their own source lines (at the compiled function's level)")
         detail = {}
         cut = None
         outs_t = _tensors(out, []) if not isinstance(out, _T) else [out]
@@ -1110,12 +1146,12 @@ class Recorder(TorchFunctionMode):
             prefix = f"{var}." if multi else ""
             for name, m in root.named_modules():
                 if m not in self._mod_path:
-                    self._mod_path[m] = (prefix + name) if name else (var if multi else "")
+                    self._mod_path[m] = _clean((prefix + name) if name else (var if multi else ""))
             for name, p in root.named_parameters(remove_duplicate=True):
-                self._param_names[id(p)] = (weakref.ref(p), prefix + name)
+                self._param_names[id(p)] = (weakref.ref(p), _clean(prefix + name))
             for name, b in root.named_buffers():
                 try:
-                    self._param_names[id(b)] = (weakref.ref(b), prefix + name)
+                    self._param_names[id(b)] = (weakref.ref(b), _clean(prefix + name))
                 except TypeError:
                     pass
 

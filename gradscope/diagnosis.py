@@ -710,6 +710,18 @@ class Diagnosis:
                             q.append(n.nid)
                         continue
                     out = n.out_norms[j] if j < len(n.out_norms) else None
+                    if out is None and "CompiledFunction" in n.name:
+                        mods = [e for e in self.ev if e.kind == "module" and e.op and name.startswith(e.op + ".")]
+                        site = mods[0].site if mods else None
+                        return Explanation(
+                            "unknown", site, name,
+                            f"{name}.grad is None: it is connected to the loss, but the torch.compile'd region"
+                            f"{_at(site)} sent it no gradient; the cut is inside compiled code, which gradscope "
+                            f"cannot see into.",
+                            detail="Under torch.compile the forward runs as one compiled graph, so gradscope sees "
+                                   "neither its source lines nor the operation that stopped the gradient.",
+                            fix="run the same step without torch.compile (or with backend='eager') under gradscope to "
+                                "find the line.", evidence=mods[:1])
                     if out is None and n.custom_backward is None and n.nid not in seen:
                         seen.add(n.nid)  # it passed on nothing because it got nothing: look further up
                         q.append(n.nid)
