@@ -569,3 +569,38 @@ def test_max_events_caps_recording():
     assert tr.data.truncated
     assert any("max_events" in u for u in tr.data.unseen)
     assert torch.allclose(x.grad, torch.full((3,), 1.01 ** 50))
+
+
+class _CutNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(4, 8), nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x).detach())
+
+
+@pytest.mark.slow
+def test_torch_compile_module_with_global_hooks(recwarn):
+    """torch.compile(module) inlines global module hooks: gradscope's must stay out of the graph,
+    must not add torch's 'global hooks' warning, and must explain the cut honestly."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    m = _CutNet()
+    cm = torch.compile(m, backend="aot_eager")
+    x = torch.randn(3, 4)
+    plain = cm(x)
+    plain.sum().backward()
+    g_plain = m.fc2.weight.grad.clone()
+    m.zero_grad()
+    with gradscope.trace() as tr:
+        out = cm(x)
+        out.sum().backward()
+    assert torch.equal(out, plain) and torch.equal(m.fc2.weight.grad, g_plain)
+    assert m.fc1.weight.grad is None
+    assert not [w for w in recwarn if "global hooks" in str(w.message)]
+    exp = tr.why(m.fc1.weight)
+    assert exp.target == "cm.fc1.weight"
+    assert exp.cause == "unknown" and "compile" in exp.summary and "without torch.compile" in exp.fix
+    assert tr.why(m.fc2.weight).cause == "ok"
+    assert any("torch.compile" in note for note in tr.data.unseen)
