@@ -1,0 +1,481 @@
+"""The ``gradscope`` command line.
+
+Run a training script under a trace, the way ``python -m cProfile`` does::
+
+    gradscope run [--why NAME] [--out FILE] [--save T.json] [--json] [--steps N] [--quiet] train.py [args...]
+    gradscope show T.json [--why NAME] [--out FILE] [--json] [--quiet]
+    gradscope demo [--out FILE]
+    gradscope doctor
+
+Everything after the script path is the script's own ``sys.argv[1:]``; the script
+runs as ``__main__`` in the current directory with its own directory first on
+``sys.path``, and ``gradscope run`` exits with the script's exit code (1 when it
+raised). User mistakes print one ``gradscope: error: ...`` line and exit 2.
+
+>>> _split_run(["run", "--json", "train.py", "--lr", "0.1"])
+(['run', '--json', 'train.py'], ['--lr', '0.1'])
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import sys
+import traceback
+
+__all__ = ["main"]
+
+#: ``run`` options that take a value (used to find where the script path starts).
+_RUN_VALUE_OPTS = {"--why", "--out", "-o", "--save", "--steps"}
+
+
+class UsageError(Exception):
+    """A user mistake: reported as one ``gradscope: error:`` line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports mistakes as one line instead of usage + traceback."""
+
+    def error(self, message):  # noqa: D102 - argparse API
+        raise UsageError(f"{message} (see `gradscope {self.prog.split(' ', 1)[-1]} --help`)"
+                         if " " in self.prog else f"{message} (see `gradscope --help`)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="gradscope", description="Find the line that cut your gradient flow.")
+    from . import __version__
+
+    p.add_argument("--version", action="version", version=f"gradscope {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="{run,show,demo,doctor}", parser_class=_Parser)
+
+    def outputs(sp, run: bool):
+        sp.add_argument("--why", action="append", default=[], metavar="NAME",
+                        help="explain why NAME's gradient is what it is (repeatable)")
+        sp.add_argument("--out", "-o", metavar="FILE", help="write the gradient-flow diagram (.svg .png .pdf .dot ...)")
+        sp.add_argument("--json", action="store_true",
+                        help="print machine-readable explanations as JSON on stdout (the report goes to stderr)")
+        sp.add_argument("--quiet", "-q", action="store_true", help="no report; only --why, --json and errors")
+        if run:
+            sp.add_argument("--save", metavar="TRACE.json", help="save the trace for `gradscope show`")
+            sp.add_argument("--steps", type=int, metavar="N", help="stop recording after N backward calls")
+
+    r = sub.add_parser("run", help="run a Python script under a gradient trace",
+                       usage="gradscope run [options] script.py [script args ...]")
+    outputs(r, run=True)
+    r.add_argument("script", help="the script to run; everything after it is passed to the script")
+    s = sub.add_parser("show", help="re-render a trace saved with --save / tr.save()")
+    s.add_argument("trace", help="a trace file written by `gradscope run --save` or tr.save()")
+    outputs(s, run=False)
+    d = sub.add_parser("demo", help="run the built-in examples of broken gradient flow")
+    d.add_argument("--out", "-o", metavar="FILE", default="gradscope-demo.svg",
+                   help="where to write the numpy example's diagram (default: gradscope-demo.svg)")
+    sub.add_parser("doctor", help="check the installation (torch, rich, graphviz `dot`, Jupyter)")
+    return p
+
+
+def _split_run(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Split ``run [options] script args...`` into gradscope's part and the script's args.
+
+    >>> _split_run(["run", "--why", "x", "t.py", "--why", "--", "y"])
+    (['run', '--why', 'x', 't.py'], ['--why', '--', 'y'])
+    """
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            return argv[:i] + argv[i + 1:i + 2], argv[i + 2:]
+        if not a.startswith("-") or a == "-":
+            return argv[:i + 1], argv[i + 1:]
+        i += 2 if (a in _RUN_VALUE_OPTS) else 1
+    return argv, []
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``gradscope`` console script; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    script_args: list[str] = []
+    if argv and argv[0] == "run":
+        argv, script_args = _split_run(argv)
+    try:
+        try:
+            args = _parser().parse_args(argv)
+        except SystemExit as e:  # --help / --version
+            return int(e.code or 0)
+        if args.command is None:
+            _parser().print_help()
+            return 2
+        return {"run": _cmd_run, "show": _cmd_show, "demo": _cmd_demo, "doctor": _cmd_doctor}[args.command](
+            args, *([script_args] if args.command == "run" else [])
+        )
+    except UsageError as e:
+        return _error(str(e))
+    except Exception as e:
+        from .errors import GradscopeError
+        from .model import TraceFileError
+
+        if isinstance(e, (GradscopeError, TraceFileError)):
+            return _error(str(e))
+        raise
+
+
+def _error(msg: str) -> int:
+    sys.stdout.flush()
+    msg = " ".join(str(msg).split())  # one line
+    print(f"gradscope: error: {msg}", file=sys.stderr)
+    return 2
+
+
+# --------------------------------------------------------------------------- run / show
+def _console(args):
+    """Where the report and notes go: stdout, or stderr when stdout is reserved for --json."""
+    from rich.console import Console
+
+    return Console(stderr=bool(args.json))
+
+
+def _cmd_run(args, script_args: list[str]) -> int:
+    path = args.script
+    if not os.path.exists(path):
+        raise UsageError(f"can't open file {path!r}: no such file")
+    if os.path.isdir(path):
+        raise UsageError(f"{path!r} is a directory, not a Python script")
+    if args.steps is not None and args.steps < 1:
+        raise UsageError(f"--steps must be a positive number of backward calls, not {args.steps}")
+    _check_out(args.out)
+    con = _console(args)
+    try:
+        tr, code, namespace = run_script(path, script_args, steps=args.steps, stdout_to_stderr=args.json)
+    except OSError as e:  # reading the script (its own errors are handled inside)
+        raise UsageError(f"can't open file {path!r}: {e.strerror or e}") from None
+    if tr is None:  # the script did not compile
+        return code
+    if tr.failure is not None and not args.json:  # right after the script's traceback
+        print("\ngradscope: why the script failed:\n  " + str(tr.failure).replace("\n", "\n  "), file=sys.stderr)
+    return _outputs(tr, args, con, exit_code=code, namespace=namespace)
+
+
+def run_script(path: str, argv: list[str], *, stdout_to_stderr: bool = False, **trace_kwargs):
+    """Run ``path`` as ``__main__`` under :func:`gradscope.trace`.
+
+    Returns ``(trace, exit_code, namespace)``: ``namespace`` is the script's globals
+    (``trace`` is None when the script does not compile).
+
+    Mirrors ``python path argv...``: ``sys.argv`` (``argv[0]`` is ``path`` as given), an
+    absolute ``__file__``, ``sys.path[0]`` = the script's directory, a fresh ``__main__``
+    module, SystemExit codes, and an uncaught exception's traceback (stderr, exit code 1).
+    """
+    import builtins
+    import io
+    import types
+
+    import gradscope
+
+    trace_kwargs = {k: v for k, v in trace_kwargs.items() if v is not None}
+    full = os.path.abspath(path)
+    with io.open_code(full) as f:
+        source = f.read()
+    try:
+        code = compile(source, full, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as e:  # reported like Python does: no trace to show
+        traceback.print_exception(type(e), e, None, file=sys.stderr)
+        return None, 1, {}
+    main_mod = types.ModuleType("__main__")
+    main_mod.__dict__.update(__file__=full, __builtins__=builtins, __cached__=None)
+    saved = sys.argv, list(sys.path), sys.modules.get("__main__")
+    sys.argv = [path, *argv]
+    sys.path[:1] = [os.path.dirname(full)]
+    sys.modules["__main__"] = main_mod
+    tr = gradscope.trace(**trace_kwargs)
+    redirect = contextlib.redirect_stdout(sys.stderr) if stdout_to_stderr else contextlib.nullcontext()
+    exit_code = 0
+    try:
+        with redirect:
+            try:
+                with tr:
+                    try:
+                        exec(code, main_mod.__dict__)
+                    except SystemExit as e:  # a normal way to end a script, not a failed step
+                        exit_code = _exit_code(e.code)
+                    except KeyboardInterrupt as e:  # ditto: the report shows what ran so far
+                        _print_user_traceback(e, full)
+                        exit_code = 130
+            except Exception as e:  # the script's own error (the trace saw it): report it like Python does
+                _print_user_traceback(e, full)
+                exit_code = 1
+            finally:
+                sys.stdout.flush()
+    finally:
+        sys.argv, sys.path[:] = saved[0], saved[1]
+        if saved[2] is not None:
+            sys.modules["__main__"] = saved[2]
+    return tr, exit_code, main_mod.__dict__
+
+
+def _exit_code(code) -> int:
+    """What the interpreter does with ``SystemExit(code)``."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF if code >= 0 else code % 256
+    print(code, file=sys.stderr)
+    return 1
+
+
+_GS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _print_user_traceback(exc: BaseException, script: str) -> None:
+    """Print ``exc`` like the interpreter would, from the script's first frame on, without
+    gradscope's own frames and without the note the trace attached (shown separately)."""
+    tb = exc.__traceback__
+    t = tb
+    while t is not None and t.tb_frame.f_code.co_filename != script:
+        t = t.tb_next
+    notes = getattr(exc, "__notes__", None)
+    if notes:
+        exc.__notes__ = [n for n in notes if not str(n).startswith("gradscope: ")]
+    te = traceback.TracebackException(type(exc), exc, t or tb)
+    seen = set()
+    todo = [te]
+    while todo:  # drop gradscope's frames, here and in chained exceptions
+        x = todo.pop()
+        if x is None or id(x) in seen:
+            continue
+        seen.add(id(x))
+        x.stack = traceback.StackSummary.from_list([f for f in x.stack if not f.filename.startswith(_GS_DIR)])
+        todo += [x.__cause__, x.__context__]
+    sys.stdout.flush()
+    sys.stderr.write("".join(te.format()))
+    sys.stderr.flush()
+
+
+def _cmd_show(args) -> int:
+    import gradscope
+
+    if not os.path.exists(args.trace):
+        raise UsageError(f"{args.trace}: no such trace file; save one with `gradscope run --save FILE` or tr.save(FILE)")
+    _check_out(args.out)
+    tr = gradscope.load(args.trace)
+    return _outputs(tr, args, _console(args), exit_code=0)
+
+
+def _outputs(tr, args, con, *, exit_code: int, namespace=None) -> int:
+    """--save, report, --out, --why and --json for a finished trace (in that order, so an
+    unknown --why name cannot lose the saved trace or the report)."""
+    if getattr(args, "save", None):
+        try:
+            tr.save(args.save)
+        except OSError as e:
+            raise UsageError(f"cannot write the trace to {args.save}: {e.strerror or e}") from None
+        con.print(f"gradscope: trace saved to {args.save}", highlight=False, markup=False)
+    if not args.quiet:
+        tr.report(console=con)
+    if args.out:
+        render_graph(tr, args.out, con)
+    whys = [(name, why_by_name(tr, name, namespace)) for name in args.why]  # unknown -> one-line error
+    if not args.json:
+        for name, e in whys:
+            con.print(f"\n[bold]why {name}?[/]")
+            _print_explanation(con, e)
+    else:
+        doc = trace_json(tr, whys, exit_code=exit_code)
+        sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
+        sys.stdout.flush()
+    return exit_code
+
+
+def why_by_name(tr, name: str, namespace=None):
+    """``tr.why(name)``; a name the trace does not know (plain tensors have no recorded
+    name) is looked up as a variable in ``namespace`` (the script's or notebook's globals).
+
+    >>> import torch, gradscope
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> with gradscope.trace() as tr:
+    ...     (x.detach() * 2).sum()
+    tensor(4.)
+    >>> why_by_name(tr, "x", {"x": x}).target
+    'x'
+    """
+    import torch
+
+    from .errors import UnknownTargetError
+
+    try:
+        return tr.why(name)
+    except UnknownTargetError:
+        obj = (namespace or {}).get(name)
+        if not isinstance(obj, torch.Tensor):
+            raise
+    if name.isidentifier() and not name.startswith("_"):
+        # Trace.why names a tensor after its caller's variable: call it from a frame
+        # whose only local is `name`, so explanations say "x", not "t12".
+        return eval(f"_gs_tr.why({name})", {"_gs_tr": tr}, {name: obj})
+    return tr.why(obj)
+
+
+def render_graph(tr, out: str, console, **kw) -> str:
+    """Render ``tr``'s diagram to ``out`` (format from the extension) and say where it went.
+
+    Without Graphviz's ``dot`` the DOT source is written next to ``out`` (``.dot``) and the
+    message says so; returns the path actually written.
+    """
+    from .errors import DotNotFoundError
+
+    try:
+        written = tr.graph(**kw).render(out)
+    except OSError as e:
+        raise UsageError(f"cannot write the diagram to {out}: {e.strerror or e}") from None
+    except DotNotFoundError as e:
+        console.print(f"gradscope: {e}", highlight=False, markup=False)
+        return os.path.splitext(out)[0] + ".dot"
+    console.print(f"gradscope: diagram written to {written}", highlight=False, markup=False)
+    return written
+
+
+def _check_out(path: str | None) -> None:
+    """Reject an unknown diagram extension before running anything."""
+    from .graph import _RENDER_FORMATS, _SOURCE_FORMATS
+
+    if path is None:
+        return
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    if ext not in _RENDER_FORMATS + _SOURCE_FORMATS:
+        known = ", ".join("." + f for f in _RENDER_FORMATS + _SOURCE_FORMATS)
+        raise UsageError(f"--out {path}: unknown diagram format {('.' + ext) if ext else '(no extension)'}; use one of {known}")
+
+
+def _clean(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, dict):
+        return {k: _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    return v
+
+
+def trace_json(tr, whys=(), *, exit_code: int | None = None) -> dict:
+    """The ``--json`` document: verdict, parameter table, cuts, problems, failure, --why answers."""
+    s = tr.summary()
+    doc = {
+        "verdict": s.verdict,
+        "ok": bool(s.ok),
+        "exit_code": exit_code,
+        "n_backward": s.n_backward,
+        "n_optimizer_steps": s.n_optimizer_steps,
+        "truncated": bool(tr.data.truncated),
+        "params": [
+            {"name": p.name, "shape": list(p.shape), "status": p.status, "norm": p.norm,
+             "trainable": p.trainable, "cause": p.cause, "site": p.site.to_json() if p.site else None}
+            for p in s.params
+        ],
+        "cuts": [
+            {"index": e.index, "op": e.op, "cut": e.cut, "verdict": e.verdict,
+             "site": e.site.to_json() if e.site else None}
+            for e in tr.cuts()
+        ],
+        "problems": [_problem_json(e, s.params) for e in s.problems],
+        "failure": tr.failure.to_json() if tr.failure is not None else None,
+        "why": {name: e.to_json() for name, e in whys},
+    }
+    return _clean(doc)
+
+
+def _problem_json(e, params) -> dict:
+    """A problem's JSON plus ``targets``: every parameter it covers (the report merges them)."""
+    d = e.to_json()
+    key = (e.cause, e.site.short if e.site else None)
+    d["targets"] = [p.name for p in params if (p.cause, p.site.short if p.site else None) == key] or [e.target]
+    return d
+
+
+def _print_explanation(console, expl) -> None:
+    """Render an Explanation with the report module's panel (plain text if unavailable)."""
+    try:
+        from .report import ExplanationPanel
+    except ImportError:  # renderer not installed in this build
+        from rich.text import Text
+
+        console.print(Text(str(expl)))
+    else:
+        console.print(ExplanationPanel(expl))
+
+
+# --------------------------------------------------------------------------- demo
+def _cmd_demo(args) -> int:
+    from rich.console import Console
+
+    from . import demo
+
+    return demo.run_all(out=args.out, console=Console())
+
+
+# --------------------------------------------------------------------------- doctor
+def _cmd_doctor(args) -> int:
+    """Print what is installed and what is missing; exit 1 when something required is missing."""
+    import importlib
+    import platform
+    import shutil
+    import subprocess
+
+    ok = True
+    rows: list[tuple[str, str, str]] = []  # (mark, what, detail)
+
+    def version(mod: str) -> str | None:
+        try:
+            m = importlib.import_module(mod)
+        except Exception:
+            return None
+        v = getattr(m, "__version__", None)
+        if v is None:
+            try:
+                from importlib.metadata import version as dist_version
+
+                v = dist_version(mod)
+            except Exception:
+                v = "installed"
+        return str(v)
+
+    from . import __version__
+
+    rows.append(("ok", "gradscope", __version__))
+    rows.append(("ok", "python", f"{platform.python_version()} ({sys.executable})"))
+    for mod, pip, required in (("torch", "torch", True), ("rich", "rich", True), ("graphviz", "graphviz", True),
+                               ("numpy", "numpy", False)):
+        v = version(mod)
+        if v:
+            rows.append(("ok", mod, v))
+        else:
+            ok = ok and not required
+            rows.append(("MISSING" if required else "optional", mod, f"not importable; install it with `pip install {pip}`"))
+    dot = shutil.which("dot")
+    if dot:
+        try:
+            p = subprocess.run([dot, "-V"], capture_output=True, text=True, timeout=20)
+            dv = (p.stderr or p.stdout).strip().splitlines()[0] if (p.stderr or p.stdout).strip() else "unknown version"
+        except Exception as e:  # dot present but broken
+            dv = f"found but `dot -V` failed: {e}"
+            ok = False
+        rows.append(("ok", "dot (graphviz)", f"{dot}: {dv}"))
+    else:
+        ok = False
+        rows.append(("MISSING", "dot (graphviz)",
+                     "not on PATH; diagrams other than .dot need it: `apt-get install graphviz` (Debian/Ubuntu), "
+                     "`brew install graphviz` (macOS) or `conda install -c conda-forge graphviz`"))
+    ipy, ipk = version("IPython"), version("ipykernel")
+    if ipy and ipk:
+        rows.append(("ok", "jupyter", f"IPython {ipy}, ipykernel {ipk}: `%load_ext gradscope` then `%%gradscope`"))
+    else:
+        missing = " ".join(m for m, v in (("ipython", ipy), ("ipykernel", ipk)) if not v)
+        rows.append(("optional", "jupyter", f"notebook support needs `pip install {missing}`"))
+    width = max(len(w) for _, w, _ in rows)
+    for mark, what, detail in rows:
+        print(f"[{mark:^8}] {what:<{width}}  {detail}")
+    print("everything gradscope needs is installed" if ok else "gradscope: some required pieces are missing (see above)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

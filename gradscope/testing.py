@@ -1,0 +1,74 @@
+"""Test helpers: assert that every trainable parameter gets a usable gradient.
+
+>>> import torch
+>>> from torch import nn
+>>> model = nn.Linear(3, 1)
+>>> def step():
+...     model(torch.randn(4, 3)).pow(2).mean().backward()
+>>> tr = assert_gradients_flow(model, step)
+"""
+from __future__ import annotations
+
+import fnmatch
+import textwrap
+
+import gradscope
+
+__all__ = ["assert_gradients_flow"]
+
+
+def _excluded(name: str, patterns) -> bool:
+    return any(name == p or name.startswith(p + ".") or fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def assert_gradients_flow(model, step, *, exclude=(), allow_zero=False):
+    """Run ``step()`` under :func:`gradscope.trace` and check ``model``'s gradients.
+
+    ``step`` is a callable doing forward + backward (maybe an optimizer step, as long as
+    it does not clear the gradients afterwards). Every parameter of ``model`` with
+    ``requires_grad=True`` must end with a finite gradient that is not all zeros
+    (``allow_zero=True`` accepts zeros). ``exclude`` holds parameter names, module
+    prefixes (``"head"`` covers ``head.weight``) or glob patterns (``"*.bias"``).
+
+    Gradients are reset to None before ``step()`` runs, so a stale gradient from an
+    earlier step cannot hide a cut. On failure raises AssertionError naming each bad
+    parameter with gradscope's explanation (cause, line, fix); returns the Trace
+    otherwise. If ``step()`` raises, the exception propagates with gradscope's
+    diagnosis attached as a note.
+    """
+    params = [(n, p) for n, p in model.named_parameters() if p.requires_grad and not _excluded(n, exclude)]
+    for _, p in params:
+        p.grad = None
+    with gradscope.trace() as tr:  # an exception from step() leaves with the trace's diagnosis as a note
+        step()
+    bad = []
+    for name, p in params:
+        g = p.grad
+        if g is None:
+            status = "is None"
+        elif not bool(g.isfinite().all()):
+            status = "is not finite (inf/nan)"
+        elif not allow_zero and not bool(g.any()):
+            status = "is all zeros"
+        else:
+            continue
+        bad.append((name, status, _why(tr, p, name)))
+    if bad:
+        lines = [f"gradients do not flow to {len(bad)} of {len(params)} trainable parameters "
+                 f"of {type(model).__name__}:"]
+        for name, status, why in bad:
+            lines.append(f"- {name}.grad {status}")
+            if why:
+                lines.append(textwrap.indent(why, "    "))
+        raise AssertionError("\n".join(lines))
+    return tr
+
+
+def _why(tr, p, name: str) -> str:
+    try:
+        return str(tr.why(p))
+    except gradscope.GradscopeError:
+        try:
+            return str(tr.why(name))
+        except gradscope.GradscopeError as e:
+            return f"(gradscope: {e})"

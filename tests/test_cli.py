@@ -1,0 +1,285 @@
+"""The ``gradscope`` command line, run for real in subprocesses on real training scripts."""
+from __future__ import annotations
+
+import doctest
+import json
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conftest import requires_dot
+
+REPO = Path(__file__).resolve().parents[1]
+CONSOLE_SCRIPT = Path(sys.executable).with_name("gradscope")
+
+BUGGY = """\
+import os
+import sys
+
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        h = h.detach()  # BUG: cuts fc1 off from the loss
+        return self.fc2(h)
+
+
+torch.manual_seed(0)
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    opt.zero_grad()
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    loss.backward()
+    opt.step()
+print("script-argv", sys.argv)
+print("script-name", __name__)
+print("script-path0", sys.path[0])
+print("script-cwd", os.getcwd())
+code = os.environ.get("EXIT_CODE", "")
+if code:
+    sys.exit(int(code) if code.isdigit() else code)
+"""
+
+INPLACE = """\
+import torch
+from torch import nn
+
+fc = nn.Linear(4, 8)
+out = nn.Linear(8, 1)
+h = torch.sigmoid(fc(torch.randn(16, 4)))
+h.mul_(2)  # BUG: sigmoid saved h for backward
+loss = out(h).pow(2).mean()
+loss.backward()
+print("unreachable")
+"""
+
+HEALTHY = """\
+import torch
+from torch import nn
+
+model = nn.Linear(3, 1)
+model(torch.randn(5, 3)).pow(2).mean().backward()
+"""
+
+
+def line_of(src: str, needle: str) -> int:
+    """1-based line number of the first line containing ``needle``."""
+    return next(i for i, line in enumerate(src.splitlines(), 1) if needle in line)
+
+
+BUG_LINE = line_of(BUGGY, "h = h.detach()")
+
+
+def gradscope(*args, cwd, env=None, console_script=False, timeout=180):
+    """Run ``python -m gradscope ARGS`` (or the installed console script) and return the result."""
+    e = dict(os.environ, COLUMNS="200", PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore", **(env or {}))
+    e.pop("FORCE_COLOR", None)
+    cmd = [str(CONSOLE_SCRIPT)] if console_script else [sys.executable, "-m", "gradscope"]
+    return subprocess.run(cmd + [str(a) for a in args], cwd=cwd, env=e, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture
+def buggy(tmp_path):
+    d = tmp_path / "proj"
+    d.mkdir()
+    (d / "train.py").write_text(BUGGY)
+    return d / "train.py"
+
+
+def assert_one_error_line(p):
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gradscope: error:"), p.stderr
+    assert "Traceback" not in p.stderr + p.stdout
+
+
+def test_run_names_the_cut_and_behaves_like_python(buggy, tmp_path):
+    p = gradscope("run", "proj/train.py", "pos", "--lr", "3", "--", "-x", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    # the script ran as __main__ with its own argv, its directory first on sys.path, our cwd
+    assert f"script-argv ['proj/train.py', 'pos', '--lr', '3', '--', '-x']" in out
+    assert "script-name __main__" in out
+    assert f"script-path0 {buggy.parent}" in out
+    assert f"script-cwd {tmp_path}" in out
+    # the report names the cut: file:line and cause
+    assert f"train.py:{BUG_LINE}" in out
+    assert "detach" in out
+    assert "fc1.weight" in out
+
+
+def test_console_script_json(buggy, tmp_path):
+    if not CONSOLE_SCRIPT.exists():
+        pytest.skip("the gradscope console script is not installed (pip install -e .)")
+    p = gradscope("run", "--json", buggy, console_script=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)  # nothing but JSON on stdout, although the script prints
+    assert "script-argv" in p.stderr
+    assert doc["ok"] is False and doc["verdict"]
+    [problem] = doc["problems"]  # one cut starves both fc1 parameters
+    assert problem["cause"] == "detach" and problem["targets"] == ["fc1.weight", "fc1.bias"]
+    assert problem["site"]["lineno"] == BUG_LINE and problem["site"]["filename"].endswith("train.py")
+    params = {r["name"]: r for r in doc["params"]}
+    assert params["fc1.weight"]["status"] == "none" and params["fc1.weight"]["cause"] == "detach"
+    assert params["fc1.weight"]["site"]["lineno"] == BUG_LINE
+    assert params["fc2.weight"]["status"] == "received" and params["fc2.weight"]["norm"] > 0
+    assert [c["site"]["lineno"] for c in doc["cuts"]] == [BUG_LINE] * 3  # one per training step
+    assert doc["failure"] is None
+
+
+def test_json_why_and_steps(buggy, tmp_path):
+    p = gradscope("run", "--json", "--steps", "1", "--why", "fc1.bias", buggy, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["n_backward"] == 1  # recording stopped after the first backward
+    assert doc["why"]["fc1.bias"]["cause"] == "detach"
+    assert doc["why"]["fc1.bias"]["site"]["lineno"] == BUG_LINE
+
+
+@pytest.mark.parametrize("code,expected", [("3", 3), ("0", 0), ("bye", 1)])
+def test_system_exit_code_passes_through(buggy, tmp_path, code, expected):
+    p = gradscope("run", "--json", buggy, cwd=tmp_path, env={"EXIT_CODE": code})
+    assert p.returncode == expected, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["exit_code"] == expected
+    assert doc["failure"] is None  # sys.exit() ends a script; it is not a failed step
+    assert "script-argv" in p.stderr
+    if code == "bye":
+        assert "\nbye\n" in p.stderr  # like Python: the message goes to stderr
+
+
+def test_script_exception_traceback_then_diagnosis(tmp_path):
+    script = tmp_path / "inplace.py"
+    script.write_text(INPLACE)
+    p = gradscope("run", script, cwd=tmp_path)
+    assert p.returncode == 1
+    err = p.stderr
+    assert "unreachable" not in p.stdout
+    # the script's own traceback, like Python prints it, without gradscope's or runpy's frames
+    tb = err.index("Traceback (most recent call last):")
+    assert f'File "{script}", line {line_of(INPLACE, "loss.backward()")}' in err
+    assert "RuntimeError" in err and "inplace operation" in err
+    assert "runpy" not in err and "gradscope/cli.py" not in err
+    # then the diagnosis: the in-place write, with its line
+    diag = err.index("gradscope: why the script failed")
+    assert diag > tb
+    assert "inplace_saved_tensor" in err[diag:]
+    assert f"inplace.py:{line_of(INPLACE, 'h.mul_(2)')}" in err[diag:]
+
+
+def test_save_then_show_round_trip(buggy, tmp_path):
+    saved = tmp_path / "t.json"
+    p = gradscope("run", "--quiet", "--save", saved, buggy, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert saved.exists() and f"trace saved to {saved}" in p.stdout
+    s = gradscope("show", saved, "--why", "fc1.weight", cwd=tmp_path)
+    assert s.returncode == 0, s.stderr
+    assert f"train.py:{BUG_LINE}" in s.stdout and "detach" in s.stdout
+    j = gradscope("show", saved, "--json", cwd=tmp_path)
+    assert j.returncode == 0, j.stderr
+    doc = json.loads(j.stdout)
+    assert any(e["cause"] == "detach" and e["site"]["lineno"] == BUG_LINE for e in doc["problems"])
+
+
+@requires_dot
+def test_out_svg(buggy, tmp_path):
+    svg = tmp_path / "flow.svg"
+    p = gradscope("run", "--quiet", "--out", svg, buggy, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert f"diagram written to {svg}" in p.stdout + p.stderr
+    text = svg.read_text()
+    assert "<svg" in text and "fc1" in text
+
+
+def test_errors_are_one_line_subprocess(tmp_path):
+    (tmp_path / "corrupt.json").write_text('{"schema": "gradscope.trace", "version": 1, "events": [{"ind')
+    cases = [("run", tmp_path / "missing.py"), ("show", tmp_path / "corrupt.json"), ("frobnicate",)]
+    with ThreadPoolExecutor(2) as pool:  # independent processes: run them side by side
+        results = list(pool.map(lambda args: gradscope(*args, cwd=tmp_path), cases))
+    for p in results:
+        assert_one_error_line(p)
+    assert "missing.py" in results[0].stderr
+    assert "corrupt.json" in results[1].stderr and "not valid JSON" in results[1].stderr
+    assert "frobnicate" in results[2].stderr
+
+
+@pytest.mark.parametrize("case", ["unknown-why", "not-a-trace", "absent-trace", "bad-steps", "bad-out", "directory"])
+def test_errors_are_one_line_in_process(tmp_path, capsys, case):
+    from gradscope.cli import main
+
+    (tmp_path / "healthy.py").write_text(HEALTHY)
+    (tmp_path / "other.json").write_text('{"hello": 1}')
+    args, needle = {
+        "unknown-why": (["run", "--why", "no_such_tensor", tmp_path / "healthy.py"], "no_such_tensor"),
+        "not-a-trace": (["show", tmp_path / "other.json"], "not a gradscope trace"),
+        "absent-trace": (["show", tmp_path / "absent.json"], "absent.json"),
+        "bad-steps": (["run", "--steps", "zero", tmp_path / "healthy.py"], "--steps"),
+        "bad-out": (["run", "--out", "diagram.bmp", tmp_path / "healthy.py"], ".bmp"),
+        "directory": (["run", tmp_path], "directory"),
+    }[case]
+    assert main([str(a) for a in args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()  # the report (if any) is on stdout
+    assert len(err) == 1 and err[0].startswith("gradscope: error:") and needle in err[0], err
+
+
+def test_doctor(tmp_path):
+    p = gradscope("doctor", cwd=tmp_path)
+    assert "dot" in p.stdout and "torch" in p.stdout
+    if shutil.which("dot"):
+        assert p.returncode == 0, p.stdout
+        assert shutil.which("dot") in p.stdout and "graphviz version" in p.stdout
+
+
+def test_demo(tmp_path):
+    p = gradscope("demo", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout + p.stderr
+    assert "detach" in out and "numpy" in out
+    assert "benign" in out  # loss.item() for logging
+    assert "inplace_saved_tensor" in out
+    written = tmp_path / "gradscope-demo.svg"
+    if shutil.which("dot"):
+        assert written.exists() and "gradscope-demo.svg" in out
+    else:
+        assert (tmp_path / "gradscope-demo.dot").exists() and "gradscope-demo.dot" in out
+
+
+def test_doctests():
+    import gradscope.cli
+
+    assert doctest.testmod(gradscope.cli).failed == 0
+
+
+def test_demo_without_dot(tmp_path):
+    """Without Graphviz the demo still succeeds: it says so and writes the .dot source."""
+    p = gradscope("demo", "--out", "flow.svg", cwd=tmp_path, env={"PATH": str(tmp_path / "empty")})
+    assert p.returncode == 0, p.stderr
+    out = " ".join((p.stdout + p.stderr).split())  # undo rich's line wrapping
+    assert "Graphviz's `dot` program is not installed" in out and "flow.dot" in out
+    assert (tmp_path / "flow.dot").read_text().startswith("digraph")
+    assert not (tmp_path / "flow.svg").exists()
+
+
+def test_no_command_and_help(tmp_path, capsys):
+    from gradscope.cli import main
+
+    assert main([]) == 2 and "usage: gradscope" in capsys.readouterr().out
+    assert main(["run", "--help"]) == 0 and "script.py [script args ...]" in capsys.readouterr().out
+    assert main(["run"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("gradscope: error:") and "script" in err[0]
