@@ -1,0 +1,687 @@
+"""Focused tests of the diagnosis rules: one real torch program per cause.
+
+Every expected site is computed from a marker comment (``# L:<tag>``) in this file, never
+hard-coded. For each cause the test checks the Explanation's cause, its site (the marked
+line, or the marked line in ``site.stack``), that the summary names the tensor and the line,
+and that the fix is non-empty and on topic. Then: ``tr.failure`` for the five common
+backward errors (with the PEP 678 note on the raised exception), ``tr.cuts()`` verdicts,
+``tr.check()``, and ``why()`` by name / unknown targets.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+import gradscope
+from gradscope import UnknownTargetError
+
+THIS = os.path.realpath(__file__)
+BASENAME = os.path.basename(THIS)
+_SRC = Path(THIS).read_text(encoding="utf-8").splitlines()
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+
+def line(tag: str) -> int:
+    """The line number of the (single) line of this file that ends with ``# L:<tag>``."""
+    hits = [i for i, text in enumerate(_SRC, 1) if text.rstrip().endswith(f"# L:{tag}")]
+    assert len(hits) == 1, f"marker L:{tag} found on lines {hits}"
+    return hits[0]
+
+
+def _same(a, b) -> bool:
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def site_hits(site, tag: str) -> bool:
+    """True when ``site`` is the marked line, or the marked line is one of its stack frames."""
+    if site is None:
+        return False
+    want = line(tag)
+    if _same(site.filename, THIS) and site.lineno == want:
+        return True
+    return any(_same(f.filename, THIS) and f.lineno == want for f in (site.stack or ()))
+
+
+def assert_explains(exp, cause: str, target: str, tag: str | None, fix_words, *, line_in_summary=True):
+    """The common contract of an Explanation for a problem."""
+    assert exp is not None, "no explanation"
+    assert exp.cause == cause, f"cause {exp.cause!r} != {cause!r}\n{exp}"
+    if tag is not None:
+        assert site_hits(exp.site, tag), f"site {exp.site!r} is not line {line(tag)} (L:{tag})\n{exp}"
+    assert target in exp.summary, f"summary does not name {target!r}: {exp.summary!r}"
+    if tag is not None and line_in_summary:
+        lines = {exp.site.lineno} | {f.lineno for f in exp.site.stack if _same(f.filename, THIS)}
+        assert any(f"{BASENAME}:{n}" in exp.summary for n in lines), \
+            f"summary does not name the line {BASENAME}:{line(tag)}: {exp.summary!r}"
+    assert exp.fix and exp.fix.strip(), "empty fix"
+    words = [fix_words] if isinstance(fix_words, str) else list(fix_words)
+    low = exp.fix.lower()
+    assert any(w.lower() in low for w in words), f"fix {exp.fix!r} mentions none of {words}"
+    text = str(exp)
+    assert cause in text
+
+
+# =============================================================================================
+# one focused test per cause
+# =============================================================================================
+
+
+def test_detach():
+    with gradscope.trace() as tr:
+        x = torch.randn(4, 3, requires_grad=True)
+        w = torch.randn(3, requires_grad=True)
+        y = x * 2
+        z = y.detach() * w  # L:detach
+        z.sum().backward()
+    assert x.grad is None
+    assert_explains(tr.why(x), "detach", "x", "detach", "detach")
+    assert tr.why(w).cause == "ok"
+
+
+def test_data_attr():
+    class ScaledNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(5, 5)
+            self.scale = nn.Parameter(torch.ones(5))
+
+        def forward(self, x):
+            h = self.fc(x)
+            return h / h.norm(dim=-1, keepdim=True) * self.scale.data  # L:data_attr
+
+    model = ScaledNorm()
+    with gradscope.trace() as tr:
+        loss = model(torch.randn(6, 5)).pow(2).mean()
+        loss.backward()
+    assert model.scale.grad is None
+    assert_explains(tr.why(model.scale), "data_attr", "scale", "data_attr", ".data")
+
+
+def test_numpy_roundtrip():
+    lin = nn.Linear(4, 4)
+    bias = nn.Parameter(torch.zeros(4))
+    with gradscope.trace() as tr:
+        h = lin(torch.randn(8, 4))
+        arr = np.tanh(h.detach().numpy())  # L:numpy
+        loss = (torch.from_numpy(arr) + bias).pow(2).mean()
+        loss.backward()
+    assert lin.weight.grad is None
+    assert_explains(tr.why(lin.weight), "numpy_roundtrip", "weight", "numpy", ("torch", "numpy"))
+
+
+def test_item_roundtrip():
+    head = nn.Linear(3, 2)
+    with gradscope.trace() as tr:
+        log_t = torch.zeros(1, requires_grad=True)
+        t = log_t.exp().item()  # L:item
+        loss = F.cross_entropy(head(torch.randn(5, 3)) / t, torch.tensor([0, 1, 0, 1, 1]))
+        loss.backward()
+    assert log_t.grad is None
+    assert_explains(tr.why(log_t), "item_roundtrip", "log_t", "item", "item")
+
+
+def test_tolist_roundtrip():
+    box_head = nn.Linear(4, 4)
+    cls_head = nn.Linear(4, 2)
+    with gradscope.trace() as tr:
+        feats = torch.randn(3, 4)
+        boxes = box_head(feats)
+        rows = boxes.tolist()  # L:tolist
+        clipped = torch.tensor([[min(max(v, 0.0), 1.0) for v in r] for r in rows])
+        loss = (clipped.sum() + cls_head(feats).pow(2).sum()) / 10
+        loss.backward()
+    assert box_head.weight.grad is None
+    assert_explains(tr.why(box_head.weight), "tolist_roundtrip", "weight", "tolist", "tensor")
+
+
+def test_tensor_rewrap():
+    trunk = nn.Linear(4, 4)
+    with gradscope.trace() as tr:
+        task_w = torch.ones(2, requires_grad=True)
+        h = trunk(torch.randn(5, 4))
+        losses = torch.tensor([h.pow(2).mean(), h.abs().mean()])  # L:rewrap
+        loss = (task_w * losses).sum()
+        loss.backward()
+    assert trunk.weight.grad is None
+    assert_explains(tr.why(trunk.weight), "tensor_rewrap", "weight", "rewrap", ("stack", "cat"))
+
+
+def test_no_grad_block():
+    enc = nn.Linear(6, 4)
+    head = nn.Linear(4, 2)
+    with gradscope.trace() as tr:
+        x = torch.randn(7, 6)
+        with torch.no_grad():
+            feats = enc(x)  # L:no_grad
+        loss = F.cross_entropy(head(feats), torch.zeros(7, dtype=torch.long))
+        loss.backward()
+    assert enc.weight.grad is None
+    assert_explains(tr.why(enc.weight), "no_grad_block", "weight", "no_grad", "no_grad")
+
+
+def test_inference_mode():
+    backbone = nn.Linear(6, 4)
+    head = nn.Linear(4, 2)
+    with gradscope.trace() as tr:
+        x = torch.randn(7, 6)
+        with torch.inference_mode():
+            feats = backbone(x)  # L:inference
+        loss = head(feats.clone()).pow(2).mean()
+        loss.backward()
+    assert backbone.weight.grad is None
+    assert_explains(tr.why(backbone.weight), "inference_mode", "weight", "inference", "inference_mode")
+
+
+def test_nondifferentiable_op():
+    router = nn.Linear(4, 3)
+    experts = nn.Linear(4, 3)
+    with gradscope.trace() as tr:
+        x = torch.randn(6, 4)
+        choice = router(x).argmax(dim=-1)  # L:argmax
+        out = experts(x).gather(1, choice[:, None])
+        loss = out.pow(2).mean()
+        loss.backward()
+    assert router.weight.grad is None
+    assert_explains(tr.why(router.weight), "nondifferentiable_op", "weight", "argmax",
+                    ("softmax", "straight-through", "relaxation"))
+
+
+def test_nondifferentiable_op_round_gives_zero_grad():
+    q = nn.Linear(4, 4)
+    with gradscope.trace() as tr:
+        x = torch.randn(5, 4)
+        y = torch.round(q(x) * 4) / 4  # L:round
+        loss = (y - x).pow(2).mean()
+        loss.backward()
+    assert q.weight.grad is not None and not q.weight.grad.any()
+    exp = tr.why(q.weight)
+    assert_explains(exp, "nondifferentiable_op", "weight", "round", "straight-through")
+    assert exp.status == "zero"
+
+
+def test_integer_cast():
+    count_head = nn.Linear(4, 1)
+    other = nn.Linear(4, 1)
+    with gradscope.trace() as tr:
+        x = torch.randn(6, 4)
+        count = count_head(x).long()  # L:int_cast
+        loss = (count.float() - 3.0).pow(2).mean() + other(x).pow(2).mean()
+        loss.backward()
+    assert count_head.weight.grad is None
+    assert_explains(tr.why(count_head.weight), "integer_cast", "weight", "int_cast", ("float", "straight-through"))
+
+
+def test_requires_grad_false():
+    with gradscope.trace() as tr:
+        X = torch.randn(10, 3)
+        y = torch.randn(10, 1)
+        w = torch.zeros(3, 1)  # L:requires_grad_false
+        b = torch.zeros(1, requires_grad=True)
+        loss = ((X @ w + b - y) ** 2).mean()
+        loss.backward()
+    assert w.grad is None
+    assert_explains(tr.why(w), "requires_grad_false", "w", "requires_grad_false", "requires_grad")
+
+
+def test_frozen_param():
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    with gradscope.trace() as tr:
+        for p in model[0].parameters():
+            p.requires_grad_(False)  # L:frozen
+        loss = model(torch.randn(3, 4)).pow(2).mean()
+        loss.backward()
+    assert model[0].weight.grad is None
+    assert_explains(tr.why(model[0].weight), "frozen_param", "0.weight", "frozen", "requires_grad")
+
+
+def test_non_leaf_no_retain_grad():
+    lin = nn.Linear(4, 4)
+    with gradscope.trace() as tr:
+        x = torch.randn(3, 4)
+        hidden = lin(x)  # L:non_leaf
+        loss = torch.tanh(hidden).sum()
+        loss.backward()
+    assert_explains(tr.why(hidden), "non_leaf_no_retain_grad", "hidden", "non_leaf", "retain_grad")
+
+
+def test_leaf_replaced_by_to():
+    net = nn.Linear(4, 1).double()
+    with gradscope.trace() as tr:
+        img = torch.rand(2, 4, requires_grad=True)
+        img = img.double()  # L:leaf_to
+        net(img).sum().backward()
+    assert img.grad is None
+    assert_explains(tr.why(img), "leaf_replaced_by_to", "img", "leaf_to", ("dtype", "leaf"))
+
+
+def test_param_recreated():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(6, 8)
+            self.head = nn.Linear(8, 10)
+
+        def forward(self, x):
+            return self.head(torch.relu(self.body(x)))
+
+    with gradscope.trace() as tr:
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model.head = nn.Linear(8, 5)  # L:recreated
+        loss = F.cross_entropy(model(torch.randn(4, 6)), torch.tensor([0, 1, 2, 3]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    stale = opt.param_groups[0]["params"][-2]
+    assert stale.grad is None
+    assert_explains(tr.why(stale), "param_recreated", "head", "recreated", "optimizer")
+
+
+def test_unused_parameter_discarded_output():
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.bn2 = nn.BatchNorm1d(4)
+
+        def forward(self, x):
+            out = self.fc(x)
+            self.bn2(out)  # L:unused
+            return torch.relu(out)
+
+    block = Block()
+    with gradscope.trace() as tr:
+        block(torch.randn(6, 4)).sum().backward()
+    assert block.bn2.weight.grad is None
+    assert_explains(tr.why(block.bn2.weight), "unused_parameter", "bn2.weight", "unused", ("assign", "forward", "unused"))
+
+
+def test_autograd_grad_not_backward():
+    model = nn.Linear(3, 1)
+    with gradscope.trace() as tr:
+        loss = model(torch.randn(5, 3)).pow(2).mean()
+        grads = torch.autograd.grad(loss, list(model.parameters()))  # L:autograd_grad
+    assert model.weight.grad is None and grads[0] is not None
+    assert_explains(tr.why(model.weight), "autograd_grad_not_backward", "weight", "autograd_grad", "backward")
+
+
+def test_set_to_none_timing():
+    model = nn.Linear(3, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        loss = model(torch.randn(4, 3)).pow(2).mean()
+        loss.backward()
+        opt.zero_grad()  # L:zero_grad
+        opt.step()
+    assert model.weight.grad is None
+    assert_explains(tr.why(model.weight), "set_to_none_timing", "weight", "zero_grad", "zero_grad")
+
+
+def test_no_backward():
+    model = nn.Linear(3, 2)
+    with gradscope.trace() as tr:
+        loss = model(torch.randn(4, 3)).pow(2).mean()
+    exp = tr.why(model.weight)
+    assert_explains(exp, "no_backward", "weight", None, "backward")
+    assert exp.site is None
+
+
+def test_reentrant_checkpoint():
+    stem = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+    head = nn.Linear(8, 2)
+    with gradscope.trace() as tr:
+        x = torch.randn(5, 4)
+        h = checkpoint(stem, x, use_reentrant=True)  # L:checkpoint
+        loss = head(h).pow(2).mean()
+        loss.backward()
+    assert stem[0].weight.grad is None
+    assert_explains(tr.why(stem[0].weight), "reentrant_checkpoint", "weight", "checkpoint", "use_reentrant=False")
+
+
+class _ScaledAct(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.save_for_backward(x, alpha)
+        return torch.tanh(x) * alpha
+
+    @staticmethod
+    def backward(ctx, g):
+        x, alpha = ctx.saved_tensors
+        return g * alpha * (1 - torch.tanh(x) ** 2), None  # L:custom_fn
+
+
+def test_custom_function():
+    lin = nn.Linear(4, 4)
+    with gradscope.trace() as tr:
+        alpha = torch.ones(4, requires_grad=True)
+        out = _ScaledAct.apply(lin(torch.randn(3, 4)), alpha)
+        out.sum().backward()
+    assert alpha.grad is None and lin.weight.grad is not None
+    assert_explains(tr.why(alpha), "custom_function", "alpha", "custom_fn", ("return", "backward"))
+
+
+def test_hook_modified():
+    model = nn.Linear(4, 2)
+
+    def clip_hook(grad):
+        return grad.clamp(-0.0, 0.0)  # L:hook
+
+    with gradscope.trace() as tr:
+        model.weight.register_hook(clip_hook)
+        model(torch.randn(3, 4)).pow(2).sum().backward()
+    assert model.weight.grad is not None and not model.weight.grad.any()
+    assert_explains(tr.why(model.weight), "hook_modified", "weight", "hook", "hook")
+
+
+def test_zero_gradient_dead_relu():
+    fc1 = nn.Linear(4, 8)
+    fc2 = nn.Linear(8, 1)
+    with torch.no_grad():
+        fc1.bias.fill_(-100.0)
+    with gradscope.trace() as tr:
+        x = torch.randn(6, 4)
+        h = torch.relu(fc1(x))  # L:dead_relu
+        loss = (fc2(h) - 1.0).pow(2).mean()
+        loss.backward()
+    assert fc1.weight.grad is not None and not fc1.weight.grad.any()
+    exp = tr.why(fc1.weight)
+    assert_explains(exp, "zero_gradient", "weight", "dead_relu", ("relu", "init", "bias"))
+    assert exp.status == "zero"
+
+
+def test_nonfinite_gradient():
+    enc = nn.Linear(3, 3)
+    with gradscope.trace() as tr:
+        a = enc(torch.ones(2, 3))
+        dist = (a - a.detach()).pow(2).sum(-1).sqrt()  # L:sqrt0
+        dist.sum().backward()
+    assert not torch.isfinite(enc.weight.grad).all()
+    exp = tr.why(enc.weight)
+    assert_explains(exp, "nonfinite_gradient", "weight", "sqrt0", ("epsilon", "clamp", "stable"))
+
+
+def test_ok():
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    with gradscope.trace() as tr:
+        loss = model(torch.randn(5, 4)).pow(2).mean()  # L:ok_loss
+        loss.backward()
+    exp = tr.why(model[0].weight)
+    assert exp.ok and exp.cause == "ok" and exp.status == "received"
+    assert "0.weight" in exp.summary
+    assert site_hits(exp.site, "ok_loss")
+    assert exp.fix
+
+
+def test_unknown_error_points_at_raising_line():
+    lin = nn.Linear(3, 2)
+    with pytest.raises(RuntimeError):
+        with gradscope.trace() as tr:
+            lin(torch.randn(4, 3, dtype=torch.float64))  # L:dtype_err
+    exp = tr.failure
+    assert exp.cause == "unknown"
+    assert site_hits(exp.site, "dtype_err")
+    assert exp.fix
+
+
+def test_every_cause_has_a_focused_test():
+    """Adding a cause to gradscope.CAUSES needs a test here (its name quoted in this file)."""
+    src = "\n".join(_SRC)
+    missing = [c for c in gradscope.CAUSES if f'"{c}"' not in src]
+    assert not missing, f"causes without a focused test in {BASENAME}: {missing}"
+
+
+# =============================================================================================
+# tr.failure for the five common backward errors, with the PEP 678 note
+# =============================================================================================
+
+
+def _note(exc) -> str:
+    notes = getattr(exc, "__notes__", None) or []
+    hits = [n for n in notes if n.startswith("gradscope:")]
+    assert hits, f"no gradscope note on the exception (notes: {notes})"
+    return hits[0]
+
+
+def test_failure_does_not_require_grad():
+    model = nn.Linear(4, 3)
+    with pytest.raises(RuntimeError, match="does not require grad") as ei:
+        with gradscope.trace() as tr:
+            logits = model(torch.randn(5, 4)).detach()  # L:f_detach
+            loss = F.cross_entropy(logits, torch.tensor([0, 1, 2, 0, 1]))
+            loss.backward()
+    exp = tr.failure
+    assert_explains(exp, "detach", "loss", "f_detach", "detach")
+    assert exp.status == "error"
+    note = _note(ei.value)
+    assert "detach" in note and f"{BASENAME}:{line('f_detach')}" in note
+
+
+def test_failure_inplace_saved_tensor():
+    lin = nn.Linear(4, 4)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation") as ei:
+        with gradscope.trace() as tr:
+            s = torch.sigmoid(lin(torch.randn(3, 4)))
+            s += 1.0  # L:f_inplace
+            s.sum().backward()
+    exp = tr.failure
+    assert_explains(exp, "inplace_saved_tensor", "s", "f_inplace", "out-of-place")
+    note = _note(ei.value)
+    assert "inplace_saved_tensor" in note and f"{BASENAME}:{line('f_inplace')}" in note
+
+
+def test_failure_inference_tensors_cannot_be_saved():
+    lin = nn.Linear(3, 2)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward") as ei:
+        with gradscope.trace() as tr:
+            with torch.inference_mode():
+                feats = torch.randn(4, 3) * 2  # L:f_inference
+            out = lin(feats)
+            out.sum().backward()
+    exp = tr.failure
+    assert exp.cause == "inference_mode"
+    assert site_hits(exp.site, "f_inference"), exp
+    assert f"{BASENAME}:{line('f_inference')}" in exp.summary
+    assert "inference_mode" in exp.fix
+    note = _note(ei.value)
+    assert "inference_mode" in note
+
+
+def test_failure_backward_twice():
+    rnn = nn.RNN(2, 4, batch_first=True)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time") as ei:
+        with gradscope.trace() as tr:
+            h = torch.zeros(1, 1, 4)
+            for _ in range(2):
+                out, h = rnn(torch.randn(1, 3, 2), h)
+                out.pow(2).mean().backward()  # L:f_twice
+    exp = tr.failure
+    assert exp.cause == "backward_twice"
+    assert exp.site is not None and _same(exp.site.filename, THIS)
+    assert f"{BASENAME}:" in exp.summary
+    assert "retain_graph" in exp.fix or "detach" in exp.fix
+    note = _note(ei.value)
+    assert "backward_twice" in note
+
+
+def test_failure_numpy_on_requires_grad():
+    model = nn.Linear(3, 1)
+
+    def pearson(pred, target):
+        p = pred.squeeze(-1).numpy()  # L:f_numpy
+        return float(np.corrcoef(p, target.numpy())[0, 1])
+
+    with pytest.raises(RuntimeError, match="Can't call numpy") as ei:
+        with gradscope.trace() as tr:
+            pred = model(torch.randn(6, 3))
+            pearson(pred, torch.randn(6))
+    exp = tr.failure
+    assert_explains(exp, "numpy_roundtrip", "pred", "f_numpy", "detach")
+    note = _note(ei.value)
+    assert "numpy_roundtrip" in note and f"{BASENAME}:{line('f_numpy')}" in note
+
+
+# =============================================================================================
+# cuts(): benign vs harmful
+# =============================================================================================
+
+
+def _cuts_at(tr, tag):
+    want = line(tag)
+    return [e for e in tr.cuts() if e.site is not None and _same(e.site.filename, THIS) and e.site.lineno == want]
+
+
+def test_cuts_item_logging_is_benign():
+    model = nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    log = []
+    with gradscope.trace() as tr:
+        loss = F.cross_entropy(model(torch.randn(5, 4)), torch.tensor([0, 1, 0, 1, 0]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        log.append(loss.item())  # L:c_item
+    cuts = _cuts_at(tr, "c_item")
+    assert cuts and all(e.verdict == "benign" for e in cuts), [(e.op, e.verdict) for e in cuts]
+    assert not tr.cuts(harmful=True)
+
+
+def test_cuts_gan_detach_fake_in_d_step_is_benign():
+    G = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 4))
+    D = nn.Sequential(nn.Linear(4, 8), nn.LeakyReLU(0.2), nn.Linear(8, 1))
+    opt_g = torch.optim.Adam(G.parameters(), lr=1e-3)
+    opt_d = torch.optim.Adam(D.parameters(), lr=1e-3)
+    bce = nn.BCEWithLogitsLoss()
+    with gradscope.trace() as tr:
+        real = torch.randn(6, 4)
+        fake = G(torch.randn(6, 2))
+        d_loss = bce(D(real), torch.ones(6, 1)) + bce(D(fake.detach()), torch.zeros(6, 1))  # L:c_gan
+        opt_d.zero_grad()
+        d_loss.backward()
+        opt_d.step()
+        g_loss = bce(D(fake), torch.ones(6, 1))
+        opt_g.zero_grad()
+        g_loss.backward()
+        opt_g.step()
+    cuts = [e for e in _cuts_at(tr, "c_gan") if e.cut == "detach"]
+    assert cuts and all(e.verdict == "benign" for e in cuts)
+    assert tr.why(G[0].weight).cause == "ok"
+
+
+def test_cuts_dqn_target_under_no_grad_is_benign():
+    online = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+    target = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+    target.load_state_dict(online.state_dict())
+    with gradscope.trace() as tr:
+        s, s2 = torch.randn(8, 4), torch.randn(8, 4)
+        a, r = torch.randint(0, 2, (8,)), torch.randn(8)
+        with torch.no_grad():
+            y = r + 0.99 * target(s2).max(dim=1).values  # L:c_dqn
+        q = online(s).gather(1, a[:, None]).squeeze(1)
+        F.smooth_l1_loss(q, y).backward()
+    assert online[0].weight.grad is not None
+    cuts = tr.cuts()
+    assert all(e.verdict == "benign" for e in cuts), [(e.op, e.site, e.verdict) for e in cuts]
+    assert not tr.cuts(harmful=True)
+
+
+def test_cuts_harmful_detach():
+    enc = nn.Linear(4, 4)
+    head = nn.Linear(4, 2)
+    with gradscope.trace() as tr:
+        feats = enc(torch.randn(5, 4)).detach()  # L:c_harm
+        head(feats).pow(2).mean().backward()
+    cuts = _cuts_at(tr, "c_harm")
+    assert cuts and cuts[0].verdict == "harmful"
+    harmful = tr.cuts(harmful=True)
+    assert any(e.cut == "detach" for e in harmful)
+
+
+# =============================================================================================
+# check(), why() by name, unknown targets
+# =============================================================================================
+
+
+class MLP(nn.Module):
+    def __init__(self, detach=False):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(8, 2)
+        self.detach = detach
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        if self.detach:
+            h = h.detach()  # L:mlp_detach
+        return self.fc2(h)
+
+
+def _step(model):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss = F.cross_entropy(model(torch.randn(6, 4)), torch.tensor([0, 1, 1, 0, 1, 0]))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+def test_check_passes_on_healthy_step():
+    model = MLP()
+    with gradscope.trace() as tr:
+        _step(model)
+    tr.check()  # must not raise
+    assert tr.summary().ok
+
+
+def test_check_raises_on_buggy_step():
+    model = MLP(detach=True)
+    with gradscope.trace() as tr:
+        _step(model)
+    with pytest.raises(AssertionError) as ei:
+        tr.check()
+    msg = str(ei.value)
+    assert "detach" in msg
+    assert f"{BASENAME}:{line('mlp_detach')}" in msg
+    assert "fc1.weight" in msg
+
+
+def test_why_by_name():
+    model = MLP()
+    with gradscope.trace() as tr:
+        _step(model)
+    exp = tr.why("fc1.weight")
+    assert exp.cause == "ok"
+    assert "fc1.weight" in exp.summary
+    assert tr.why("model.fc1.weight").target == exp.target
+
+
+def test_why_unknown_name_lists_close_names():
+    model = MLP()
+    with gradscope.trace() as tr:
+        _step(model)
+    with pytest.raises(UnknownTargetError) as ei:
+        tr.why("fc1.wieght")
+    assert "fc1.weight" in str(ei.value)
+    assert isinstance(ei.value, LookupError)
+
+
+def test_why_unseen_tensor_raises_clear_error():
+    model = MLP()
+    with gradscope.trace() as tr:
+        _step(model)
+    stranger = torch.randn(7, 3, requires_grad=True)
+    with pytest.raises(UnknownTargetError) as ei:
+        tr.why(stranger)
+    msg = str(ei.value)
+    assert re.search(r"never seen", msg)
+    assert "[7, 3]" in msg
