@@ -51,7 +51,8 @@ _REWRAP = {torch.tensor, torch.as_tensor, _T.new_tensor, torch.asarray}
 _BACKWARD = {_T.backward: "Tensor.backward", torch.autograd.backward: "torch.autograd.backward",
              torch.autograd.grad: "torch.autograd.grad"}
 _REQ = {_T.requires_grad_, _T.requires_grad.__set__}
-_ZERO_GRAD_OPS = {torch.round, _T.round, torch.sign, _T.sign, torch.floor, _T.floor, torch.ceil, _T.ceil,
+_ZERO_GRAD_OPS = {torch.bernoulli, _T.bernoulli, torch.poisson, torch.heaviside, _T.heaviside,
+                  torch.round, _T.round, torch.sign, _T.sign, torch.floor, _T.floor, torch.ceil, _T.ceil,
                   torch.trunc, _T.trunc, torch.fix, _T.fix, _T.__floordiv__, torch.floor_divide, _T.round_,
                   torch.sgn, _T.sgn, _T.__rfloordiv__}
 _CAST_NAMES = {"to", "long", "int", "short", "char", "byte", "bool", "type", "type_as", "view", "int_repr"}
@@ -853,10 +854,13 @@ class Recorder(TorchFunctionMode):
                 raw, flags = _frames.walk(sys._getframe(), self._entry)
                 ctx = self._context(flags, prev)
                 enabled = bool(args[0]) if args else bool(kwargs.get("mode", True))
+                detail = {"enabled": enabled, "prev": prev}
+                lib = _frames.library_caller(sys._getframe())
+                if lib:
+                    detail["lib_fn"] = lib  # entered inside a library function (e.g. Normal.sample)
                 idx = len(self.events)
                 self.events.append(Event(idx, "grad_mode", "torch.set_grad_enabled", raw, (), (), prev,
-                                         torch.is_inference_mode_enabled(), self._module(), ctx, None,
-                                         {"enabled": enabled, "prev": prev}))
+                                         torch.is_inference_mode_enabled(), self._module(), ctx, None, detail))
         except Exception as e:
             self._internal(e)
         return out

@@ -38,7 +38,8 @@ CUT_CAUSE = {
 }
 _ESCAPES = ("numpy", "item", "tolist")
 _TO_OPS = {"to", "double", "float", "half", "bfloat16", "type", "cuda", "cpu", "type_as"}
-_ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_divide", "__floordiv__", "round_"}
+_ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_divide", "__floordiv__", "round_",
+             "bernoulli", "bernoulli_", "poisson", "heaviside"}
 _NOT_FORWARD = ("optimizer", "init", "clip", "backward")
 _NOT_FLOW = ("backward", "grad_set", "requires_grad", "hook", "optimizer_step")
 _BACKWARD_CALL = re.compile(r"([\w\.\[\]\(\)]+?)\.backward\(|autograd\.(?:backward|grad)\(\s*([\w\.]+)")
@@ -269,6 +270,10 @@ class Diagnosis:
                         and x.site.filename == e.site.filename:
                     return "tensor_rewrap", x
                 frontier.update(x.output_ids())
+        if cause == "no_grad_block":
+            g = self._governing_grad_mode(e)
+            if g is not None and g.detail.get("lib_fn"):
+                return "nondifferentiable_op", site_e
         if cause is None:
             if not e.grad_enabled:
                 cause = "no_grad_block"
@@ -277,6 +282,15 @@ class Diagnosis:
             else:
                 cause = "nondifferentiable_op"
         return cause, site_e
+
+    def _governing_grad_mode(self, e: Event):
+        for j in range(e.index - 1, max(-1, e.index - 5000), -1):
+            g = self.ev[j]
+            if g.kind == "grad_mode" and g.detail.get("enabled") is False:
+                return g
+            if g.kind == "grad_mode" and g.detail.get("enabled") is True:
+                return None
+        return None
 
     def _region_site(self, e: Event) -> Site | None:
         """For a cut inside a no_grad region: the frame at the level of the `with` line."""
@@ -479,7 +493,11 @@ class Diagnosis:
                 op = _opname(e)
                 is_nd = e.cut == "zero_grad_op" or op in _ZERO_OPS
                 cause = "nondifferentiable_op" if is_nd else "zero_gradient"
-                if is_nd:
+                if is_nd and op.startswith(("bernoulli", "poisson")):
+                    why = f"{op}() draws a random sample; PyTorch defines its gradient as zero"
+                    fix = ("use a relaxed sample (torch.distributions.RelaxedBernoulli(...).rsample(), gumbel-sigmoid) "
+                           "or a straight-through estimator `p + (torch.bernoulli(p) - p).detach()`.")
+                elif is_nd:
                     why = f"{op}() has a zero derivative almost everywhere"
                     fix = ("use a straight-through estimator: `w + (torch.round(w) - w).detach()` keeps the rounded "
                            "value in the forward and passes the gradient through unchanged.")
@@ -848,7 +866,8 @@ class Diagnosis:
                                "Tensors created under inference_mode have no history; .clone() afterwards makes a "
                                "normal tensor but cannot restore it.",
                                "run this part of the forward outside torch.inference_mode() during training."),
-            "nondifferentiable_op": (f"{what} went through {_opname(e)}(){_at(site)}{_code(site)}",
+            "nondifferentiable_op": self._lib_nograd_text(e, what, site) or (
+                                     f"{what} went through {_opname(e)}(){_at(site)}{_code(site)}",
                                      f"{_opname(e)}() has no gradient (its result is integer/boolean or piecewise "
                                      f"constant), so nothing flows back through it.",
                                      "use a differentiable relaxation: softmax/gumbel-softmax instead of argmax, a "
@@ -879,6 +898,20 @@ class Diagnosis:
             steps.append(PathStep(root))
         ev = [e] + ([se] if se is not e else [])
         return Explanation(cause, site, name, summary, detail=why, fix=fix, path=steps, evidence=ev)
+
+    def _lib_nograd_text(self, e, what, site):
+        if e.cut != "no_grad":
+            return None
+        g = self._governing_grad_mode(e)
+        lib = g.detail.get("lib_fn") if g is not None else None
+        if not lib:
+            return None
+        fix = "use an operation that keeps the graph."
+        if lib.endswith(".sample") or lib.endswith("sample_n"):
+            fix = ("use `.rsample()` (the reparameterised sample) so gradients reach the distribution's parameters, "
+                   "or a score-function estimator: `-(dist.log_prob(action) * advantage).mean()`.")
+        return (f"{what} went through {lib}(){_at(site)}{_code(site)}, which runs without gradient",
+                f"{lib}() computes its result under torch.no_grad(), so nothing flows back through it.", fix)
 
     def _cut_input_label(self, e: Event, tid) -> str:
         for r in e.inputs:
@@ -1012,6 +1045,8 @@ class Diagnosis:
         elif ("returned an incorrect number of gradients" in msg or "returned an invalid gradient" in msg
               or "function " in msg and "returned" in msg):
             exp = self._fail_custom(msg)
+        elif "is not implemented" in msg and "derivative for" in msg:
+            exp = self._fail_no_derivative(msg)
         elif "appears to not have been used in the graph" in msg:
             e = self._error_event()
             exp = Explanation("unused_parameter", e.site if e else x.site, "backward",
@@ -1223,6 +1258,29 @@ class Diagnosis:
                    "of that input.",
             fix="return one value per forward input, in order, with matching shapes (None for inputs that need no "
                 "gradient).", evidence=[bw] if bw else [])
+
+    def _fail_no_derivative(self, msg):
+        m = re.search(r"derivative for '([\w\.:]+)' is not implemented", msg)
+        op = (m.group(1) if m else "").split("::")[-1].split(".")[0]
+        base = op.strip("_").rstrip("0123456789").rstrip("_")
+        bw = self._failing_backward()
+        roots = (bw.detail.get("roots") or bw.input_ids()) if bw else []
+        anc = self.ancestors(roots, before=bw.index if bw else None) if roots else set()
+        cand = []
+        for key in (base, base.split("_")[0]):
+            cand = [self.ev[i] for i in sorted(anc) if key and key in _opname(self.ev[i]).lower()]
+            if cand:
+                break
+        e = cand[-1] if cand else None
+        if e is None:
+            return None
+        return Explanation(
+            "nondifferentiable_op", e.site, self._root_label(bw) if bw else "the loss",
+            f"backward failed: {_opname(e)}(){_at(e.site)}{_code(e.site)} has no derivative in PyTorch ('{op}').",
+            detail="Some operations (unique, sort indices, bucketize, ...) have no gradient formula; backward "
+                   "cannot pass through them.",
+            fix="keep this operation out of the path to the loss (compute it on a detached copy), or use a "
+                "differentiable surrogate.", evidence=[e])
 
     def _fail_numpy(self):
         e = self._error_event()

@@ -48,14 +48,7 @@ def _load_scoring():
 SCORING = _load_scoring()
 
 #: scenario file name -> why it fails today (gradscope gap, see tests/scenarios_extra/FINDINGS.md).
-KNOWN_GAPS: dict[str, str] = {
-    "extra/70_nondiff_dist_sample_not_rsample.py":
-        "gap 16: no_grad entered inside Distribution.sample() is reported as a user no_grad_block",
-    "extra/73_nondiff_bernoulli_gate.py":
-        "gap 17: torch.bernoulli (zero derivative) reported as zero_gradient, not nondifferentiable_op",
-    "extra/94_nondiff_torch_unique_loss.py":
-        "gap 18: 'the derivative for ... is not implemented' (torch.unique) has no failure rule",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _cases(folder: Path, tag: str):
