@@ -42,10 +42,43 @@ _ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_div
              "bernoulli", "bernoulli_", "poisson", "heaviside"}
 _NOT_FORWARD = ("optimizer", "init", "clip", "backward")
 _NOT_FLOW = ("backward", "grad_set", "requires_grad", "hook", "optimizer_step")
-_BACKWARD_CALL = re.compile(r"([\w\.\[\]\(\)]+?)\.backward\(|autograd\.(?:backward|grad)\(\s*([\w\.]+)")
 _REWRAP_CODE = re.compile(r"(torch\.\w*Tensor|torch\.tensor|as_tensor|new_tensor|torch\.asarray)\s*\(")
 _EXPLICIT_ITEM = re.compile(r"\.item\(\)|\bfloat\(|\bint\(|\.tolist\(\)")
 _ASSIGN = re.compile(r"^\s*([A-Za-z_][\w\.]*)\s*(?::[^=]+)?=(?!=)")
+
+
+def _receiver(code: str, call: str) -> str | None:
+    """The expression a method is called on: ``(a + b).backward()`` -> ``(a + b)``; None when it is
+    not a short, balanced expression."""
+    i = code.find(call)
+    if i <= 0:
+        return None
+    depth = 0
+    j = i - 1
+    while j >= 0:
+        ch = code[j]
+        if ch in ")]":
+            depth += 1
+        elif ch in "([":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and not (ch.isalnum() or ch in "_."):
+            break
+        j -= 1
+    expr = code[j + 1:i].strip()
+    if not expr or depth != 0 or len(expr) > 40 or expr[0].isdigit():
+        return None
+    return expr
+
+
+def py_expr(name: str) -> str:
+    """A parameter name as Python: "model.0.weight" -> "model[0].weight"."""
+    parts = name.split(".")
+    out = parts[0]
+    for p in parts[1:]:
+        out += f"[{p}]" if p.isdigit() else f".{p}"
+    return out
 
 
 def _short(op: str) -> str:
@@ -635,7 +668,7 @@ class Diagnosis:
                     f"{name}.grad is None: {name} was frozen{_at(e.site)}{_code(e.site)} (requires_grad=False), so "
                     f"autograd does not compute its gradient.",
                     detail="A tensor with requires_grad=False is treated as a constant.",
-                    fix=f"set {name}.requires_grad_(True) again before the step that should train it, or fix the "
+                    fix=f"set {py_expr(name)}.requires_grad_(True) again before the step that should train it, or fix the "
                         f"condition that froze it.",
                     evidence=[e])
             if info.role == "param":
@@ -650,13 +683,13 @@ class Diagnosis:
                         detail="nn.Parameter(..., requires_grad=False) and from_pretrained(..., freeze=True) create "
                                "frozen parameters.",
                         fix=f"create it with requires_grad=True (e.g. from_pretrained(..., freeze=False)), or call "
-                            f"{name}.requires_grad_(True) before building the optimizer.",
+                            f"{py_expr(name)}.requires_grad_(True) before building the optimizer.",
                         evidence=[use] if use else [])
                 return Explanation(
                     "frozen_param", use.site if use else None, name,
                     f"{name}.grad is None: {name} has requires_grad=False (it was frozen before the trace started).",
                     detail="A parameter with requires_grad=False is treated as a constant.",
-                    fix=f"call {name}.requires_grad_(True) where the model is set up, if it should train.",
+                    fix=f"call {py_expr(name)}.requires_grad_(True) where the model is set up, if it should train.",
                     evidence=[use] if use else [])
             site = prod.site if prod else (self._first_use(tid).site if self._first_use(tid) else None)
             return Explanation(
@@ -669,6 +702,14 @@ class Diagnosis:
                 evidence=[prod] if prod else [])
         bws = self._backward_events()
         real = [e for e in bws if e.op != "torch.autograd.grad"]
+        failed = [b for b in d.backwards if b.error and any(n.leaf == tid for n in b.nodes.values())]
+        if failed and d.exception is not None and failed[-1] is d.backwards[-1]:
+            f = self.failure()
+            if f is not None:
+                return Explanation(
+                    f.cause, f.site, name,
+                    f"{name}.grad is None: the backward that should have reached it failed. {f.summary}",
+                    detail=f.detail, fix=f.fix, path=f.path, evidence=f.evidence)
         if not bws:
             return Explanation(
                 "no_backward", None, name,
@@ -777,9 +818,12 @@ class Diagnosis:
             return "the loss"
         lab = self.label(r[0])
         if lab.startswith("t") and lab[1:].isdigit() and b.site and b.site.code:
-            m = _BACKWARD_CALL.search(b.site.code)
-            if m:
-                return m.group(1)
+            recv = _receiver(b.site.code, ".backward(")
+            if recv:
+                return recv
+            p = self.d.producer(r[0])
+            if p is not None:
+                return f"{_opname(p)}(...)"
         return lab
 
     def _data_cut(self, tid, name, real):
@@ -818,6 +862,7 @@ class Diagnosis:
     def _cut_explanation(self, tid, name, cause, se, e, path, k, root, returned=True):
         site = self._region_site(se) if cause == "no_grad_block" else se.site
         what = self._cut_input_label(e, tid)
+        plain = bool(re.fullmatch(r"[A-Za-z_][\w\.\[\]]*", what)) and not (what.startswith("t") and what[1:].isdigit())
         came_back = ""
         if cause in ("numpy_roundtrip", "item_roundtrip", "tolist_roundtrip"):
             back = [x for x in (path or []) if x.detail.get("links")]
@@ -833,12 +878,14 @@ class Diagnosis:
         texts = {
             "detach": (f"{what} was detached{_at(site)}{_code(site)}",
                        "detach() returns a tensor that shares the values but has no history, so backward stops there.",
-                       f"use `{what}` instead of `{what}.detach()` where the result should train {name}; keep detach() only "
-                       f"for logging or for targets that must not get gradients."),
+                       (f"use `{what}` instead of `{what}.detach()`" if plain else "remove that .detach()") +
+                       f" where the result should train {name}; keep detach() only for logging or for targets that "
+                       f"must not get gradients."),
             "data_attr": (f"{what} was read through .data{_at(site)}{_code(site)}",
                           ".data gives the values without autograd history, so the result is a constant to backward.",
-                          f"use `{what}` directly instead of `{what}.data`; to change values without tracking, use "
-                          f"`with torch.no_grad():` in the update code only."),
+                          (f"use `{what}` directly instead of `{what}.data`" if plain else "use the tensor itself "
+                           "instead of its .data") + "; to change values without tracking, use "
+                          "`with torch.no_grad():` in the update code only."),
             "numpy_roundtrip": (f"{what} left autograd through NumPy{_at(site)}{_code(site)}{came_back}",
                                 "NumPy arrays carry no autograd history; a tensor made from one (torch.from_numpy, "
                                 "torch.tensor) is a constant to backward.",
@@ -1452,7 +1499,14 @@ class Diagnosis:
         s.n_optimizer_steps = sum(1 for e in self.ev if e.kind == "optimizer_step")
         s.unseen = list(d.unseen)
         cuts = self.cuts()
-        s.harmful_cuts = [e for e in cuts if e.verdict == "harmful"]
+        seen_cut = set()
+        s.harmful_cuts = []
+        for e in cuts:  # the same line in every training step is one cut
+            if e.verdict == "harmful":
+                key = (e.cut or e.kind, e.site.short if e.site else e.op)
+                if key not in seen_cut:
+                    seen_cut.add(key)
+                    s.harmful_cuts.append(e)
         s.benign_cuts = [e for e in cuts if e.verdict == "benign"]
         used = set()
         for e in self.ev:
@@ -1488,8 +1542,14 @@ class Diagnosis:
                 shown = "not_run"
             ps = ParamStatus(self.label(t.tid), t.tid, t.shape, shown, norm, is_trainable)
             bad = rg and status in ("none", "zero", "nonfinite") and (is_trainable or t.tid in used)
+            if not rg and trainable and t.tid in trainable and t.tid in used:
+                bad = True  # handed to an optimizer, used in the forward, but frozen
             if bad and bws:
                 exp = self.why(t.tid, n)
+                if "the backward that should have reached it failed" in exp.summary:  # covered by the failure
+                    ps.cause, ps.site = exp.cause, exp.site
+                    s.params.append(ps)
+                    continue
                 ps.cause, ps.site = exp.cause, exp.site
                 key = (exp.cause, exp.site.short if exp.site else None, exp.status)
                 if key in groups:

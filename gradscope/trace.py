@@ -65,7 +65,7 @@ class Trace:
     def __exit__(self, et, ev, tb):
         rec = self._rec
         rec.stop()
-        if ev is not None:
+        if ev is not None and not isinstance(ev, (SystemExit, GeneratorExit)):
             rec.record_exception(ev)
             if isinstance(ev, Exception):
                 try:
@@ -106,6 +106,10 @@ class Trace:
     def recording(self) -> bool:
         return self._rec is not None and self._rec._on
 
+    def _paused(self):
+        """Our own queries must not be recorded (nor change the recording) while a trace is live."""
+        return _Pause(self._rec)
+
     def _diagnosis(self):
         d = self.data
         if self._diag is None or self._diag_len != len(d.events):
@@ -114,6 +118,10 @@ class Trace:
         return self._diag
 
     def cuts(self, *, harmful: bool | None = None) -> list:
+        with self._paused():
+            return self._cuts_impl(harmful=harmful)
+
+    def _cuts_impl(self, *, harmful: bool | None = None) -> list:
         """Events that cut or endanger gradient flow, each with ``.verdict`` "harmful" or "benign".
         ``harmful=True`` keeps only the harmful ones."""
         cuts = self._diagnosis().cuts()
@@ -166,6 +174,10 @@ class Trace:
                     names[t.name] = t.tid
             if target in names:
                 return names[target]
+            if self._diag is not None:
+                for tid, alias in self._diag.aliases.items():
+                    if alias == target:
+                        return tid
             for n, tid in names.items():  # "model.fc1.weight" -> "fc1.weight"
                 if target.endswith("." + n) or n.endswith("." + target):
                     return tid
@@ -185,27 +197,33 @@ class Trace:
 
         Returns an :class:`~gradscope.Explanation` with cause, site, summary, detail, fix, path.
         """
-        tid = self.resolve(target)
-        diag = self._diagnosis()
-        if isinstance(target, torch.Tensor) and not self.data.tensors[tid].name and tid not in diag.aliases:
-            name = _caller_name(target, sys._getframe(1))
-            if name:
-                diag.aliases[tid] = name
-        return diag.why(tid, self._now(tid))
+        with self._paused():
+            tid = self.resolve(target)
+            diag = self._diagnosis()
+            if isinstance(target, torch.Tensor) and not self.data.tensors[tid].name and tid not in diag.aliases:
+                name = _caller_name(target, sys._getframe(1))
+                if name:
+                    diag.aliases[tid] = name
+            return diag.why(tid, self._now(tid))
 
     @property
     def failure(self) -> Explanation | None:
         """Explanation of the exception the traced block raised, else None."""
-        d = self.data
-        if d.exception is None:
-            return None
-        return self._diagnosis().failure()
+        with self._paused():
+            d = self.data
+            if d.exception is None:
+                return None
+            return self._diagnosis().failure()
 
     def summary(self) -> StepSummary:
+        with self._paused():
+            return self._summary_impl()
+
+    def _summary_impl(self) -> StepSummary:
         """What the step did and what went wrong (plain data, for renderers)."""
         diag = self._diagnosis()
         now = {}
-        for t in self.data.tensors.values():
+        for t in list(self.data.tensors.values()):
             if t.role == "param" or t.tid in diag.query_tids or (t.is_leaf and t.requires_grad):
                 n = self._now(t.tid)
                 if n is not None:
@@ -218,6 +236,10 @@ class Trace:
         return list(s.problems) + ([s.failure] if s.failure else [])
 
     def check(self) -> None:
+        with self._paused():
+            return self._check_impl()
+
+    def _check_impl(self) -> None:
         """Raise AssertionError (with explanations) unless every trainable parameter used in
         the step got a finite, non-zero gradient and the step did not fail."""
         s = self.summary()
@@ -230,18 +252,30 @@ class Trace:
 
     # --- output --------------------------------------------------------------------------------
     def save(self, path) -> None:
+        with self._paused():
+            return self._save_impl(path)
+
+    def _save_impl(self, path) -> None:
         """Write the trace as JSON (schema-versioned; never pickle)."""
         d = self.data
         self._diagnosis().cuts()  # fill verdicts
         d.save(path)
 
     def report(self, console=None) -> None:
+        with self._paused():
+            return self._report_impl(console)
+
+    def _report_impl(self, console=None) -> None:
         """Print the rich report (parameters, cuts, explanations) to the terminal."""
         from .report import print_report
 
         print_report(self.data, self.summary(), console)
 
     def graph(self, focus=None, **kw):
+        with self._paused():
+            return self._graph_impl(focus, **kw)
+
+    def _graph_impl(self, focus=None, **kw):
         """A :class:`~gradscope.graph.GraphView` of the step; ``focus`` a tensor or name."""
         from .graph import build_graph
 
@@ -265,6 +299,21 @@ class Trace:
         d = self.data
         state = "recording" if self.recording else "done"
         return f"<gradscope.Trace {state}: {len(d.events)} events, {len(d.backwards)} backward>"
+
+
+class _Pause:
+    def __init__(self, rec):
+        self.rec = rec
+        self.was = False
+
+    def __enter__(self):
+        if self.rec is not None:
+            self.was, self.rec._on = self.rec._on, False
+
+    def __exit__(self, *exc):
+        if self.rec is not None and self.was:
+            self.rec._on = True
+        return False
 
 
 def _caller_name(t, frame) -> str | None:
