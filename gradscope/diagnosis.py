@@ -1503,7 +1503,7 @@ class Diagnosis:
         s.harmful_cuts = []
         for e in cuts:  # the same line in every training step is one cut
             if e.verdict == "harmful":
-                key = (e.cut or e.kind, e.site.short if e.site else e.op)
+                key = e.site.short if e.site else (e.cut or e.kind, e.op)  # one row per source line
                 if key not in seen_cut:
                     seen_cut.add(key)
                     s.harmful_cuts.append(e)
