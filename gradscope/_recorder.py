@@ -19,6 +19,7 @@ import torch.nn as nn
 from torch.overrides import TorchFunctionMode, resolve_name
 
 from . import _frames
+from .naming import infer_names
 from ._frames import (
     F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM,
 )
@@ -1271,6 +1272,7 @@ class Recorder(TorchFunctionMode):
                 owners[str(tid)] = {"class": cls, "attr": attr, "site": site.to_json() if site else None}
         self.data.meta["param_owner"] = owners
         self._module_facts()
+        infer_names(self.data)
         return True
 
     def _module_facts(self):

@@ -664,7 +664,8 @@ _EDGE_RANK = {"raised": 7, "cut": 6, "inferred": 5, "root": 4, "autograd": 3, "b
 class _Full:
     """The complete diagram of every user event, before focus/collapse/truncation."""
 
-    def __init__(self, data: TraceData, summary) -> None:
+    def __init__(self, data: TraceData, summary, lo: int = 0) -> None:
+        self.lo = lo  # first event drawn (the last training step by default)
         self.data = data
         self.summary = summary
         self.nodes: dict = {}  # key -> _N, insertion order = creation order
@@ -748,6 +749,11 @@ class _Full:
         opt_events: list = []
         consumed: set = set()
         for e in data.events:
+            if e.index < self.lo:
+                continue
+            if self.lo and e.kind == "cut" and e.cut in ("item", "numpy", "tolist") and all(
+                    (data.tensors[r.tid].producer or 0) < self.lo for r in e.inputs if r.tid in data.tensors):
+                continue  # logging left over from the previous step
             if e.kind == "module":  # op: the module's path; module: its parent's; detail: its class
                 typ = e.detail.get("class") or e.detail.get("type")
                 if e.op and typ and e.op not in self.module_types:
@@ -827,6 +833,8 @@ class _Full:
                 root_api.setdefault(ref.tid, e.op)
         root_tids: list = []
         for b in data.backwards:
+            if b.event < self.lo:  # an earlier training step (not drawn)
+                continue
             for tid in b.roots:
                 if tid not in root_tids:
                     root_tids.append(tid)
@@ -1001,6 +1009,7 @@ def build_graph(
     depth: int | None = None,
     max_nodes: int = 150,
     collapse: bool | None = None,
+    all_steps: bool = False,
 ) -> GraphView:
     """Build the diagram of a traced step.
 
@@ -1019,6 +1028,8 @@ def build_graph(
         collapse: fold repeated blocks (``blocks.0-11 (x12)``) and, when still too big,
             collapse modules. ``None`` (default): only when the trace has more than
             ``max_nodes`` nodes. ``False``: never (``depth`` still applies).
+        all_steps: draw every training step. By default a trace with several backward calls
+            draws only the last step (the others repeat it), and says so in a note.
 
     Returns:
         A :class:`GraphView` (plain data; ``.source``, ``.render(path)``).
@@ -1030,11 +1041,17 @@ def build_graph(
         raise ValueError(f"depth must be 1 or more, or None (got {depth!r})")
     if max_nodes < 5:
         raise ValueError(f"max_nodes must be at least 5 (got {max_nodes!r})")
-    full = _Full(data, summary)
+    lo = 0
+    bws = [e.index for e in data.events if e.kind == "backward"]
+    if not all_steps and len(bws) > 1 and focus is None:
+        lo = bws[-2] + 1
+    full = _Full(data, summary, lo)
     nodes = full.nodes
     edges = full.edges
     succ, pred = _adjacency(edges)
     notes: list = []
+    if lo:
+        notes.append(f"showing the last of {len(bws)} training steps (graph(all_steps=True) draws them all)")
     fixed = set(full.roots) | {k for k in (("opt",), ("exc",)) if k in nodes}
 
     # ---- focus: only the data paths between the tensor and the backward roots

@@ -18,7 +18,7 @@ from .model import TraceData
 __all__ = ["infer_names"]
 
 _ASSIGN = re.compile(r"^\s*((?:self\.)?[A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")
-_NAMING_KINDS = ("op", "cut", "external", "inplace")
+_NAMING_KINDS = ("op", "cut", "external", "inplace", "module")
 
 
 def infer_names(data: TraceData) -> None:
@@ -36,5 +36,5 @@ def infer_names(data: TraceData) -> None:
         if not m:
             continue
         t = data.tensors.get(e.outputs[0].tid)
-        if t is not None and t.name is None and t.producer == e.index:
+        if t is not None and t.name is None and (t.producer == e.index or e.kind == "module"):
             t.name = m.group(1)

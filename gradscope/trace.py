@@ -24,7 +24,6 @@ from ._recorder import Recorder, _grad_status
 from .errors import GradscopeError, UnknownTargetError
 from .explanation import Explanation, StepSummary
 from .model import Event, TraceData
-from .naming import infer_names
 
 __all__ = ["trace", "Trace", "load"]
 
@@ -90,8 +89,7 @@ class Trace:
     def data(self) -> TraceData:
         """The recording as plain data (synced with the live recorder)."""
         if self._rec is not None:
-            if self._rec.sync():
-                infer_names(self._rec.data)
+            self._rec.sync()
             return self._rec.data
         if self._data is None:
             raise GradscopeError("this trace has not recorded anything yet: use it as `with gradscope.trace() as tr:`")
