@@ -20,6 +20,9 @@ import shutil
 import pytest
 
 import render_cases as rc
+import torch
+
+import gradscope
 from gradscope.errors import DotNotFoundError, GradscopeError, UnknownTargetError
 from gradscope.graph import GraphView, build_graph, cut_label, op_short
 from gradscope.model import TraceData
@@ -556,3 +559,21 @@ def test_real_trace_renders_png_and_svg(tmp_path):
     assert pathlib.Path(g.render(tmp_path / "d.png")).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     svg = pathlib.Path(g.render(tmp_path / "d.svg")).read_text(encoding="utf-8")
     assert f"detach() @ test_graph.py:{CUT_LINE}" in svg
+
+
+def test_multi_step_trace_draws_the_last_step_by_default():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        for _ in range(3):
+            loss = model(torch.randn(5, 4)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    last = tr.graph()
+    every = tr.graph(all_steps=True)
+    assert any("last of 3 training steps" in n for n in last.notes)
+    assert sum(1 for n in last.nodes if n.kind == "root") == 1
+    assert sum(1 for n in every.nodes if n.kind == "root") == 3
+    assert len(last.nodes) < len(every.nodes)
