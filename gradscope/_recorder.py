@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import math
+import operator
 import sys
 import threading
 import weakref
@@ -66,6 +67,9 @@ _NOT_INPLACE = {"requires_grad_", "retain_grad", "share_memory_", "record_stream
                 "detach_", "set_", "pin_memory", "uniform_", "normal_"}
 
 _NAMES: dict = {}
+_RG = operator.itemgetter(1)  # requires_grad in a raw tensor ref
+_CTX_FLAGS = (F_APPLY | F_BACKWARD | F_CHECKPOINT | F_CLIP | F_COMPILE | F_DATA | F_FUNCTORCH | F_GENERATED | F_INIT
+              | F_OPTIM)
 _NO_DETAIL: dict = {}  # shared by events without details: never mutate
 _DTYPES: dict = {}
 _P = nn.Parameter
@@ -271,6 +275,19 @@ def _on_optimizer_step_done(optimizer, args, kwargs):
 _IGNORE: dict = {}  # func -> bool: calls that are not worth recording (profiler markers)
 
 
+class _Ref(weakref.ref):
+    """A weak reference that also carries the tensor's trace-local id (one object, not two)."""
+
+    __slots__ = ("tid",)
+
+
+class _DeadRef:
+    __slots__ = ("tid",)
+
+    def __call__(self):
+        return None
+
+
 class Recorder(TorchFunctionMode):
     """Private mode behind :func:`gradscope.trace`. Use the facade, not this."""
 
@@ -281,6 +298,8 @@ class Recorder(TorchFunctionMode):
         self.tensors = self.data.tensors
         self._ids: dict = {}  # id(tensor) -> (weakref, tid)
         self._refs: dict = {}  # tid -> weakref
+        self._shapes: dict = {}  # interned shape tuples
+        self._raws: dict = {}  # interned call stacks
         self._next_tid = 0
         self._synced = 0
         self._synced_tensors = -1
@@ -368,30 +387,31 @@ class Recorder(TorchFunctionMode):
 
     # --- tensor identity -------------------------------------------------------------------
     def _tid(self, t, producer=None, link=True):
-        ent = self._ids.get(id(t))
-        if ent is not None and ent[0]() is t:
-            return ent[1]
+        r = self._ids.get(id(t))
+        if r is not None and r() is t:
+            return r.tid
         tid = self._next_tid
         self._next_tid = tid + 1
         try:
-            r = weakref.ref(t)
+            r = _Ref(t)
         except TypeError:
-            r = lambda: None  # noqa: E731
-        self._ids[id(t)] = (r, tid)
+            r = _DeadRef()
+        r.tid = tid
+        self._ids[id(t)] = r
         self._refs[tid] = r
         try:
             shape = tuple(t.shape)
+            shape = self._shapes.setdefault(shape, shape)  # long-lived objects cost every full GC: share them
         except Exception:
             shape = ()
-        base = t._base
+        base = t._base if t._is_view() else None
         tp = type(t)
         is_param = tp is _P or (tp is not _T and isinstance(t, _P))
         dt = _DTYPES.get(t.dtype)
         if dt is None:
             dt = _DTYPES[t.dtype] = str(t.dtype).replace("torch.", "")
-        dev = t.device
         info = TensorInfo(
-            tid, shape, dt, "cpu" if dev.type == "cpu" else str(dev), t.requires_grad, t.grad_fn is None,
+            tid, shape, dt, "cpu" if t.is_cpu else str(t.device), t.requires_grad, t.is_leaf,
             producer=producer, role="param" if is_param else "tensor",
             base=self._tid(base, link=False) if base is not None else None,
         )
@@ -404,16 +424,16 @@ class Recorder(TorchFunctionMode):
                         info.name = k
                         break
         if producer is None and not is_param and link:
-            if self._recent and t.grad_fn is None and self._link_alias(t, info):
+            if self._recent and t.is_leaf and self._link_alias(t, info):
                 pass
             elif (self._arrays or self._values) and not t.requires_grad:
                 self._link_external(t, info)
         return tid
 
     def tid_of(self, t):
-        ent = self._ids.get(id(t))
-        if ent is not None and ent[0]() is t:
-            return ent[1]
+        r = self._ids.get(id(t))
+        if r is not None and r() is t:
+            return r.tid
         return None
 
     def _ref(self, t):
@@ -421,14 +441,14 @@ class Recorder(TorchFunctionMode):
             v = t._version
         except RuntimeError:  # inference tensors have no version counter
             v = -1
-        return (self._tid(t), t.requires_grad, t.grad_fn is None, v)
+        return (self._tid(t), t.requires_grad, t.is_leaf, v)
 
     def _link_alias(self, t, info):
         """A tensor first seen without a producer that shares memory with a recent result that has
         history: re-wrapped by something the mode cannot see (torch.autograd.Variable(t),
         torch.Tensor(t), Tensor._make_subclass). That is a cut."""
         try:
-            ptr = t.untyped_storage().data_ptr()
+            ptr = t.data_ptr()
         except Exception:
             return False
         if not ptr:
@@ -459,7 +479,7 @@ class Recorder(TorchFunctionMode):
         """A tensor first seen without a producer: did it come back from NumPy (shared memory,
         else same shape), or from escaped Python numbers (legacy torch.Tensor([...]))?"""
         try:
-            ptr = t.untyped_storage().data_ptr()
+            ptr = t.data_ptr()
         except Exception:
             return
         link, how, op = None, None, "torch.from_numpy"
@@ -580,6 +600,7 @@ class Recorder(TorchFunctionMode):
         if kwargs:
             _tensors(kwargs, ins)
         raw, flags = _frames.walk(sys._getframe(), self._entry)
+        raw = self._raws.setdefault(raw, raw)
         grad_on = torch.is_grad_enabled()
         inplace_target = None
         kind = "op"
@@ -625,7 +646,7 @@ class Recorder(TorchFunctionMode):
         refs, ins, raw, flags, grad_on, kind, target, before, saved = pre
         idx = len(self.events)
         inference = torch.is_inference_mode_enabled()
-        ctx = self._context(flags, grad_on)
+        ctx = "user" if not flags & _CTX_FLAGS else self._context(flags, grad_on)
         if ctx == "compiled" and not self._seen_compiled:
             self._seen_compiled = True
             self._note("ops inside torch.compile'd code were recorded without their own source lines (at the compiled function's level)")
@@ -638,16 +659,17 @@ class Recorder(TorchFunctionMode):
                 orefs.append(self._ref(o))
             else:
                 tid = self._tid(o, producer=idx)
-                orefs.append((tid, o.requires_grad, o.grad_fn is None, 0))
-                gf = o.grad_fn
-                if gf is not None:
+                leaf = o.is_leaf
+                orefs.append((tid, o.requires_grad, leaf, 0))
+                if not leaf:
+                    gf = o.grad_fn
                     try:
                         gf.metadata[self._meta_key] = idx
-                        self._recent.append((o.untyped_storage().data_ptr(), tid, idx, o.numel(), True))
+                        self._recent.append((o.data_ptr(), tid, idx, o.numel(), True))
                     except Exception:
                         pass
-        in_rg = any(r[1] for r in refs)
-        out_rg = any(r[1] for r in orefs)
+        in_rg = any(map(_RG, refs))
+        out_rg = any(map(_RG, orefs))
 
         if kind == "inplace" and target is None:
             detail["targets"] = [self._tid(t) for t in before]
@@ -685,7 +707,7 @@ class Recorder(TorchFunctionMode):
                 kind, cut = "cut", _DETACH[func]
                 for o, r in zip(outs_t, orefs):
                     try:
-                        self._recent.append((o.untyped_storage().data_ptr(), r[0], idx, o.numel(), False))
+                        self._recent.append((o.data_ptr(), r[0], idx, o.numel(), False))
                     except Exception:
                         pass
         elif func in _CONVERT:
@@ -734,7 +756,10 @@ class Recorder(TorchFunctionMode):
                 if lst is None:
                     cons[r[0]] = [o[0] for o in orefs]
                 else:
-                    lst.extend(o[0] for o in orefs)
+                    for o in orefs:
+                        lst.append(o[0])
+                    if len(lst) > 256:  # only recent consumers can still hold saved tensors that matter
+                        del lst[:128]
         self.events.append(Event(idx, kind, _name(func), raw, refs, tuple(orefs), grad_on, inference,
                                  self._module(), ctx, cut, detail or _NO_DETAIL))
 
@@ -1191,7 +1216,7 @@ class Recorder(TorchFunctionMode):
         # nn.Parameter(t) around a tensor with history: a re-wrap that cuts the graph
         if self.tid_of(param) is None and self.events:
             try:
-                ptr = param.untyped_storage().data_ptr()
+                ptr = param.data_ptr()
             except Exception:
                 ptr = 0
             if ptr:

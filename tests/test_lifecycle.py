@@ -292,9 +292,11 @@ class Recording(TorchFunctionMode):
 
 # read-only introspection (no computation) that gradscope's bookkeeping may do on a tensor
 _INTROSPECTION = frozenset([getattr(torch.Tensor, n).__get__ for n in (
-    "shape", "dtype", "device", "requires_grad", "grad_fn", "_version", "_base", "is_leaf", "grad", "is_sparse")]
+    "shape", "dtype", "device", "requires_grad", "grad_fn", "_version", "_base", "is_leaf", "grad", "is_sparse",
+    "is_cpu")]
     + [getattr(torch.Tensor, n) for n in (
-        "untyped_storage", "data_ptr", "dim", "size", "numel", "is_floating_point", "storage_offset", "stride")])
+        "untyped_storage", "data_ptr", "dim", "size", "numel", "is_floating_point", "storage_offset", "stride",
+        "_is_view")])
 
 
 def _non_property(calls):
