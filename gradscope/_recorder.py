@@ -67,7 +67,22 @@ _NOT_INPLACE = {"requires_grad_", "retain_grad", "share_memory_", "record_stream
                 "detach_", "set_", "pin_memory", "uniform_", "normal_"}
 
 _NAMES: dict = {}
-_RG = operator.itemgetter(1)  # requires_grad in a raw tensor ref
+# A raw tensor ref is one int (ints are not tracked by the garbage collector; tuples of them get
+# untracked): bit 0 is_leaf, bit 1 requires_grad, bits 2-33 tid, the rest version + 1.
+def _pk(tid, rg, leaf, ver=0):
+    return ((ver + 1) << 34) | (tid << 2) | (2 if rg else 0) | (1 if leaf else 0)
+
+
+def _tid_of(x):
+    return (x >> 2) & 0xFFFFFFFF
+
+
+def _RG(x):
+    return x & 2
+
+
+def _ver(x):
+    return (x >> 34) - 1
 _CTX_FLAGS = (F_APPLY | F_BACKWARD | F_CHECKPOINT | F_CLIP | F_COMPILE | F_DATA | F_FUNCTORCH | F_GENERATED | F_INIT
               | F_OPTIM)
 _NO_DETAIL: dict = {}  # shared by events without details: never mutate
@@ -441,7 +456,7 @@ class Recorder(TorchFunctionMode):
             v = t._version
         except RuntimeError:  # inference tensors have no version counter
             v = -1
-        return (self._tid(t), t.requires_grad, t.is_leaf, v)
+        return _pk(self._tid(t), t.requires_grad, t.is_leaf, v)
 
     def _link_alias(self, t, info):
         """A tensor first seen without a producer that shares memory with a recent result that has
@@ -469,7 +484,7 @@ class Recorder(TorchFunctionMode):
                 info.producer = idx
                 raw, flags = _frames.walk(sys._getframe(), self._entry)
                 self.events.append(Event(idx, "cut", "re-wrap (torch.autograd.Variable / torch.Tensor(t))", raw,
-                                         ((htid, hrg, not hrg, 0),), ((info.tid, t.requires_grad, True, 0),),
+                                         (_pk(htid, hrg, not hrg),), (_pk(info.tid, t.requires_grad, True),),
                                          torch.is_grad_enabled(), False, self._module(), self._context(flags, True),
                                          "rewrap", {"inferred": "memory"}))
                 return True
@@ -507,7 +522,7 @@ class Recorder(TorchFunctionMode):
             return
         idx = len(self.events)
         raw, flags = _frames.walk(sys._getframe(), self._entry)
-        self.events.append(Event(idx, "external", op, raw, (), ((info.tid, False, True, 0),),
+        self.events.append(Event(idx, "external", op, raw, (), (_pk(info.tid, False, True),),
                                  torch.is_grad_enabled(), False, self._module(), "user", None,
                                  {"links": [link], "inferred": how}))
         info.producer = idx
@@ -660,7 +675,7 @@ class Recorder(TorchFunctionMode):
             else:
                 tid = self._tid(o, producer=idx)
                 leaf = o.is_leaf
-                orefs.append((tid, o.requires_grad, leaf, 0))
+                orefs.append(_pk(tid, o.requires_grad, leaf))
                 if not leaf:
                     gf = o.grad_fn
                     try:
@@ -676,16 +691,17 @@ class Recorder(TorchFunctionMode):
         elif kind == "op" and refs:
             # writes hidden inside a torch function (e.g. F.embedding(max_norm=...) renormalising the weight)
             for t, r in zip(ins, refs):
-                if r[3] >= 0:
+                rv = _ver(r)
+                if rv >= 0:
                     try:
                         v = t._version
                     except RuntimeError:
                         continue
-                    if v != r[3]:
+                    if v != rv:
                         kind = "inplace"
                         detail["hidden_write"] = True
                         target = t
-                        before = r[3]
+                        before = rv
                         saved = self._saved_info(t)
                         break
         if kind == "inplace" and target is not None:
@@ -707,7 +723,7 @@ class Recorder(TorchFunctionMode):
                 kind, cut = "cut", _DETACH[func]
                 for o, r in zip(outs_t, orefs):
                     try:
-                        self._recent.append((o.data_ptr(), r[0], idx, o.numel(), False))
+                        self._recent.append((o.data_ptr(), _tid_of(r), idx, o.numel(), False))
                     except Exception:
                         pass
         elif func in _CONVERT:
@@ -752,12 +768,13 @@ class Recorder(TorchFunctionMode):
         if grad_on and out_rg and in_rg and kind != "inplace":
             cons = self._consumers
             for r in refs:  # every input, not only grad-requiring ones: a saved mask counts too
-                lst = cons.get(r[0])
+                rt = _tid_of(r)
+                lst = cons.get(rt)
                 if lst is None:
-                    cons[r[0]] = [o[0] for o in orefs]
+                    cons[rt] = [_tid_of(o) for o in orefs]
                 else:
                     for o in orefs:
-                        lst.append(o[0])
+                        lst.append(_tid_of(o))
                     if len(lst) > 256:  # only recent consumers can still hold saved tensors that matter
                         del lst[:128]
         self.events.append(Event(idx, kind, _name(func), raw, refs, tuple(orefs), grad_on, inference,
@@ -928,11 +945,11 @@ class Recorder(TorchFunctionMode):
                    torch.is_grad_enabled(), torch.is_inference_mode_enabled(), self._module(),
                    # the torch/autograd/__init__ frame that dispatched this very call is not a region
                    self._context(flags & ~F_BACKWARD, True), None,
-                   {"api": api, "roots": [r[0] for r in refs], "inputs": [self._tid(t) for t in inputs_t],
+                   {"api": api, "roots": [_tid_of(r) for r in refs], "inputs": [self._tid(t) for t in inputs_t],
                     "create_graph": bool(kwargs.get("create_graph", False)),
                     "retain_graph": bool(kwargs.get("retain_graph") or (len(args) > 2 and api == "Tensor.backward" and args[2]))})
         self.events.append(ev)
-        rec = BackwardRecord(idx, api, tuple(r[0] for r in refs))
+        rec = BackwardRecord(idx, api, tuple(_tid_of(r) for r in refs))
         # walk the graph, hook every node
         nodes = {}  # node -> nid
         order = []
@@ -1070,7 +1087,7 @@ class Recorder(TorchFunctionMode):
                 st, nm = _grad_status(g)
                 rec.leaf_grads[tid] = GradInfo(st, nm, rec.event)
                 if isinstance(g, _T):
-                    outs.append((self._tid(g, producer=rec.event, link=False), g.requires_grad, g.grad_fn is None, 0))
+                    outs.append(_pk(self._tid(g, producer=rec.event, link=False), g.requires_grad, g.is_leaf))
             ev.outputs = tuple(self._tref(o, self.tensors) for o in outs) if rec.event < self._synced else tuple(outs)
         self.data.backwards.append(rec)
         if len(self.data.backwards) > 32:  # keep the graph details of the recent backward calls only
@@ -1225,8 +1242,8 @@ class Recorder(TorchFunctionMode):
                     if rptr == ptr and hrg and hidx >= n - 3 and numel == param.numel():
                         idx = len(self.events)
                         ptid = self._tid(param, producer=idx)
-                        self.events.append(Event(idx, "cut", "torch.nn.Parameter", raw, ((htid, True, False, 0),),
-                                                 ((ptid, param.requires_grad, True, 0),), torch.is_grad_enabled(),
+                        self.events.append(Event(idx, "cut", "torch.nn.Parameter", raw, (_pk(htid, True, False),),
+                                                 (_pk(ptid, param.requires_grad, True),), torch.is_grad_enabled(),
                                                  torch.is_inference_mode_enabled(), self._module(),
                                                  self._context(flags, True), "rewrap", {"attr": name}))
                         break
@@ -1335,7 +1352,7 @@ class Recorder(TorchFunctionMode):
     def _tref(self, r, tens):
         if isinstance(r, TensorRef):
             return r
-        tid, rg, leaf, ver = r
+        tid, rg, leaf, ver = _tid_of(r), bool(r & 2), bool(r & 1), _ver(r)
         info = tens.get(tid)
         key = (info.shape, info.dtype, info.device) if info is not None else ((), "?", "?")
         meta = self._metas.setdefault(key, key)  # identical (shape, dtype, device) share one tuple
