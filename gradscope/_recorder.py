@@ -85,6 +85,8 @@ def _ver(x):
     return (x >> 34) - 1
 _CTX_FLAGS = (F_APPLY | F_BACKWARD | F_CHECKPOINT | F_CLIP | F_COMPILE | F_DATA | F_FUNCTORCH | F_GENERATED | F_INIT
               | F_OPTIM)
+PRESENT = -1.0  # an edge norm that was not measured: a gradient was sent (non-zero as far as we know)
+_FREED = "gradscope_freed"  # node.metadata key: a backward ran through this node and freed its graph
 _NO_DETAIL: dict = {}  # shared by events without details: never mutate
 _DTYPES: dict = {}
 _P = nn.Parameter
@@ -431,6 +433,8 @@ class Recorder(TorchFunctionMode):
             base=self._tid(base, link=False) if base is not None else None,
         )
         self.tensors[tid] = info
+        if self._in_opt:  # optimizer temporaries (exp_avg, denom): nothing to name or link
+            return tid
         if producer is None and not is_param and link and self._entry is not None:
             f = _frames.first_user_frame(sys._getframe(), self._entry)
             if f is not None:
@@ -840,7 +844,7 @@ class Recorder(TorchFunctionMode):
                 fam.append(b)
         i = 0
         while i < len(fam):  # the family grows by views (same storage) seen as outputs
-            for otid in self._consumers.get(fam[i], ())[-64:]:
+            for otid in self._consumers.get(fam[i], ())[-16:]:
                 r = self._refs.get(otid)
                 o = r() if r is not None else None
                 if o is None:
@@ -865,6 +869,11 @@ class Recorder(TorchFunctionMode):
         return None
 
     def _node_saves(self, node, ptr):
+        try:
+            if node.metadata.get(_FREED):
+                return False
+        except Exception:
+            pass
         tp = type(node)
         names = self._SAVED_ATTRS.get(tp)
         if names is None:
@@ -1006,13 +1015,22 @@ class Recorder(TorchFunctionMode):
                            "parameters got gradients is decided from the gradients that actually arrived")
             rec.nodes[nid] = bn
             if leaf is None:
-                def post(gi, go, _nid=nid):
+                # edges into a parameter without hooks: its .grad is measured after backward anyway
+                to_leaf = frozenset(j for j, (nx, _) in enumerate(n.next_functions)
+                                    if nx is not None and nx.name() == "torch::autograd::AccumulateGrad"
+                                    and not getattr(getattr(nx, "variable", None), "_backward_hooks", None))
+
+                def post(gi, go, _nid=nid, _to_leaf=to_leaf):
                     run.append(_nid)
                     outs = [None] * len(gi)
                     norms[_nid] = outs
                     for j, g in enumerate(gi):
                         if g is not None:
-                            pending.append((outs, j, g))
+                            if g.numel() > 16384:
+                                # big: measure now so autograd can free it (or not at all, see to_leaf)
+                                outs[j] = PRESENT if j in _to_leaf else _norm(g)
+                            else:
+                                pending.append((outs, j, g))
                     if len(pending) >= 64:
                         flush()
                 try:
@@ -1024,10 +1042,19 @@ class Recorder(TorchFunctionMode):
             var = getattr(n, "variable", None)
             if var is not None and isinstance(var, _T):
                 leaves[self._tid(var)] = weakref.ref(var)
-        return rec, handles, (run, norms, leaves, inputs_t and [self._tid(t) for t in inputs_t], pending)
+        keep = bool(kwargs.get("retain_graph") or kwargs.get("create_graph")
+                    or (api == "Tensor.backward" and len(args) > 2 and args[2]))
+        return rec, handles, (run, norms, leaves, inputs_t and [self._tid(t) for t in inputs_t], pending,
+                              None if keep else list(nodes))
 
     def _backward_post(self, rec, state, out, err):
-        run, norms, leaves, input_tids, pending = state
+        run, norms, leaves, input_tids, pending, graph = state
+        if graph and err is None:  # this graph's saved tensors are freed now: remember it (no probing later)
+            for n in graph:
+                try:
+                    n.metadata[_FREED] = True
+                except Exception:
+                    pass
         _flush_norms(pending)
         for k, nid in enumerate(run):
             n = rec.nodes.get(nid)

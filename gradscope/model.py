@@ -351,7 +351,7 @@ class BackwardNode:
     event: int | None  # the forward event that created it, when known
     next: tuple  # nids of next nodes (None where the edge is empty)
     ran: bool = False
-    out_norms: tuple = ()  # norm of the gradient sent along each next edge (None: no gradient)
+    out_norms: tuple = ()  # norm of the gradient sent along each next edge (None: no gradient; -1: sent, not measured)
     leaf: int | None = None  # tid of the leaf, for AccumulateGrad nodes
     custom_backward: Frame | None = None  # where a custom Function's backward returns
 
