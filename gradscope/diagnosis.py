@@ -67,7 +67,7 @@ def _receiver(code: str, call: str) -> str | None:
             break
         j -= 1
     expr = code[j + 1:i].strip()
-    if not expr or depth != 0 or len(expr) > 40 or expr[0].isdigit():
+    if not expr or depth != 0 or len(expr) > 60 or expr[0].isdigit():
         return None
     return expr
 
@@ -965,7 +965,13 @@ class Diagnosis:
             lab = self.label(r.tid)
             if not lab.startswith("t") or not lab[1:].isdigit():
                 return lab
-        # name after the line that produced the input
+        # the expression the method was called on, as written: `torch.relu(self.fc1(x))`.detach()
+        if e.site is not None and e.site.code:
+            op = _opname(e)
+            recv = _receiver(e.site.code, f".{op}(") if op.isidentifier() else None
+            if recv and recv != "self":
+                return recv
+        # name after the module that produced the input
         for r in e.inputs:
             p = self.d.producer(r.tid)
             if p and p.module:
@@ -1203,7 +1209,7 @@ class Diagnosis:
     def _fail_no_grad_fn(self):
         bw = self._failing_backward()
         roots = (bw.detail.get("roots") or bw.input_ids()) if bw else []
-        root = self.label(roots[0]) if roots else "the loss"
+        root = self._root_label(bw) if bw is not None and roots else "the loss"
         anc = self.ancestors(roots, before=bw.index if bw else None) if roots else set()
         evs = [self.ev[i] for i in sorted(anc)]
         tids = {r.tid for e in evs for r in e.inputs}
