@@ -390,7 +390,8 @@ class Recorder(TorchFunctionMode):
 
     def _guard(self, fn, *args):
         try:
-            fn(*args)
+            with _NO_TF():  # hooks run outside our handler: our own tensor reads must not re-enter it
+                fn(*args)
         except Exception as e:  # recording must never break the user's program
             self._internal(e)
 
