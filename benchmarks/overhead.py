@@ -419,7 +419,7 @@ def main(argv=None):
     mem = big = None
     if use_gs and not args.no_memory:
         print("... memory per event", file=sys.stderr, flush=True)
-        mem = memory_per_event(3 if args.quick else 10, kw)
+        mem = memory_per_event(10 if args.quick else 50, kw)  # steady state: 50 steps of one trace
     if use_gs and not args.no_big:
         eps = next((r["events_per_step"] for r in results if r["key"] == "tiny"), None)
         if eps is None:

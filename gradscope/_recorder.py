@@ -87,7 +87,8 @@ _CTX_FLAGS = (F_APPLY | F_BACKWARD | F_CHECKPOINT | F_CLIP | F_COMPILE | F_DATA 
               | F_OPTIM)
 PRESENT = -1.0  # an edge norm that was not measured: a gradient was sent (non-zero as far as we know)
 _FREED = "gradscope_freed"  # node.metadata key: a backward ran through this node and freed its graph
-_NO_DETAIL: dict = {}  # shared by events without details: never mutate
+_NO_DETAIL: dict = {}
+_CLASS_DETAIL: dict = {}  # module class name -> its (shared) module-event detail  # shared by events without details: never mutate
 _DTYPES: dict = {}
 _P = nn.Parameter
 
@@ -287,6 +288,8 @@ def _on_optimizer_step_done(optimizer, args, kwargs):
         return
     for r in _active():
         r._in_opt = False
+        if r._on:
+            r._guard(r._optimizer_step_done, optimizer)
 
 
 _IGNORE: dict = {}  # func -> bool: calls that are not worth recording (profiler markers)
@@ -340,6 +343,7 @@ class Recorder(TorchFunctionMode):
         self._error_event = None
         self._in_opt = False
         self._opt_ids: set = set()
+        self._opt_pending = None
         self._seen_compiled = False
         self._metas: dict = {}  # interned (shape, dtype, device) tuples
         self._recent = collections.deque(maxlen=64)  # (storage ptr, tid) of recent results with history
@@ -543,7 +547,7 @@ class Recorder(TorchFunctionMode):
             ign = _IGNORE[func] = "_record_function" in _name(func)
         if ign:
             return func(*args, **kwargs)
-        if self._in_opt and func != _GRAD_SET and not self._opt_writes_param(func, args):
+        if self._in_opt:  # inside optimizer.step(): its writes are summarised when it ends
             return func(*args, **kwargs)
         if func is _SET_GRAD:
             return self._grad_mode(func, args, kwargs)
@@ -1118,11 +1122,11 @@ class Recorder(TorchFunctionMode):
                     outs.append(_pk(self._tid(g, producer=rec.event, link=False), g.requires_grad, g.is_leaf))
             ev.outputs = tuple(self._tref(o, self.tensors) for o in outs) if rec.event < self._synced else tuple(outs)
         self.data.backwards.append(rec)
-        if len(self.data.backwards) > 32:  # keep the graph details of the recent backward calls only
-            old = self.data.backwards[-33]
+        if len(self.data.backwards) > 8:  # keep the graph details of the recent backward calls only
+            old = self.data.backwards[-9]
             if old.nodes:
                 old.nodes = {}
-                self._note("graph details of backward calls older than the last 32 were dropped to save memory")
+                self._note("graph details of backward calls older than the last 8 were dropped to save memory")
         if self._steps is not None and self._n_backward >= self._steps:
             self._on = False
             self.data.truncated = True
@@ -1156,9 +1160,12 @@ class Recorder(TorchFunctionMode):
         in_refs = tuple(self._ref(t) for t in ins)
         out_refs = tuple(self._ref(t) for t in outs)
         idx = len(self.events)
-        detail = {"class": type(module).__name__}
+        cls = type(module).__name__
+        detail = _CLASS_DETAIL.get(cls)
+        if detail is None:
+            detail = _CLASS_DETAIL[cls] = {"class": cls}  # shared, read-only
         if outs and ins and any(o is i for o in outs for i in ins):
-            detail["returned_input"] = True
+            detail = {"class": cls, "returned_input": True}
             fr = _frames.early_return_of_input(module)
             if fr is not None:
                 detail["return_line"] = fr.to_json()
@@ -1293,11 +1300,48 @@ class Recorder(TorchFunctionMode):
                 ids.add(id(p))
                 self._trainable.add(tid)
         self._opt_ids = ids
+        # the step's writes into parameters are recorded as one event when it ends: versions now,
+        # and whether autograd still holds any of them (a graph not backwarded yet)
+        tensors, before, saved = [], [], {}
+        for g in opt.param_groups:
+            for p in g["params"]:
+                if p.grad is None:
+                    continue
+                tensors.append(p)
+                before.append(p._version)
+                sv = self._saved_info(p)
+                if sv is not None:
+                    saved[self._tid(p)] = sv
         self._in_opt = True
         idx = len(self.events)
         self.events.append(Event(idx, "optimizer_step", f"{type(opt).__name__}.step", raw, (), (),
                                  torch.is_grad_enabled(), False, None, "user", None,
                                  {"class": type(opt).__name__, "params": params}))
+        self._opt_pending = (idx, raw, tensors, before, saved)
+
+    def _optimizer_step_done(self, opt):
+        pend, self._opt_pending = self._opt_pending, None
+        self._in_opt = False
+        if pend is None or self._full():
+            return
+        step_idx, raw, tensors, before, saved = pend
+        tids, vb, va = [], [], []
+        for p, v in zip(tensors, before):
+            if p._version != v:
+                tids.append(self._tid(p))
+                vb.append(v)
+                va.append(p._version)
+        if not tids:
+            return
+        detail = {"targets": tids, "versions_before": vb, "versions_after": va, "step": step_idx}
+        hit = [t for t in tids if t in saved]
+        if hit:
+            detail["saved"] = hit
+            detail["saved_by"] = {t: saved[t] for t in hit}
+        idx = len(self.events)
+        self.events.append(Event(idx, "inplace", f"{type(opt).__name__}.step", raw,
+                                 tuple(self._ref(p) for p in tensors if self.tid_of(p) in tids), (),
+                                 False, False, None, "optimizer", None, detail))
 
     # --- materialize ---------------------------------------------------------------------------
     def sync(self):
@@ -1309,12 +1353,22 @@ class Recorder(TorchFunctionMode):
         self._synced_tensors = self._next_tid
         tens = self.tensors
         make_site = _frames.make_site
+        refs_seen: dict = {}  # the same tensor in the same state is one TensorRef object
+
+        def tref(r, tens):
+            if isinstance(r, TensorRef):
+                return r
+            x = refs_seen.get(r)
+            if x is None:
+                x = refs_seen[r] = self._tref(r, tens)
+            return x
+
         for i in range(self._synced, len(ev)):
             e = ev[i]
             if type(e.site) is tuple or e.site is None:
                 e.site = make_site(e.site) if e.site else None
-            e.inputs = tuple(self._tref(r, tens) for r in e.inputs)
-            e.outputs = tuple(self._tref(r, tens) for r in e.outputs)
+            e.inputs = tuple([tref(r, tens) for r in e.inputs])
+            e.outputs = tuple([tref(r, tens) for r in e.outputs])
         self._synced = len(ev)
         if self._roots:
             self._rename()

@@ -1136,16 +1136,27 @@ class Diagnosis:
         node = mo.group(2) if mo else None
         bw = self._failing_backward()
         limit = bw.index if bw else len(self.ev)
-        cands = [e for e in self.ev[:limit] if e.kind in ("inplace",) or (e.kind == "cut" and e.cut == "data_set")]
+        # one candidate per written tensor: (event, target, base, version before, saved, saved_by)
+        cands = []
+        for e in self.ev[:limit]:
+            if not (e.kind == "inplace" or (e.kind == "cut" and e.cut == "data_set")):
+                continue
+            d = e.detail
+            if d.get("targets") and d.get("versions_before"):  # optimizer.step(): every parameter it wrote
+                saved = set(d.get("saved") or ())
+                by = d.get("saved_by") or {}
+                for t, vb in zip(d["targets"], d["versions_before"]):
+                    cands.append((e, t, None, vb, t in saved, by.get(t, by.get(str(t)))))
+            else:
+                cands.append((e, d.get("target"), d.get("base"), d.get("version_before"), bool(d.get("saved")),
+                              d.get("saved_by")))
 
-        def fam_shapes(e):
+        def fam_shapes(tgt, base):
             out = set()
-            for key in ("target", "base"):
-                t = e.detail.get(key)
+            for t in (tgt, base):
                 if t is not None and t in self.d.tensors:
                     out.add(tuple(self.d.tensors[t].shape))
-                    # other views of the same base
-                    for v in self.d.tensors.values():
+                    for v in self.d.tensors.values():  # other views of the same base
                         if v.base == t:
                             out.add(tuple(v.shape))
             return out
@@ -1156,25 +1167,26 @@ class Diagnosis:
                 n *= x
             return n
 
-        def score(e):
+        def score(c):
+            e, tgt, base, vb, saved, _ = c
             s = 0
-            if e.detail.get("saved"):
+            if saved:
                 s += 4
             if shape is not None:
-                fs = fam_shapes(e)
+                fs = fam_shapes(tgt, base)
                 if shape in fs:
                     s += 3
                 elif any(numel(f) == numel(shape) for f in fs):
                     s += 1
-            if expected is not None and e.detail.get("version_before") == expected:
+            if expected is not None and vb == expected:
                 s += 2
             return s
 
         best = None
-        for e in cands:
-            sc = score(e)
+        for c in cands:
+            sc = score(c)
             if sc >= 3 and (best is None or sc > best[0]):
-                best = (sc, e)
+                best = (sc, c)
         if best is None:
             return Explanation(
                 "inplace_saved_tensor", bw.site if bw else None, "backward",
@@ -1182,17 +1194,17 @@ class Diagnosis:
                 "(it may have happened through .data, NumPy, or outside the traced block).",
                 detail=msg.splitlines()[0], fix="look for in-place writes (+=, x[...] =, add_, relu_(inplace=True)) on "
                 "tensors used earlier in the forward.", evidence=[bw] if bw else [])
-        e = best[1]
-        saver = e.detail.get("saved_by")
+        e, tgt, _, _, _, saver = best[1]
         se = self.ev[saver] if isinstance(saver, int) and 0 <= saver < len(self.ev) else None
-        tgt = e.detail.get("target")
         tname = self.label(tgt) if tgt is not None else "a tensor"
         op = _opname(e) if e.op else "in-place write"
         if op == "__setitem__":
             op = "slice assignment"
+        if e.context == "optimizer" and e.op.endswith(".step"):
+            op = e.op.split(".")[0] + ".step()"
         saved_txt = f"; {_opname(se)}{_at(se.site)} saved it for backward" if se is not None else (
             f" (saved by {node})" if node else "")
-        who = " (inside optimizer.step())" if e.context == "optimizer" else ""
+        who = " (inside optimizer.step())" if e.context == "optimizer" and not op.endswith(".step()") else ""
         return Explanation(
             "inplace_saved_tensor", e.site, tname,
             f"backward failed: {op}{who}{_at(e.site)}{_code(e.site)} modified `{tname}` in place after it was saved "

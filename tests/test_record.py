@@ -429,10 +429,14 @@ def test_optimizer_internals_are_optimizer_context_not_user_cuts():
     assert all(e.kind != "cut" or e.context == "optimizer" for e in internal)
     cut_idx = {c.index for c in tr.cuts()}
     assert not cut_idx & {e.index for e in internal}
-    # parameter updates are in-place writes on the parameters, with versions
-    upd = [e for e in internal if e.kind == "inplace" and e.detail["target"] == tid(tr, model.weight)]
-    assert upd and upd[-1].detail["version_after"] > upd[-1].detail["version_before"]
-    assert upd[-1].detail["version_after"] == model.weight._version
+    # parameter updates are one in-place event per step listing every written parameter, with versions
+    upd = [e for e in internal if e.kind == "inplace" and tid(tr, model.weight) in e.detail["targets"]]
+    assert len(upd) == 1
+    d = upd[0].detail
+    k = d["targets"].index(tid(tr, model.weight))
+    assert d["versions_after"][k] > d["versions_before"][k]
+    assert d["versions_after"][k] == model.weight._version
+    assert set(d["targets"]) == {tid(tr, model.weight), tid(tr, model.bias)}
     assert all(e.grad_enabled is False for e in internal if e.kind != "grad_mode")
     # zero_grad: grad_set events for both params, optimizer context, at the user's line
     zs = at(tr, "opt-zero", kind="grad_set")
@@ -464,9 +468,10 @@ def test_optimizer_write_to_a_saved_parameter_is_flagged():
             loss.backward(retain_graph=True)
             opt.step()  # L:opt-saved-step
             loss.backward()  # L:opt-saved-second
-    w = [e for e in at(tr, "opt-saved-step", kind="inplace") if e.detail["target"] == tid(tr, model.weight)]
+    w = [e for e in at(tr, "opt-saved-step", kind="inplace") if tid(tr, model.weight) in e.detail["targets"]]
     assert len(w) == 1 and w[0].context == "optimizer"
-    assert w[0].detail.get("saved") is True, w[0].detail
+    assert tid(tr, model.weight) in w[0].detail.get("saved", ()), w[0].detail
+    assert tr.failure.site.lineno == line_of("opt-saved-step")
     assert tr.data.exception.site.lineno == line_of("opt-saved-second")
     assert tr.failure.cause == "inplace_saved_tensor"
 
