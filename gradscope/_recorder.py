@@ -179,6 +179,21 @@ def _grad_status(g):
     return "received", n
 
 
+def _grad_statuses(grads):
+    """_grad_status for many gradients with one foreach norm (dense float ones)."""
+    dense = [i for i, g in enumerate(grads) if g is not None and not g.is_sparse and g.is_floating_point()]
+    out = [None] * len(grads)
+    if len(dense) > 1:
+        try:
+            with _NO_TF():
+                vals = torch.stack([v.float() for v in torch._foreach_norm([grads[i].detach() for i in dense])]).tolist()
+            for i, n in zip(dense, vals):
+                out[i] = ("nonfinite", n) if not math.isfinite(n) else ("zero", 0.0) if n == 0.0 else ("received", n)
+        except Exception:
+            pass
+    return [o if o is not None else _grad_status(g) for o, g in zip(out, grads)]
+
+
 # --- per-thread active recorders, shared global hooks -------------------------------------------
 _local = threading.local()
 _global_lock = threading.Lock()
@@ -344,6 +359,7 @@ class Recorder(TorchFunctionMode):
         self._in_opt = False
         self._opt_ids: set = set()
         self._opt_pending = None
+        self._grad_of: dict = {}  # id(.grad tensor) -> (weakref, leaf tid)
         self._seen_compiled = False
         self._metas: dict = {}  # interned (shape, dtype, device) tuples
         self._recent = collections.deque(maxlen=64)  # (storage ptr, tid) of recent results with history
@@ -453,6 +469,13 @@ class Recorder(TorchFunctionMode):
             elif (self._arrays or self._values) and not t.requires_grad:
                 self._link_external(t, info)
         return tid
+
+    def _grad_leaf(self, t):
+        """The tid of the leaf whose .grad tensor ``t`` is (recorded after each backward), else None."""
+        ent = self._grad_of.get(id(t))
+        if ent is not None and ent[0]() is t:
+            return ent[1]
+        return None
 
     def tid_of(self, t):
         r = self._ids.get(id(t))
@@ -697,6 +720,10 @@ class Recorder(TorchFunctionMode):
 
         if kind == "inplace" and target is None:
             detail["targets"] = [self._tid(t) for t in before]
+            if self._grad_of:
+                gof = [self._grad_leaf(t) for t in before]
+                if any(x is not None for x in gof):
+                    detail["grads_of"] = gof
         elif kind == "op" and refs:
             # writes hidden inside a torch function (e.g. F.embedding(max_norm=...) renormalising the weight)
             for t, r in zip(ins, refs):
@@ -714,6 +741,10 @@ class Recorder(TorchFunctionMode):
                         saved = self._saved_info(t)
                         break
         if kind == "inplace" and target is not None:
+            if self._grad_of:
+                gl = self._grad_leaf(target)
+                if gl is not None:
+                    detail["grad_of"] = gl
             detail["version_before"] = before
             try:
                 detail["version_after"] = target._version
@@ -1036,7 +1067,7 @@ class Recorder(TorchFunctionMode):
                                 outs[j] = PRESENT if j in _to_leaf else _norm(g)
                             else:
                                 pending.append((outs, j, g))
-                    if len(pending) >= 64:
+                    if len(pending) >= 256:
                         flush()
                 try:
                     handles.append(n.register_hook(post))
@@ -1060,7 +1091,24 @@ class Recorder(TorchFunctionMode):
                     n.metadata[_FREED] = True
                 except Exception:
                     pass
-        _flush_norms(pending)
+        # Edge norms locate a zeroing or non-finite node; they are only needed when a leaf ends up
+        # with a zero or non-finite gradient (or backward failed). Otherwise: "a gradient was sent".
+        got = []  # (leaf tid, its .grad) right after this backward
+        if rec.api != "torch.autograd.grad":
+            for tid, r in leaves.items():
+                t = r()
+                if t is not None:
+                    got.append((tid, t.grad))
+        statuses = _grad_statuses([g for _, g in got])
+        leaf_norm = {tid: nm for (tid, _), (_, nm) in zip(got, statuses) if nm is not None}
+        need = err is not None or rec.api == "torch.autograd.grad" or any(
+            st in ("zero", "nonfinite") for st, _ in statuses)
+        if need:
+            _flush_norms(pending)
+        else:
+            for outs, j, _ in pending:
+                outs[j] = PRESENT
+            pending.clear()
         for k, nid in enumerate(run):
             n = rec.nodes.get(nid)
             if n is not None:
@@ -1083,7 +1131,10 @@ class Recorder(TorchFunctionMode):
         for n in rec.nodes.values():
             if n.leaf is not None and n.nid in incoming:
                 vals = [v for v in incoming[n.nid] if v is not None]
-                rec.arrived[n.leaf] = math.sqrt(sum(v * v for v in vals)) if vals else None
+                if vals and all(v == PRESENT for v in vals):  # not measured: the accumulated .grad's norm
+                    rec.arrived[n.leaf] = leaf_norm.get(n.leaf, PRESENT)
+                else:
+                    rec.arrived[n.leaf] = math.sqrt(sum(v * v for v in vals if v != PRESENT)) if vals else None
         # first node that produced a non-finite gradient from finite input
         for nid in run:
             n = rec.nodes[nid]
@@ -1098,20 +1149,16 @@ class Recorder(TorchFunctionMode):
         self._n_backward += 1
         ev = self.events[rec.event]
         if rec.api != "torch.autograd.grad":
-            gt = {}
-            for tid, r in leaves.items():
-                t = r()
-                if t is None:
-                    continue
-                g = t.grad
-                st, nm = _grad_status(g)
+            grad_of = self._grad_of
+            for (tid, g), (st, nm) in zip(got, statuses):
                 gi = GradInfo(st, nm, rec.event)
                 rec.leaf_grads[tid] = gi
                 self.tensors[tid].grad = gi
-                if g is not None:
-                    gt[self._tid(g, link=False)] = tid
-            if gt:
-                ev.detail["grad_tensors"] = gt  # tid of each .grad tensor -> tid of its leaf
+                if g is not None:  # later writes into this .grad tensor are attributed to its leaf
+                    try:
+                        grad_of[id(g)] = (weakref.ref(g), tid)
+                    except TypeError:
+                        pass
         else:
             grads = out if isinstance(out, (tuple, list)) else ()
             outs = []

@@ -432,7 +432,8 @@ class Diagnosis:
             if e.kind != "inplace":
                 continue
             targets = e.detail.get("targets") or [e.detail.get("target")]
-            if not any(t in gts for t in targets if t is not None):
+            grads_of = e.detail.get("grads_of") or [e.detail.get("grad_of")]
+            if tid not in grads_of and not any(t in gts for t in targets if t is not None):
                 continue
             op = _opname(e)
             if op in ("zero_", "fill_") or "zero_grad" in (e.site.code if e.site else ""):
