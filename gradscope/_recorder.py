@@ -456,7 +456,7 @@ class Recorder(TorchFunctionMode):
         self.tensors[tid] = info
         if self._in_opt:  # optimizer temporaries (exp_avg, denom): nothing to name or link
             return tid
-        if producer is None and not is_param and link and self._entry is not None:
+        if producer is None and link and self._entry is not None:  # parameters: module names win later
             f = _frames.first_user_frame(sys._getframe(), self._entry)
             if f is not None:
                 for k, v in _frames.locals_of(f).items():

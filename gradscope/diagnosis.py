@@ -41,6 +41,7 @@ _TO_OPS = {"to", "double", "float", "half", "bfloat16", "type", "cuda", "cpu", "
 _ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_divide", "__floordiv__", "round_",
              "bernoulli", "bernoulli_", "poisson", "heaviside"}
 _NOT_FORWARD = ("optimizer", "init", "clip", "backward")
+_COPY_OPS = {"data", "detach", "clone", "copy_", "__deepcopy__", "__reduce_ex__", "requires_grad_", "_version"}
 _NOT_FLOW = ("backward", "grad_set", "requires_grad", "hook", "optimizer_step")
 _REWRAP_CODE = re.compile(r"(torch\.\w*Tensor|torch\.tensor|as_tensor|new_tensor|torch\.asarray)\s*\(")
 _EXPLICIT_ITEM = re.compile(r"\.item\(\)|\bfloat\(|\bint\(|\.tolist\(\)")
@@ -1538,6 +1539,10 @@ class Diagnosis:
         for e in bws:
             grad_tensors.update(int(g) for g in (e.detail.get("grad_tensors") or {}))
         for t in d.tensors.values():
+            if t.role == "param" and t.name is None and t.tid not in self.trainable and all(
+                    _opname(self.ev[i]) in _COPY_OPS or self.ev[i].context == "init"
+                    for i in self.consumers.get(t.tid, ())):
+                continue  # only copied (e.g. the template layer nn.TransformerEncoder deep-copies)
             if t.role != "param":
                 # leaves the user made with requires_grad=True and used count too (x = torch.randn(..., requires_grad=True))
                 if not (t.is_leaf and t.requires_grad and t.tid in used and t.tid not in grad_tensors
