@@ -253,44 +253,27 @@ def _remove_globals():
             _global_handles.pop().remove()
 
 
-def _on_module_pre(module, args):
-    if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
-        return
-    for r in _active():
-        if r._on:
-            r._guard(r._module_pre, module, args)
+def _dispatch(method: str, nargs: int):
+    """A global hook that forwards to every recorder active in this thread (returns None, as
+    registration hooks must)."""
+
+    def hook(*args):
+        if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
+            return None
+        for r in _active():
+            if r._on:
+                r._guard(getattr(r, method), *args[:nargs])
+        return None
+
+    hook.__name__ = f"gradscope{method}"
+    return hook
 
 
-def _on_module_post(module, args, output):
-    if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
-        return
-    for r in _active():
-        if r._on:
-            r._guard(r._module_post, module, args, output)
-
-
-def _on_module_registered(module, name, submodule):
-    if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
-        return
-    for r in _active():
-        if r._on:
-            r._guard(r._module_registered, module, name, submodule)
-
-
-def _on_param_registered(module, name, param):
-    if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
-        return
-    for r in _active():
-        if r._on:
-            r._guard(r._param_registered, module, name, param)
-
-
-def _on_optimizer_step(optimizer, args, kwargs):
-    if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
-        return
-    for r in _active():
-        if r._on:
-            r._guard(r._optimizer_step, optimizer)
+_on_module_pre = _dispatch("_module_pre", 2)  # (module, args)
+_on_module_post = _dispatch("_module_post", 3)  # (module, args, output)
+_on_module_registered = _dispatch("_module_registered", 3)  # (module, name, submodule)
+_on_param_registered = _dispatch("_param_registered", 3)  # (module, name, param)
+_on_optimizer_step = _dispatch("_optimizer_step", 1)  # (optimizer, args, kwargs)
 
 
 def _clean(path: str) -> str:
@@ -592,20 +575,6 @@ class Recorder(TorchFunctionMode):
         except Exception as e:
             self._internal(e)
         return out
-
-    def _opt_writes_param(self, func, args):
-        """Inside optimizer.step(): only writes into parameters are worth recording."""
-        if not args:
-            return False
-        a = args[0]
-        ids = self._opt_ids
-        if id(a) in ids:
-            return func == _SETITEM or _is_inplace_method(func)
-        if type(a) in (list, tuple) and a and isinstance(a[0], _T) and _is_inplace_method(func):
-            for t in a:
-                if id(t) in ids:
-                    return True
-        return False
 
     def _full(self):
         if self._max_events is not None and len(self.events) >= self._max_events:
