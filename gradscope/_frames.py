@@ -167,7 +167,7 @@ def make_site(raw) -> Site | None:
     if s is None:
         frames = tuple(_frame_of(co, ln) for co, ln in reversed(raw))
         inner = frames[-1]
-        s = Site(inner.filename, inner.lineno, inner.function, inner.code, frames)
+        s = Site(inner.filename, inner.lineno, inner.function, inner.code, frames, cell_label(inner.filename))
         _SITE_CACHE[raw] = s
     return s
 
@@ -275,3 +275,25 @@ def mark_user(*objs) -> None:
     for o in objs:
         co = getattr(getattr(o, "__func__", o), "__code__", o)
         _CAT[co] = USER
+
+
+_CELL_LABELS: dict = {}
+
+
+def cell_label(filename: str) -> str:
+    """"In[3]" for code from a Jupyter/IPython cell (its file name is a hash), else ""."""
+    lab = _CELL_LABELS.get(filename)
+    if lab is None:
+        lab = ""
+        ip_mod = sys.modules.get("IPython")
+        if ip_mod is not None and ("ipykernel_" in filename or filename.startswith("<ipython-input")):
+            try:
+                ip = ip_mod.get_ipython()
+                fmt = ip.compile.format_code_name(filename) if ip is not None else None
+                if fmt:
+                    lab = fmt[1]
+            except Exception:
+                lab = ""
+        if lab or "ipykernel_" not in filename:  # a cell not run yet may get its number later
+            _CELL_LABELS[filename] = lab
+    return lab

@@ -110,6 +110,10 @@ class Diagnosis:
         self.ev = data.events
         self.query_tids: set = set()
         self.aliases: dict = {}  # tid -> the user's variable name (from why() callers)
+        self._labels = {}  # file name -> how sites show it (notebook cells: "In[3]")
+        for e in self.ev:
+            if e.site is not None and e.site.label:
+                self._labels.setdefault(e.site.filename, e.site.label)
         self.consumers = defaultdict(list)  # tid -> [event index]
         self.value_users = defaultdict(list)  # escape event index -> [event index using its value]
         for e in self.ev:
@@ -123,6 +127,9 @@ class Diagnosis:
         self._reach_cache: dict = {}
 
     # --- helpers -----------------------------------------------------------------------------
+    def _label(self, filename: str) -> str:
+        return self._labels.get(filename, "")
+
     def label(self, tid) -> str:
         t = self.d.tensors.get(tid)
         if t is None:
@@ -340,7 +347,7 @@ class Diagnosis:
                             if fr.lineno == g.site.lineno and k + 1 < len(s.stack):
                                 k += 1  # @torch.no_grad() decorator: the line inside the decorated function
                                 fr = s.stack[k]
-                            return Site(fr.filename, fr.lineno, fr.function, fr.code, s.stack)
+                            return Site(fr.filename, fr.lineno, fr.function, fr.code, s.stack, self._label(fr.filename))
                 break
         return s
 
@@ -470,7 +477,7 @@ class Diagnosis:
                 site = None
                 if fr:
                     f = Frame.from_json(fr)
-                    site = Site(f.filename, f.lineno, f.function, f.code, ((h.site.stack if h.site else ()) + (f,)))
+                    site = Site(f.filename, f.lineno, f.function, f.code, ((h.site.stack if h.site else ()) + (f,)), self._label(f.filename))
                 return Explanation(
                     "hook_modified", site or h.site, name,
                     f"{name}.grad is all zeros: backward delivered a non-zero gradient (norm {arrived:.3g}), but the hook "
@@ -484,7 +491,7 @@ class Diagnosis:
             node, e = self._zeroing_node(b, tid)
             if node is not None and node.custom_backward is not None and e is None:
                 f = node.custom_backward
-                site = Site(f.filename, f.lineno, f.function, f.code, (f,))
+                site = Site(f.filename, f.lineno, f.function, f.code, (f,), self._label(f.filename))
                 fn = node.name.replace("Backward", "")
                 return Explanation(
                     "custom_function", site, name,
@@ -498,7 +505,7 @@ class Diagnosis:
                 frames = [(p, Frame.from_json(f)) for p, fs in mh.items() for f in fs]
                 if frames:
                     path, f = frames[0]
-                    site = Site(f.filename, f.lineno, f.function, f.code, (f,))
+                    site = Site(f.filename, f.lineno, f.function, f.code, (f,), self._label(f.filename))
                     return Explanation(
                         "hook_modified", site, name,
                         f"{name}.grad is all zeros: the backward hook on module `{path or 'the model'}` returns a zero "
@@ -515,7 +522,7 @@ class Diagnosis:
                     site = h.site
                     if fr:
                         f = Frame.from_json(fr)
-                        site = Site(f.filename, f.lineno, f.function, f.code, ((h.site.stack if h.site else ()) + (f,)))
+                        site = Site(f.filename, f.lineno, f.function, f.code, ((h.site.stack if h.site else ()) + (f,)), self._label(f.filename))
                     tn = self.label(h.input_ids()[0])
                     return Explanation(
                         "hook_modified", site, name,
@@ -790,7 +797,7 @@ class Diagnosis:
                             direct = b.nodes.get(n.next[j]) is not None and b.nodes[n.next[j]].leaf == tid
                             which = f"({name})" if direct else f"(the path to {name})"
                             f = n.custom_backward
-                            site = Site(f.filename, f.lineno, f.function, f.code, (f,))
+                            site = Site(f.filename, f.lineno, f.function, f.code, (f,), self._label(f.filename))
                             fe = self.ev[n.event] if n.event is not None else None
                             return Explanation(
                                 "custom_function", site, name,
@@ -1021,7 +1028,7 @@ class Diagnosis:
                     site = e.site
                     if fr:
                         f = Frame.from_json(fr)
-                        site = Site(f.filename, f.lineno, f.function, f.code, (e.site.stack if e.site else ()) + (f,))
+                        site = Site(f.filename, f.lineno, f.function, f.code, (e.site.stack if e.site else ()) + (f,), self._label(f.filename))
                     return Explanation(
                         "unused_parameter", site, name,
                         f"{name}.grad is None: {e.op} returned its input unchanged{_at(site)}{_code(site)}, so its "
@@ -1035,7 +1042,7 @@ class Diagnosis:
                     f = Frame.from_json(info["return_line"])
                     parent = [e for e in self.ev if e.kind == "module" and (e.op == info["parent"] or not info["parent"])]
                     outer = parent[-1].site.stack if parent and parent[-1].site else ()
-                    site = Site(f.filename, f.lineno, f.function, f.code, tuple(outer) + (f,))
+                    site = Site(f.filename, f.lineno, f.function, f.code, tuple(outer) + (f,), self._label(f.filename))
                     return Explanation(
                         "unused_parameter", site, name,
                         f"{name}.grad is None: `{cpath}` was never called: the forward returned early"
@@ -1315,7 +1322,7 @@ class Diagnosis:
         if node is None:
             return None
         f = node.custom_backward
-        site = Site(f.filename, f.lineno, f.function, f.code, (f,))
+        site = Site(f.filename, f.lineno, f.function, f.code, (f,), self._label(f.filename))
         first = msg.splitlines()[0]
         return Explanation(
             "custom_function", site, node.name.replace("Backward", ""),

@@ -107,11 +107,12 @@ class Site:
     function: str
     code: str = ""
     stack: tuple = ()
+    label: str = ""  # how to show the file when its name means nothing (a notebook cell: "In[3]")
 
     @property
     def short(self) -> str:
-        """``file.py:25``"""
-        return f"{_short_path(self.filename)}:{self.lineno}"
+        """``file.py:25`` (or ``In[3]:25`` for a notebook cell)"""
+        return f"{self.label or _short_path(self.filename)}:{self.lineno}"
 
     def __str__(self) -> str:
         code = f": {self.code}" if self.code else ""
@@ -127,6 +128,7 @@ class Site:
             "function": self.function,
             "code": self.code,
             "stack": [f.to_json() for f in self.stack],
+            **({"label": self.label} if self.label else {}),
         }
 
     @classmethod
@@ -139,6 +141,7 @@ class Site:
             str(d["function"]),
             str(d.get("code", "")),
             tuple(Frame.from_json(f) for f in d.get("stack", ())),
+            str(d.get("label", "")),
         )
 
 

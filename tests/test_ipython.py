@@ -75,3 +75,11 @@ def test_magic_report_and_graph(ip, capsys):
     out = capsys.readouterr().out
     assert "ops recorded" in out and "backward from z.sum()" in out  # the text report (terminal shell)
     assert re.search(r"\d+ nodes, \d+ edges", out)  # the diagram's text description (no SVG in a terminal)
+
+
+def test_sites_in_cells_read_as_cell_numbers(ip):
+    ip.run_cell_magic("gradscope", "--quiet", BUGGY_CELL)
+    tr = ip.user_ns["_gradscope_trace"]
+    site = tr.why(ip.user_ns["x"]).site
+    assert re.fullmatch(r"In\[\d+\]:5", site.short), site.short  # not the cell's hashed file name
+    assert site.filename != site.label  # the real file name stays (excerpts, JSON round trip)
