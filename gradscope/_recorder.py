@@ -63,6 +63,9 @@ _RETAIN = {_T.retain_grad}
 _GRAD_SET = _T.grad.__set__
 _DATA_SET = _T.data.__set__
 _SETITEM = _T.__setitem__
+_SPECIAL = {**{f: "detach" for f in _DETACH}, **{f: "convert" for f in _CONVERT},
+            **{f: "rewrap" for f in _REWRAP}, **{f: "requires_grad" for f in _REQ}, _GRAD_SET: "grad_set",
+            **{f: "hook" for f in _HOOK_REG}, **{f: "retain" for f in _RETAIN}}
 _NOT_INPLACE = {"requires_grad_", "retain_grad", "share_memory_", "record_stream", "register_hook", "__setstate__",
                 "detach_", "set_", "pin_memory", "uniform_", "normal_"}
 
@@ -340,7 +343,6 @@ class Recorder(TorchFunctionMode):
         self._errors: list = []
         self._error_event = None
         self._in_opt = False
-        self._opt_ids: set = set()
         self._opt_pending = None
         self._grad_of: dict = {}  # id(.grad tensor) -> (weakref, leaf tid)
         self._seen_compiled = False
@@ -546,14 +548,13 @@ class Recorder(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if kwargs is None:
             kwargs = {}
-        if _is_compiling() or func in _SKIP or not self._on:
+        if _is_compiling() or func in _SKIP or not self._on or self._in_opt:
+            # (inside optimizer.step() its writes are summarised when it ends)
             return func(*args, **kwargs)
         ign = _IGNORE.get(func)
         if ign is None:
             ign = _IGNORE[func] = "_record_function" in _name(func)
         if ign:
-            return func(*args, **kwargs)
-        if self._in_opt:  # inside optimizer.step(): its writes are summarised when it ends
             return func(*args, **kwargs)
         if func is _SET_GRAD:
             return self._grad_mode(func, args, kwargs)
@@ -660,6 +661,7 @@ class Recorder(TorchFunctionMode):
         if self._full():
             return
         refs, ins, raw, flags, grad_on, kind, target, before, saved = pre
+        special = _SPECIAL.get(func)  # one lookup classifies detach/convert/rewrap/... calls
         idx = len(self.events)
         inference = torch.is_inference_mode_enabled()
         ctx = "user" if not flags & _CTX_FLAGS else self._context(flags, grad_on)
@@ -727,7 +729,7 @@ class Recorder(TorchFunctionMode):
                 detail["saved_by"] = saved
             if func == _DATA_SET:
                 kind, cut = "cut", "data_set"
-        elif func in _DETACH:
+        elif special == "detach":
             if in_rg:
                 kind, cut = "cut", _DETACH[func]
                 for o, r in zip(outs_t, orefs):
@@ -735,33 +737,33 @@ class Recorder(TorchFunctionMode):
                         self._recent.append((o.data_ptr(), _tid_of(r), idx, o.numel(), False))
                     except Exception:
                         pass
-        elif func in _CONVERT:
+        elif special == "convert":
             kind, cut = "cut", _CONVERT[func]
             self._escape(idx, func, out, ins)
-        elif func in _REWRAP:
+        elif special == "rewrap":
             if in_rg and (not out_rg or all(o.grad_fn is None for o in outs_t)):
                 kind, cut = "cut", "rewrap"
             elif not ins or not in_rg:
                 self._reentry(idx, args, detail)
-        elif func in _REQ:
+        elif special == "requires_grad":
             kind = "requires_grad"
             v = args[1] if len(args) > 1 else kwargs.get("requires_grad", True)
             detail["value"] = bool(v)
-        elif func == _GRAD_SET:
+        elif special == "grad_set":
             kind = "grad_set"
             v = args[1] if len(args) > 1 else None
             detail["value"] = None if v is None else "tensor"
-        elif func in _HOOK_REG:
+        elif special == "hook":
             kind = "hook"
             fn = args[1] if len(args) > 1 else kwargs.get("hook")
             fr = _frames.return_lines(fn)
             if fr is not None:
                 detail["hook_return"] = fr.to_json()
             detail["hook"] = getattr(fn, "__qualname__", repr(fn))[:200]
-        elif func in _RETAIN:
+        elif special == "retain":
             for t in ins:
                 self.tensors[self._tid(t)].retains_grad = True
-        elif ctx == "user" or ctx == "checkpoint" or ctx == "compiled":
+        elif special is None and (ctx == "user" or ctx == "checkpoint" or ctx == "compiled"):
             if in_rg and outs_t and not out_rg:
                 if inference:
                     kind, cut = "cut", "inference_mode"
@@ -784,8 +786,8 @@ class Recorder(TorchFunctionMode):
                 else:
                     for o in orefs:
                         lst.append(_tid_of(o))
-                    if len(lst) > 256:  # only recent consumers can still hold saved tensors that matter
-                        del lst[:128]
+                    if len(lst) > 64:  # only recent consumers can still hold saved tensors that matter
+                        del lst[:32]
         self.events.append(Event(idx, kind, _name(func), raw, refs, tuple(orefs), grad_on, inference,
                                  self._module(), ctx, cut, detail or _NO_DETAIL))
 
@@ -1308,14 +1310,11 @@ class Recorder(TorchFunctionMode):
             return
         raw, flags = _frames.walk(sys._getframe(), self._entry)
         params = []
-        ids = set()
         for g in opt.param_groups:
             for p in g["params"]:
                 tid = self._tid(p)
                 params.append(tid)
-                ids.add(id(p))
                 self._trainable.add(tid)
-        self._opt_ids = ids
         # the step's writes into parameters are recorded as one event when it ends: versions now,
         # and whether autograd still holds any of them (a graph not backwarded yet)
         tensors, before, saved = [], [], {}

@@ -130,6 +130,18 @@ class Diagnosis:
     def _label(self, filename: str) -> str:
         return self._labels.get(filename, "")
 
+    def _hook_site(self, h: Event) -> Site | None:
+        """Where a registered hook returns its value (else where it was registered)."""
+        fr = h.detail.get("hook_return")
+        if not fr:
+            return h.site
+        return self._frame_site(Frame.from_json(fr), h.site.stack if h.site else ())
+
+    def _frame_site(self, f: Frame, outer=()) -> Site:
+        """A Site for a line the recorder found by reading code (a hook's or backward's return),
+        under the user frames ``outer`` that led there."""
+        return Site(f.filename, f.lineno, f.function, f.code, tuple(outer) + (f,), self._label(f.filename))
+
     def label(self, tid) -> str:
         t = self.d.tensors.get(tid)
         if t is None:
@@ -473,13 +485,9 @@ class Diagnosis:
             arrived = b.arrived.get(tid)
             if hooks and arrived:
                 h = hooks[-1]
-                fr = h.detail.get("hook_return")
-                site = None
-                if fr:
-                    f = Frame.from_json(fr)
-                    site = Site(f.filename, f.lineno, f.function, f.code, ((h.site.stack if h.site else ()) + (f,)), self._label(f.filename))
+                site = self._hook_site(h)
                 return Explanation(
-                    "hook_modified", site or h.site, name,
+                    "hook_modified", site, name,
                     f"{name}.grad is all zeros: backward delivered a non-zero gradient (norm {arrived:.3g}), but the hook "
                     f"{h.detail.get('hook', '')} registered{_at(h.site)} replaced it{_at(site)}{_code(site)}.",
                     detail="Tensor hooks run before the gradient is accumulated into .grad; what the hook returns "
@@ -491,7 +499,7 @@ class Diagnosis:
             node, e = self._zeroing_node(b, tid)
             if node is not None and node.custom_backward is not None and e is None:
                 f = node.custom_backward
-                site = Site(f.filename, f.lineno, f.function, f.code, (f,), self._label(f.filename))
+                site = self._frame_site(f)
                 fn = node.name.replace("Backward", "")
                 return Explanation(
                     "custom_function", site, name,
@@ -505,7 +513,7 @@ class Diagnosis:
                 frames = [(p, Frame.from_json(f)) for p, fs in mh.items() for f in fs]
                 if frames:
                     path, f = frames[0]
-                    site = Site(f.filename, f.lineno, f.function, f.code, (f,), self._label(f.filename))
+                    site = self._frame_site(f)
                     return Explanation(
                         "hook_modified", site, name,
                         f"{name}.grad is all zeros: the backward hook on module `{path or 'the model'}` returns a zero "
@@ -518,11 +526,7 @@ class Diagnosis:
                 hk = [h for h in self.ev if h.kind == "hook" and set(h.input_ids()) & set(e.output_ids())]
                 if hk:
                     h = hk[-1]
-                    fr = h.detail.get("hook_return")
-                    site = h.site
-                    if fr:
-                        f = Frame.from_json(fr)
-                        site = Site(f.filename, f.lineno, f.function, f.code, ((h.site.stack if h.site else ()) + (f,)), self._label(f.filename))
+                    site = self._hook_site(h)
                     tn = self.label(h.input_ids()[0])
                     return Explanation(
                         "hook_modified", site, name,
@@ -797,7 +801,7 @@ class Diagnosis:
                             direct = b.nodes.get(n.next[j]) is not None and b.nodes[n.next[j]].leaf == tid
                             which = f"({name})" if direct else f"(the path to {name})"
                             f = n.custom_backward
-                            site = Site(f.filename, f.lineno, f.function, f.code, (f,), self._label(f.filename))
+                            site = self._frame_site(f)
                             fe = self.ev[n.event] if n.event is not None else None
                             return Explanation(
                                 "custom_function", site, name,
@@ -1028,7 +1032,7 @@ class Diagnosis:
                     site = e.site
                     if fr:
                         f = Frame.from_json(fr)
-                        site = Site(f.filename, f.lineno, f.function, f.code, (e.site.stack if e.site else ()) + (f,), self._label(f.filename))
+                        site = self._frame_site(f, e.site.stack if e.site else ())
                     return Explanation(
                         "unused_parameter", site, name,
                         f"{name}.grad is None: {e.op} returned its input unchanged{_at(site)}{_code(site)}, so its "
@@ -1042,7 +1046,7 @@ class Diagnosis:
                     f = Frame.from_json(info["return_line"])
                     parent = [e for e in self.ev if e.kind == "module" and (e.op == info["parent"] or not info["parent"])]
                     outer = parent[-1].site.stack if parent and parent[-1].site else ()
-                    site = Site(f.filename, f.lineno, f.function, f.code, tuple(outer) + (f,), self._label(f.filename))
+                    site = self._frame_site(f, outer)
                     return Explanation(
                         "unused_parameter", site, name,
                         f"{name}.grad is None: `{cpath}` was never called: the forward returned early"
@@ -1322,7 +1326,7 @@ class Diagnosis:
         if node is None:
             return None
         f = node.custom_backward
-        site = Site(f.filename, f.lineno, f.function, f.code, (f,), self._label(f.filename))
+        site = self._frame_site(f)
         first = msg.splitlines()[0]
         return Explanation(
             "custom_function", site, node.name.replace("Backward", ""),
