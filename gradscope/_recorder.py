@@ -25,7 +25,7 @@ from ._frames import (
     F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM,
 )
 from .model import (
-    BackwardNode, BackwardRecord, Event, ExceptionInfo, GradInfo, TensorInfo, TensorRef, TraceData,
+    BackwardNode, BackwardRecord, Event, ExceptionInfo, GradInfo, TensorInfo, TensorRef, TraceData, strip_torch_prefix,
 )
 
 _T = torch.Tensor
@@ -113,11 +113,7 @@ def _name(func) -> str:
     return n
 
 
-def _short(n: str) -> str:
-    for p in ("torch.nn.functional.", "torch.Tensor.", "torch._C._nn.", "torch._C.", "torch."):
-        if n.startswith(p):
-            return n[len(p):]
-    return n
+_short = strip_torch_prefix
 
 
 _INPLACE_CACHE: dict = {}

@@ -16,7 +16,7 @@ import re
 from collections import defaultdict, deque
 
 from .explanation import Explanation, ParamStatus, PathStep, StepSummary
-from .model import Event, Frame, Site, TraceData
+from .model import Event, Frame, Site, TraceData, strip_torch_prefix
 
 __all__ = ["Diagnosis", "CUT_CAUSE"]
 
@@ -82,11 +82,7 @@ def py_expr(name: str) -> str:
     return out
 
 
-def _short(op: str) -> str:
-    for p in ("torch.nn.functional.", "torch.Tensor.", "torch._C._nn.", "torch._C.", "torch."):
-        if op.startswith(p):
-            return op[len(p):]
-    return op
+_short = strip_torch_prefix
 
 
 def _opname(e: Event) -> str:

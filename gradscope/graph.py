@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from .errors import DotNotFoundError, GradscopeError, UnknownTargetError
-from .model import Event, TraceData
+from .model import Event, TraceData, fmt_norm
 
 __all__ = [
     "GraphView",
@@ -587,16 +587,7 @@ def _fmt_shape(shape: Iterable) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
-def _fmt_norm(x: float | None) -> str:
-    if x is None:
-        return ""
-    if x != x or x in (float("inf"), float("-inf")):
-        return str(x)
-    if x == 0:
-        return "0"
-    if 1e-3 <= abs(x) < 1e4:
-        return f"{x:.3g}"
-    return f"{x:.2e}"
+_fmt_norm = fmt_norm
 
 
 _STATUS_TEXT = {

@@ -593,6 +593,27 @@ class TraceData:
         return cls.from_json(d, source=p)
 
 
+def strip_torch_prefix(op: str) -> str:
+    """``torch.nn.functional.linear`` -> ``linear``; ``torch.Tensor.detach`` -> ``detach``."""
+    for p in ("torch.nn.functional.", "torch.Tensor.", "torch._C._nn.", "torch._C.", "torch."):
+        if op.startswith(p):
+            return op[len(p):]
+    return op
+
+
+def fmt_norm(x: float | None) -> str:
+    """A gradient norm for people: ``0.576``, ``1.23e-05``, ``0``, ``inf``."""
+    if x is None:
+        return ""
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    if x == 0:
+        return "0"
+    if 1e-3 <= abs(x) < 1e4:
+        return f"{x:.3g}"
+    return f"{x:.2e}"
+
+
 def _num(x):
     if x is None:
         return None

@@ -49,7 +49,7 @@ from rich.theme import Theme
 
 from .explanation import CAUSES, Explanation, StepSummary
 from .graph import cut_label, op_short
-from .model import Event, Site, TraceData
+from .model import Event, Site, TraceData, fmt_norm
 
 __all__ = [
     "TraceReport",
@@ -123,16 +123,7 @@ class _Styles:
         return s
 
 
-def _fmt_norm(x: float | None) -> str:
-    if x is None:
-        return ""
-    if isinstance(x, float) and not math.isfinite(x):
-        return str(x)
-    if x == 0:
-        return "0"
-    if 1e-3 <= abs(x) < 1e4:
-        return f"{x:.3g}"
-    return f"{x:.2e}"
+_fmt_norm = fmt_norm
 
 
 def _fmt_shape(shape) -> str:
