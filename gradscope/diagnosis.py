@@ -91,7 +91,14 @@ def _opname(e: Event) -> str:
 
 
 def _code(site: Site | None) -> str:
-    return f" (`{site.code}`)" if site and site.code else ""
+    """`` (`code`)`` for a summary sentence, without the line's trailing comment."""
+    if not site or not site.code:
+        return ""
+    code = site.code
+    cut = code.find("  #")
+    if cut > 0:
+        code = code[:cut].rstrip()
+    return f" (`{code}`)"
 
 
 def _at(site: Site | None) -> str:
@@ -906,8 +913,8 @@ class Diagnosis:
                                f"for logging."),
             "tolist_roundtrip": (f"{what} became Python lists{_at(site)}{_code(site)}{came_back}",
                                  ".tolist() returns plain Python numbers; a tensor rebuilt from them has no history.",
-                                 "do the computation with tensor operations (e.g. torch.clamp instead of min/max on "
-                                 "lists)."),
+                                 "keep the values as a tensor and use tensor operations (e.g. torch.clamp instead of "
+                                 "min/max in a Python loop over .tolist())."),
             "tensor_rewrap": (f"{what} was copied into a new tensor{_at(site)}{_code(site)}",
                               "torch.tensor()/new_tensor()/as_tensor(copy) copy the values into a fresh tensor without "
                               "history.",
