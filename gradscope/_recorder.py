@@ -1462,11 +1462,8 @@ class Recorder(TorchFunctionMode):
         raw = []
         while tb is not None:
             co = tb.tb_frame.f_code
-            cat = _frames._CAT.get(co)
-            if cat is None:
-                cat = _frames._categorize(co)
-            if cat == _frames.USER:
-                raw.append((co, tb.tb_lineno))
+            if _frames.category(co) == _frames.USER:
+                raw.append((id(co), tb.tb_lineno))
             tb = tb.tb_next
         if raw:
             site = _frames.make_site(tuple(reversed(raw)))

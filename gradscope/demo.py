@@ -175,7 +175,7 @@ def _count_as_user_code() -> None:
 
     for fn in (detach_cut, numpy_roundtrip, no_grad_in_forward, inplace_on_saved, item_for_logging,
                NumpyNet.forward, FrozenEncoderNet.forward, InplaceNet.forward):
-        _frames._CAT[fn.__code__] = _frames.USER
+        _frames.mark_user(fn)
 
 
 _count_as_user_code()
