@@ -272,7 +272,27 @@ _on_module_pre = _dispatch("_module_pre", 2)  # (module, args)
 _on_module_post = _dispatch("_module_post", 3)  # (module, args, output)
 _on_module_registered = _dispatch("_module_registered", 3)  # (module, name, submodule)
 _on_param_registered = _dispatch("_param_registered", 3)  # (module, name, param)
-_on_optimizer_step = _dispatch("_optimizer_step", 1)  # (optimizer, args, kwargs)
+_record_optimizer_step = _dispatch("_optimizer_step", 1)  # (optimizer, args, kwargs)
+_stack_len = torch._C._len_torch_function_stack
+_stack_at = torch._C._get_function_stack_at
+
+
+def _on_optimizer_step(optimizer, args, kwargs):
+    """Record the step's start, then take this thread's recorders off the mode stack for the
+    step's duration: its internals (dozens of calls per parameter) are summarised from version
+    counters when it ends, so they need not pass through any mode. A recorder that is not on
+    top of the stack (a user's mode above it) stays and uses the ``_in_opt`` fast path."""
+    _record_optimizer_step(optimizer, args, kwargs)
+    if _is_compiling():
+        return
+    active = _active()
+    while True:
+        n = _stack_len()
+        top = _stack_at(n - 1) if n else None
+        if top is None or top not in active or not top._in_opt or top._suspended:
+            break
+        torch._C._pop_torch_function_stack()
+        top._suspended = True
 
 
 def _clean(path: str) -> str:
@@ -283,7 +303,8 @@ def _clean(path: str) -> str:
 def _on_optimizer_step_done(optimizer, args, kwargs):
     if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
         return
-    for r in _active():
+    for r in _active():  # outermost first: suspended recorders go back in their order
+        r._resume()
         r._in_opt = False
         if r._on:
             r._guard(r._optimizer_step_done, optimizer)
@@ -339,6 +360,7 @@ class Recorder(TorchFunctionMode):
         self._errors: list = []
         self._error_event = None
         self._in_opt = False
+        self._suspended = False  # taken off the mode stack during optimizer.step()
         self._opt_pending = None
         self._grad_of: dict = {}  # id(.grad tensor) -> (weakref, leaf tid)
         self._seen_compiled = False
@@ -359,10 +381,18 @@ class Recorder(TorchFunctionMode):
         self.data.meta.update(torch=torch.__version__, python=sys.version.split()[0])
         self.__enter__()
 
+    def _resume(self):
+        """Back on the mode stack after optimizer.step() (or when its closure runs the model)."""
+        if self._suspended:
+            self._suspended = False
+            torch._C._push_on_torch_function_stack(self)
+
     def stop(self):
         try:
             cur = torch.overrides._get_current_function_mode_stack()
-            if cur and cur[-1] is self:
+            if self._suspended:  # optimizer.step() raised: the mode is already off the stack
+                self._suspended = False
+            elif cur and cur[-1] is self:
                 self.__exit__(None, None, None)
             else:  # someone pushed a mode inside our block and did not pop it: pop ours anyway
                 self._pop_out_of_order()
@@ -1148,7 +1178,15 @@ class Recorder(TorchFunctionMode):
 
     # --- module / optimizer hooks --------------------------------------------------------------
     def _module_pre(self, module, args):
-        self._in_opt = False
+        if self._in_opt or self._suspended:
+            # an optimizer closure runs the model (LBFGS): record it. Or optimizer.step() raised,
+            # the program caught it and went on: close the step's record now.
+            self._resume()
+            self._in_opt = False
+            if self._opt_pending is not None and not _frames.walk(sys._getframe(), self._entry)[1] & F_OPTIM:
+                self._note("an optimizer.step() raised inside the trace; torch calls between it and the next module "
+                           "call were not recorded")
+                self._optimizer_step_done(None)
         if not self._mod_stack:
             self._ensure_root(module)
         path = self._mod_path.get(module)
@@ -1302,6 +1340,10 @@ class Recorder(TorchFunctionMode):
             pass
 
     def _optimizer_step(self, opt):
+        if self._opt_pending is not None:  # the previous step raised and nothing closed its record
+            self._note("an optimizer.step() raised inside the trace; torch calls between it and the next module "
+                       "call were not recorded")
+            self._optimizer_step_done(None)
         if self._full():
             return
         raw, flags = _frames.walk(sys._getframe(), self._entry)
@@ -1328,14 +1370,14 @@ class Recorder(TorchFunctionMode):
         self.events.append(Event(idx, "optimizer_step", f"{type(opt).__name__}.step", raw, (), (),
                                  torch.is_grad_enabled(), False, None, "user", None,
                                  {"class": type(opt).__name__, "params": params}))
-        self._opt_pending = (idx, raw, tensors, before, saved)
+        self._opt_pending = (idx, raw, tensors, before, saved, type(opt).__name__)
 
     def _optimizer_step_done(self, opt):
         pend, self._opt_pending = self._opt_pending, None
         self._in_opt = False
         if pend is None or self._full():
             return
-        step_idx, raw, tensors, before, saved = pend
+        step_idx, raw, tensors, before, saved, cls = pend
         tids, vb, va = [], [], []
         for p, v in zip(tensors, before):
             if p._version != v:
@@ -1350,7 +1392,7 @@ class Recorder(TorchFunctionMode):
             detail["saved"] = hit
             detail["saved_by"] = {t: saved[t] for t in hit}
         idx = len(self.events)
-        self.events.append(Event(idx, "inplace", f"{type(opt).__name__}.step", raw,
+        self.events.append(Event(idx, "inplace", f"{cls}.step", raw,
                                  tuple(self._ref(p) for p in tensors if self.tid_of(p) in tids), (),
                                  False, False, None, "optimizer", None, detail))
 

@@ -606,3 +606,134 @@ def test_torch_compile_module_with_global_hooks(recwarn):
     assert exp.cause == "unknown" and "compile" in exp.summary and "without torch.compile" in exp.fix
     assert tr.why(m.fc2.weight).cause == "ok"
     assert any("torch.compile" in note for note in tr.data.unseen)
+
+
+# --- optimizer.step(): the recorder leaves the mode stack for the step's internals -------------
+def test_optimizer_internals_run_outside_the_mode_and_it_comes_back():
+    before = global_hook_sizes()
+    model = MLP()
+    opt = torch.optim.Adam(model.parameters(), lr=0.1)
+    seen = []
+    with gradscope.trace() as tr:
+        opt.register_step_pre_hook(lambda o, a, k: seen.append(list(_get_current_function_mode_stack())))
+        model(torch.randn(4, 8)).sum().backward()
+        opt.step()  # L:suspend-step
+        after = list(_get_current_function_mode_stack())
+        y = torch.randn(3) * 2  # L:suspend-after
+    assert_clean(before)
+    assert seen == [[]]  # the user's step pre-hook ran while the recorder was off the stack
+    assert len(after) == 1 and after[0] is not None
+    assert [e.kind for e in tr.events if e.site.lineno == line_of("suspend-step")] == ["optimizer_step", "inplace"]
+    assert [e.op for e in tr.events if e.site.lineno == line_of("suspend-after")] == [
+        "torch.randn", "torch.Tensor.mul"]
+    assert y.shape == (3,)
+
+
+def test_optimizer_step_that_raises_leaves_everything_restored():
+    before = global_hook_sizes()
+    model = MLP()
+
+    class Exploding(torch.optim.SGD):
+        def step(self, closure=None):
+            super().step(closure)
+            raise FloatingPointError("loss scale overflow")  # L:raising-raise
+
+    opt = Exploding(model.parameters(), lr=0.1)
+    with pytest.raises(FloatingPointError, match="loss scale overflow"):
+        with gradscope.trace() as tr:
+            model(torch.randn(4, 8)).sum().backward()
+            opt.step()  # L:raising-step
+    assert_clean(before)
+    assert tr.data.exception.type == "FloatingPointError"
+    assert [f.lineno for f in tr.data.exception.site.stack][-2:] == [line_of("raising-step"), line_of("raising-raise")]
+    n = len(tr.events)
+    model(torch.randn(1, 8)) * 2
+    assert len(tr.events) == n
+
+
+def test_optimizer_step_that_raises_and_is_caught_inside_the_trace():
+    before = global_hook_sizes()
+    model = MLP()
+
+    class Flaky(torch.optim.SGD):
+        calls = 0
+
+        def step(self, closure=None):
+            Flaky.calls += 1
+            if Flaky.calls == 1:
+                raise FloatingPointError("skip this step")
+            return super().step(closure)
+
+    opt = Flaky(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        for _ in range(2):
+            model(torch.randn(4, 8)).sum().backward()  # L:caught-forward
+            try:
+                opt.step()
+            except FloatingPointError:
+                pass
+    assert_clean(before)
+    # the second step's forward (a module call) was recorded again, with its backward
+    fwd = [e for e in tr.events if e.site.stack[0].lineno == line_of("caught-forward")
+           and e.op == "torch.nn.functional.linear"]
+    assert len(fwd) == 4
+    assert len(tr.data.backwards) == 2
+    assert any("optimizer.step() raised" in u for u in tr.data.unseen), tr.data.unseen
+
+
+def test_lbfgs_closure_is_recorded():
+    before = global_hook_sizes()
+    model = MLP()
+    x, y = torch.randn(8, 8), torch.randn(8, 1)
+    opt = torch.optim.LBFGS(model.parameters(), lr=0.1, max_iter=3)
+
+    def closure():
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)  # L:lbfgs-loss
+        loss.backward()  # L:lbfgs-backward
+        return loss
+
+    torch.manual_seed(0)
+    ref_model = MLP()
+    ref_model.load_state_dict(model.state_dict())
+    with gradscope.trace() as tr:
+        opt.step(closure)
+    assert_clean(before)
+    assert len(tr.data.backwards) >= 2
+    assert all(tr.events[b.event].site.lineno == line_of("lbfgs-backward") for b in tr.data.backwards)
+    assert any(e.op == "torch.nn.functional.mse_loss" and e.site.lineno == line_of("lbfgs-loss") for e in tr.events)
+    tr.check()  # every parameter got a finite gradient: raises otherwise
+
+
+def test_user_mode_above_the_recorder_during_the_step():
+    before = global_hook_sizes()
+    model = MLP()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    mode = Recording()
+    with gradscope.trace() as tr:
+        model(torch.randn(4, 8)).sum().backward()
+        with mode:
+            opt.step()  # L:mode-step
+    assert_clean(before)
+    assert mode.calls  # the user's mode saw the step's internals
+    ev = [e for e in tr.events if e.site.lineno == line_of("mode-step")]
+    assert [e.kind for e in ev] == ["optimizer_step", "inplace"]
+    assert set(ev[1].detail["targets"]) == {tr.resolve(p) for p in model.parameters()}
+
+
+def test_nested_traces_around_an_optimizer_step():
+    before = global_hook_sizes()
+    model = MLP()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    with gradscope.trace() as outer:
+        with gradscope.trace() as inner:
+            model(torch.randn(4, 8)).sum().backward()
+            opt.step()  # L:nested-step
+            stack = list(_get_current_function_mode_stack())
+            torch.ones(2) + 1  # L:nested-after
+    assert_clean(before)
+    assert stack == [outer._rec, inner._rec]  # back on the stack, in their order
+    for tr in (outer, inner):
+        assert [e.kind for e in tr.events if e.site.lineno == line_of("nested-step")] == ["optimizer_step", "inplace"]
+        assert [e.op for e in tr.events if e.site.lineno == line_of("nested-after")] == [
+            "torch.ones", "torch.Tensor.add"]
