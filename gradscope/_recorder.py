@@ -403,7 +403,8 @@ class Recorder(TorchFunctionMode):
                 stack.remove(self)
             _remove_globals()
             self._entry = None
-            self.sync()
+            self._sync_live()
+            self._synced_tensors = -1  # the per-event conversion is left to the first query (sync)
 
     def _pop_out_of_order(self):
         from torch.overrides import _pop_mode, _push_mode
@@ -1398,7 +1399,11 @@ class Recorder(TorchFunctionMode):
 
     # --- materialize ---------------------------------------------------------------------------
     def sync(self):
-        """Turn raw records into plain data (sites, tensor refs, names). True when anything changed."""
+        """Turn raw records into plain data (sites, tensor refs, names). True when anything changed.
+
+        While recording, everything is brought up to date. After :meth:`stop` (which already took
+        what needs live objects: names, owners, module facts), the per-event conversion happens
+        here, on the first query: a trace nobody looks at never pays for it."""
         ev = self.events
         if self._synced == len(ev) and self._synced_tensors == self._next_tid and not self._on:
             self._refresh_alive()
@@ -1423,6 +1428,15 @@ class Recorder(TorchFunctionMode):
             e.inputs = tuple([tref(r, tens) for r in e.inputs])
             e.outputs = tuple([tref(r, tens) for r in e.outputs])
         self._synced = len(ev)
+        if self._on:
+            self._sync_live()
+        self._refresh_alive()
+        infer_names(self.data)
+        return True
+
+    def _sync_live(self):
+        """What needs the live objects: parameter and module names, parameter owners, module facts."""
+        tens = self.tensors
         if self._roots:
             self._rename()
         for pid, (r, name) in list(self._param_names.items()):
@@ -1435,7 +1449,6 @@ class Recorder(TorchFunctionMode):
                 info.name = name
                 if info.role == "tensor":
                     info.role = "buffer" if not isinstance(p, nn.Parameter) else "param"
-        self._refresh_alive()
         self.data.meta["trainable"] = sorted(self._trainable)
         self.data.meta["internal_errors"] = list(self._errors)
         owners = {}
@@ -1445,12 +1458,10 @@ class Recorder(TorchFunctionMode):
                 continue
             tid = self.tid_of(p)
             if tid is not None:
-                site = make_site(raw)
+                site = _frames.make_site(raw)
                 owners[str(tid)] = {"class": cls, "attr": attr, "site": site.to_json() if site else None}
         self.data.meta["param_owner"] = owners
         self._module_facts()
-        infer_names(self.data)
-        return True
 
     def _module_facts(self):
         """Static facts about called modules: children skipped by an early return, backward hooks."""
