@@ -367,6 +367,7 @@ class Recorder(TorchFunctionMode):
         self._metas: dict = {}  # interned (shape, dtype, device) tuples
         self._recent = collections.deque(maxlen=64)  # (storage ptr, tid) of recent results with history
         self._user_grad_stack: list = []
+        self._bw_raw: dict = {}  # id(BackwardRecord) -> what _build_backwards turns into its nodes
         self.exception: BaseException | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -993,96 +994,66 @@ class Recorder(TorchFunctionMode):
                     "retain_graph": bool(kwargs.get("retain_graph") or (len(args) > 2 and api == "Tensor.backward" and args[2]))})
         self.events.append(ev)
         rec = BackwardRecord(idx, api, tuple(_tid_of(r) for r in refs))
-        # walk the graph, hook every node
+        # Walk the graph once: number the nodes (breadth first), note what each is, and hook every
+        # non-leaf node for this call. Everything else (BackwardNode objects, which nodes ran, what
+        # arrived where) is built from these plain lists when the trace is first queried.
         nodes = {}  # node -> nid
         order = []
-        q = []
         for t in roots:
             gf = t.grad_fn
             if gf is not None and gf not in nodes:
                 nodes[gf] = len(order)
                 order.append(gf)
-                q.append(gf)
         rec.root_nodes = tuple(nodes[t.grad_fn] for t in roots if t.grad_fn is not None)
-        i = 0
-        limit = 200_000
-        while i < len(q) and len(order) < limit:
-            n = q[i]
-            i += 1
-            for nx, _ in n.next_functions:
-                if nx is not None and nx not in nodes:
-                    nodes[nx] = len(order)
-                    order.append(nx)
-                    q.append(nx)
         key = self._meta_key
+        raw_nodes = []  # by nid: (name, event index, next nids, leaf tid, node type)
+        got = []  # by run order: (nid, grads sent along its edges, or their norms when measured at once)
+        leaves = []  # (nid, tid)
         handles = []
-        run = []
-        norms = {}
-        pending = []  # (list, index, grad): norms are computed in batches (one foreach call)
-
-        def flush():
-            _flush_norms(pending)
-
-        for n, nid in nodes.items():
-            nm = n.name()
-            leaf = None
-            var = getattr(n, "variable", None) if nm == "torch::autograd::AccumulateGrad" else None
-            if var is not None and isinstance(var, _T):
-                leaf = self._tid(var)
-                ev_i = None
+        names = _NODE_NAMES
+        i = 0
+        while i < len(order) and i < 200_000:
+            n = order[i]
+            nxt = []
+            for nx, _ in n.next_functions:
+                if nx is None:
+                    nxt.append(None)
+                else:
+                    j = nodes.get(nx)
+                    if j is None:
+                        j = nodes[nx] = len(order)
+                        order.append(nx)
+                    nxt.append(j)
+            tp = type(n)
+            nm = names.get(tp)
+            if nm is None:
+                nm = n.name()
+                if tp.__name__ in nm:  # a type per node kind (not a shared generic wrapper): cache it
+                    names[tp] = nm
+            if nm == _ACCUMULATE:
+                var = n.variable
+                leaf = self._tid(var) if isinstance(var, _T) else None
+                if leaf is not None:
+                    leaves.append((i, leaf))
+                raw_nodes.append((nm, None, nxt, leaf, tp))
             else:
                 try:
                     ev_i = n.metadata.get(key)
                 except Exception:
                     ev_i = None
-            nxt = tuple(nodes.get(nx) if nx is not None else None for nx, _ in n.next_functions)
-            bn = BackwardNode(nid, nm, ev_i, nxt, leaf=leaf)
-            tp = type(n)
-            if tp not in _CUSTOM_BW:
-                fwd = getattr(tp, "_forward_cls", None)
-                fr = _frames.return_lines(fwd.backward) if fwd is not None and hasattr(fwd, "backward") else None
-                _CUSTOM_BW[tp] = None if fr is None or fr.filename.startswith(_frames.TORCH_DIR) else fr
-            bn.custom_backward = _CUSTOM_BW[tp]
-            if "CompiledFunction" in nm and not rec.compiled:
-                rec.compiled = True
-                self._note("a torch.compile'd region ran: gradscope cannot see the source lines inside it; which "
-                           "parameters got gradients is decided from the gradients that actually arrived")
-            rec.nodes[nid] = bn
-            if leaf is None:
-                # edges into a parameter without hooks: its .grad is measured after backward anyway
-                to_leaf = frozenset(j for j, (nx, _) in enumerate(n.next_functions)
-                                    if nx is not None and nx.name() == "torch::autograd::AccumulateGrad"
-                                    and not getattr(getattr(nx, "variable", None), "_backward_hooks", None))
-
-                def post(gi, go, _nid=nid, _to_leaf=to_leaf):
-                    run.append(_nid)
-                    outs = [None] * len(gi)
-                    norms[_nid] = outs
-                    for j, g in enumerate(gi):
-                        if g is not None:
-                            if g.numel() > 16384:
-                                # big: measure now so autograd can free it (or not at all, see to_leaf)
-                                outs[j] = PRESENT if j in _to_leaf else _norm(g)
-                            else:
-                                pending.append((outs, j, g))
-                    if len(pending) >= 256:
-                        flush()
+                raw_nodes.append((nm, ev_i, nxt, None, tp))
                 try:
-                    handles.append(n.register_hook(post))
+                    handles.append(n.register_hook(_node_hook(i, got, nxt, raw_nodes, self._refs)))
                 except Exception:
                     pass
-        leaves = {}
-        for n in order:
-            var = getattr(n, "variable", None)
-            if var is not None and isinstance(var, _T):
-                leaves[self._tid(var)] = weakref.ref(var)
+            i += 1
         keep = bool(kwargs.get("retain_graph") or kwargs.get("create_graph")
                     or (api == "Tensor.backward" and len(args) > 2 and args[2]))
-        return rec, handles, (run, norms, leaves, inputs_t and [self._tid(t) for t in inputs_t], pending,
-                              None if keep else list(nodes))
+        return rec, handles, (raw_nodes, got, leaves, inputs_t and [self._tid(t) for t in inputs_t],
+                              None if keep else order)
 
     def _backward_post(self, rec, state, out, err):
-        run, norms, leaves, input_tids, pending, graph = state
+        raw_nodes, got, leaves, input_tids, graph = state
         if graph and err is None:  # this graph's saved tensors are freed now: remember it (no probing later)
             for n in graph:
                 try:
@@ -1091,67 +1062,33 @@ class Recorder(TorchFunctionMode):
                     pass
         # Edge norms locate a zeroing or non-finite node; they are only needed when a leaf ends up
         # with a zero or non-finite gradient (or backward failed). Otherwise: "a gradient was sent".
-        got = []  # (leaf tid, its .grad) right after this backward
+        leaf_now = []  # (leaf tid, its .grad) right after this backward
         if rec.api != "torch.autograd.grad":
-            for tid, r in leaves.items():
-                t = r()
+            refs = self._refs
+            for _, tid in leaves:
+                t = refs[tid]()
                 if t is not None:
-                    got.append((tid, t.grad))
-        statuses = _grad_statuses([g for _, g in got])
-        leaf_norm = {tid: nm for (tid, _), (_, nm) in zip(got, statuses) if nm is not None}
+                    leaf_now.append((tid, t.grad))
+        statuses = _grad_statuses([g for _, g in leaf_now])
         need = err is not None or rec.api == "torch.autograd.grad" or any(
-            st in ("zero", "nonfinite") for st, _ in statuses)
-        if need:
-            _flush_norms(pending)
-        else:
-            for outs, j, _ in pending:
-                outs[j] = PRESENT
-            pending.clear()
-        for k, nid in enumerate(run):
-            n = rec.nodes.get(nid)
-            if n is not None:
-                n.ran = True
-                n.out_norms = tuple(norms.get(nid, ()))
-                for j, nx in enumerate(n.next):  # a leaf ran when a gradient was sent to it
-                    if nx is not None and j < len(n.out_norms) and n.out_norms[j] is not None:
-                        lf = rec.nodes.get(nx)
-                        if lf is not None and lf.leaf is not None:
-                            lf.ran = True
-        # gradient that arrived at each node, from its producers' out edges
-        incoming: dict = {}
-        for nid in run:
-            n = rec.nodes[nid]
-            for j, nx in enumerate(n.next):
-                if nx is None:
-                    continue
-                v = n.out_norms[j] if j < len(n.out_norms) else None
-                incoming.setdefault(nx, []).append(v)
-        for n in rec.nodes.values():
-            if n.leaf is not None and n.nid in incoming:
-                vals = [v for v in incoming[n.nid] if v is not None]
-                if vals and all(v == PRESENT for v in vals):  # not measured: the accumulated .grad's norm
-                    rec.arrived[n.leaf] = leaf_norm.get(n.leaf, PRESENT)
-                else:
-                    rec.arrived[n.leaf] = math.sqrt(sum(v * v for v in vals if v != PRESENT)) if vals else None
-        # first node that produced a non-finite gradient from finite input
-        for nid in run:
-            n = rec.nodes[nid]
-            if any(v is not None and not math.isfinite(v) for v in n.out_norms):
-                inc = incoming.get(nid, [])
-                if all(v is None or math.isfinite(v) for v in inc):
-                    rec.first_nonfinite = nid
-                    break
+            st == "zero" or st == "nonfinite" for st, _ in statuses)
+        outs_of = _edge_norms(got, need)
+        got.clear()
         if err is not None:
             rec.error = f"{type(err).__name__}: {err}"[:2000]
             self._error_event = rec.event
         self._n_backward += 1
         ev = self.events[rec.event]
+        leaf_norm = {}
         if rec.api != "torch.autograd.grad":
             grad_of = self._grad_of
-            for (tid, g), (st, nm) in zip(got, statuses):
+            tens = self.tensors
+            for (tid, g), (st, nm) in zip(leaf_now, statuses):
                 gi = GradInfo(st, nm, rec.event)
                 rec.leaf_grads[tid] = gi
-                self.tensors[tid].grad = gi
+                tens[tid].grad = gi
+                if nm is not None:
+                    leaf_norm[tid] = nm
                 if g is not None:  # later writes into this .grad tensor are attributed to its leaf
                     try:
                         grad_of[id(g)] = (weakref.ref(g), tid)
@@ -1167,15 +1104,24 @@ class Recorder(TorchFunctionMode):
                     outs.append(_pk(self._tid(g, producer=rec.event, link=False), g.requires_grad, g.is_leaf))
             ev.outputs = tuple(self._tref(o, self.tensors) for o in outs) if rec.event < self._synced else tuple(outs)
         self.data.backwards.append(rec)
+        self._bw_raw[id(rec)] = (rec, raw_nodes, outs_of, leaf_norm)
         if len(self.data.backwards) > 8:  # keep the graph details of the recent backward calls only
             old = self.data.backwards[-9]
-            if old.nodes:
+            if self._bw_raw.pop(id(old), None) is not None or old.nodes:
                 old.nodes = {}
                 self._note("graph details of backward calls older than the last 8 were dropped to save memory")
         if self._steps is not None and self._n_backward >= self._steps:
             self._on = False
             self.data.truncated = True
             self.data.unseen.append(f"recording stopped after {self._steps} backward call(s) (steps={self._steps})")
+
+    def _build_backwards(self):
+        """BackwardNode objects, ran flags, arrived norms and the first non-finite node of the
+        backward calls recorded since the last query (pure: from the lists _backward_post kept)."""
+        pend = self._bw_raw
+        self._bw_raw = {}
+        for rec, raw_nodes, outs_of, leaf_norm in pend.values():
+            _build_backward(rec, raw_nodes, outs_of, leaf_norm, self._note)
 
     # --- module / optimizer hooks --------------------------------------------------------------
     def _module_pre(self, module, args):
@@ -1405,7 +1351,7 @@ class Recorder(TorchFunctionMode):
         what needs live objects: names, owners, module facts), the per-event conversion happens
         here, on the first query: a trace nobody looks at never pays for it."""
         ev = self.events
-        if self._synced == len(ev) and self._synced_tensors == self._next_tid and not self._on:
+        if self._synced == len(ev) and self._synced_tensors == self._next_tid and not self._on and not self._bw_raw:
             self._refresh_alive()
             return False
         self._synced_tensors = self._next_tid
@@ -1428,6 +1374,8 @@ class Recorder(TorchFunctionMode):
             e.inputs = tuple([tref(r, tens) for r in e.inputs])
             e.outputs = tuple([tref(r, tens) for r in e.outputs])
         self._synced = len(ev)
+        if self._bw_raw:
+            self._build_backwards()
         if self._on:
             self._sync_live()
         self._refresh_alive()
@@ -1524,6 +1472,117 @@ class Recorder(TorchFunctionMode):
 
 
 _CUSTOM_BW: dict = {}  # node type -> Frame of its custom backward's return (or None)
+_NODE_NAMES: dict = {}  # node type -> node.name()
+_ACCUMULATE = "torch::autograd::AccumulateGrad"
+_BIG = 16384  # gradients with more elements are measured (or skipped) at once instead of kept till the end
+
+
+def _node_hook(nid, got, nxt, raw_nodes, refs):
+    """The post hook on one node for one backward call: note that it ran and keep what it sent
+    (small gradients until backward ends: their norms are only needed if a leaf ends up zero or
+    non-finite; big ones are measured now so autograd can free them)."""
+
+    def post(gi, go):
+        for g in gi:
+            if g is not None and g.numel() > _BIG:
+                got.append((nid, _measure_now(gi, nxt, raw_nodes, refs)))
+                break
+        else:
+            got.append((nid, gi))
+        if len(got) % 256 == 0:  # bound the memory held: measure what is kept so far
+            _edge_norms(got, True, in_place=True)
+        return None
+
+    return post
+
+
+def _measure_now(gi, nxt, raw_nodes, refs):
+    outs = []
+    for j, g in enumerate(gi):
+        if g is None:
+            outs.append(None)
+            continue
+        c = nxt[j] if j < len(nxt) else None
+        leaf = raw_nodes[c][3] if c is not None and c < len(raw_nodes) else None
+        if g.numel() > _BIG and leaf is not None:
+            var = refs[leaf]() if leaf in refs else None
+            if var is not None and not var._backward_hooks:
+                outs.append(PRESENT)  # its accumulated .grad is measured after backward anyway
+                continue
+        outs.append(_norm(g))
+    return tuple(outs)
+
+
+def _edge_norms(got, need, in_place=False):
+    """(nid, grads or norms) entries -> {nid: norms}. Without ``need``: PRESENT for every gradient
+    sent (the norms are not worth computing when every leaf got a healthy gradient)."""
+    if need:
+        pending = []  # (list, index, grad): one foreach call for all of them
+        rows = []
+        for nid, gi in got:
+            outs = list(gi)
+            for j, g in enumerate(gi):
+                if isinstance(g, _T):
+                    pending.append((outs, j, g))
+            rows.append((nid, outs))
+        _flush_norms(pending)
+        if in_place:
+            got[:] = [(nid, tuple(o)) for nid, o in rows]
+            return None
+        return {nid: tuple(o) for nid, o in rows}
+    out = {}
+    for nid, gi in got:
+        out[nid] = tuple(None if g is None else (g if type(g) is float else PRESENT) for g in gi)
+    return out
+
+
+def _build_backward(rec, raw_nodes, outs_of, leaf_norm, note):
+    nodes = rec.nodes
+    for nid, (nm, ev_i, nxt, leaf, tp) in enumerate(raw_nodes):
+        cb = _CUSTOM_BW.get(tp, _MISSING)
+        if cb is _MISSING:
+            fwd = getattr(tp, "_forward_cls", None)
+            fr = _frames.return_lines(fwd.backward) if fwd is not None and hasattr(fwd, "backward") else None
+            cb = _CUSTOM_BW[tp] = None if fr is None or fr.filename.startswith(_frames.TORCH_DIR) else fr
+        if "CompiledFunction" in nm and not rec.compiled:
+            rec.compiled = True
+            note("a torch.compile'd region ran: gradscope cannot see the source lines inside it; which "
+                 "parameters got gradients is decided from the gradients that actually arrived")
+        outs = outs_of.get(nid)
+        nodes[nid] = BackwardNode(nid, nm, ev_i, tuple(nxt), outs is not None, outs or (), leaf, cb)
+    # gradient that arrived at each node, from its producers' out edges; a leaf ran when one came
+    incoming: dict = {}
+    for nid, outs in outs_of.items():
+        n = nodes.get(nid)
+        if n is None:
+            continue
+        for j, nx in enumerate(n.next):
+            if nx is None:
+                continue
+            v = outs[j] if j < len(outs) else None
+            incoming.setdefault(nx, []).append(v)
+            if v is not None:
+                lf = nodes.get(nx)
+                if lf is not None and lf.leaf is not None:
+                    lf.ran = True
+    for n in nodes.values():
+        if n.leaf is not None and n.nid in incoming:
+            vals = [v for v in incoming[n.nid] if v is not None]
+            if vals and all(v == PRESENT for v in vals):  # not measured: the accumulated .grad's norm
+                rec.arrived[n.leaf] = leaf_norm.get(n.leaf, PRESENT)
+            else:
+                rec.arrived[n.leaf] = math.sqrt(sum(v * v for v in vals if v != PRESENT)) if vals else None
+    # first node that produced a non-finite gradient from finite input (in the order nodes ran)
+    for nid in outs_of:
+        n = nodes[nid]
+        if any(v is not None and not math.isfinite(v) for v in n.out_norms):
+            inc = incoming.get(nid, [])
+            if all(v is None or math.isfinite(v) for v in inc):
+                rec.first_nonfinite = nid
+                break
+
+
+_MISSING = object()
 
 
 def _flush_norms(pending):
