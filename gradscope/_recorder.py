@@ -311,6 +311,9 @@ def _on_optimizer_step_done(optimizer, args, kwargs):
 
 
 _IGNORE: dict = {}  # func -> bool: calls that are not worth recording (profiler markers)
+_RF_ENTER = torch.ops.profiler._record_function_enter_new
+_RF_EXIT = torch.ops.profiler._record_function_exit._RecordFunction
+_ZERO_GRAD_DETAIL = {"value": None, "zero_grad": True}  # shared, read-only
 
 
 class _Ref(weakref.ref):
@@ -368,6 +371,7 @@ class Recorder(TorchFunctionMode):
         self._recent = collections.deque(maxlen=64)  # (storage ptr, tid) of recent results with history
         self._user_grad_stack: list = []
         self._bw_raw: dict = {}  # id(BackwardRecord) -> what _build_backwards turns into its nodes
+        self._zg = None  # inside Optimizer.zero_grad(): [] or [its grad_set event]
         self.exception: BaseException | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -583,7 +587,20 @@ class Recorder(TorchFunctionMode):
         if ign is None:
             ign = _IGNORE[func] = "_record_function" in _name(func)
         if ign:
+            # profiler markers; the one around Optimizer.zero_grad() opens a bracket in which the
+            # per-parameter `p.grad = None` calls become one event
+            if func is _RF_ENTER:
+                self._zg = [] if args and str(args[0]).startswith("Optimizer.zero_grad#") else None
+            elif func is _RF_EXIT:
+                self._zg = None
             return func(*args, **kwargs)
+        if self._zg is not None and func == _GRAD_SET and len(args) > 1 and args[1] is None:
+            out = func(*args, **kwargs)
+            try:
+                self._zero_grad_set(args[0])
+            except Exception as e:
+                self._internal(e)
+            return out
         if func is _SET_GRAD:
             return self._grad_mode(func, args, kwargs)
         bw = _BACKWARD.get(func)
@@ -640,7 +657,24 @@ class Recorder(TorchFunctionMode):
             return "backward"
         return "user"
 
+    def _zero_grad_set(self, t):
+        """``p.grad = None`` inside Optimizer.zero_grad(): one grad_set event per zero_grad call,
+        listing every parameter it cleared (one frame walk, not one per parameter)."""
+        zg = self._zg
+        if not zg:
+            if self._full():
+                return
+            raw, flags = _frames.walk(sys._getframe(), self._entry)
+            idx = len(self.events)
+            ev = Event(idx, "grad_set", "torch.Tensor.grad.__set__", raw, [], (), torch.is_grad_enabled(),
+                       torch.is_inference_mode_enabled(), self._module(), self._context(flags, True), None,
+                       _ZERO_GRAD_DETAIL)
+            self.events.append(ev)
+            zg.append(ev)
+        zg[0].inputs.append(self._ref(t))
+
     def _pre(self, func, args, kwargs):
+        self._zg = None
         ins = _tensors(args, [])
         if kwargs:
             _tensors(kwargs, ins)
@@ -1125,6 +1159,7 @@ class Recorder(TorchFunctionMode):
 
     # --- module / optimizer hooks --------------------------------------------------------------
     def _module_pre(self, module, args):
+        self._zg = None
         if self._in_opt or self._suspended:
             # an optimizer closure runs the model (LBFGS): record it. Or optimizer.step() raised,
             # the program caught it and went on: close the step's record now.
