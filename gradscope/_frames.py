@@ -128,6 +128,32 @@ def walk(f, stop, limit: int = 16):
     return tuple(user), flags
 
 
+def walk_until(f, stop, mark: int, limit: int = 16):
+    """Like :func:`walk`, but stops early at the frame whose id is ``mark`` (a live frame whose
+    own walk is already known). Returns (user frames, flags, whether ``mark`` was reached)."""
+    cat_get = _CAT.get
+    user = []
+    flags = 0
+    while f is not None:
+        if id(f) == mark:
+            return tuple(user), flags, True
+        co = f.f_code
+        cid = id(co)
+        cat = cat_get(cid)
+        if cat is None:
+            cat = _categorize(co)
+        if cat == USER:
+            user.append((cid, f.f_lineno))
+            if len(user) >= limit:
+                break
+        elif not user or cat & ~F_TORCH:
+            flags |= cat
+        if f is stop:
+            break
+        f = f.f_back
+    return tuple(user), flags, False
+
+
 def first_user_frame(f, stop=None):
     """The innermost user frame object (for reading locals), or None."""
     cat_get = _CAT.get

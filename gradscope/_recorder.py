@@ -234,7 +234,7 @@ def _install_globals():
 
         _global_handles.extend([
             M.register_module_forward_pre_hook(_on_module_pre),
-            M.register_module_forward_hook(_on_module_post),
+            M.register_module_forward_hook(_on_module_post, always_call=True),
             M.register_module_module_registration_hook(_on_module_registered),
             M.register_module_parameter_registration_hook(_on_param_registered),
             O.register_optimizer_step_pre_hook(_on_optimizer_step),
@@ -268,8 +268,28 @@ def _dispatch(method: str, nargs: int):
     return hook
 
 
-_on_module_pre = _dispatch("_module_pre", 2)  # (module, args)
-_on_module_post = _dispatch("_module_post", 3)  # (module, args, output)
+def _on_module_pre(module, args):
+    if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
+        return None
+    frame = sys._getframe(1)  # the frame of Module._call_impl that runs this call's hooks and forward
+    for r in _active():
+        if r._on:
+            r._guard(r._module_pre, module, frame)
+    return None
+
+
+def _on_module_post(module, args, output):
+    # registered with always_call=True: also runs when forward raised (then from _call_impl itself)
+    if _is_compiling():
+        return None
+    frame = sys._getframe(1)
+    for r in _active():
+        if r._on:
+            r._guard(r._module_post, module, args, output, frame)
+    return None
+
+
+_CALL_IMPL = nn.Module._call_impl.__code__
 _on_module_registered = _dispatch("_module_registered", 3)  # (module, name, submodule)
 _on_param_registered = _dispatch("_param_registered", 3)  # (module, name, param)
 _record_optimizer_step = _dispatch("_optimizer_step", 1)  # (optimizer, args, kwargs)
@@ -633,7 +653,7 @@ class Recorder(TorchFunctionMode):
 
     def _module(self):
         st = self._mod_stack
-        return st[-1] if st else None
+        return st[-1][0] if st else None
 
     @staticmethod
     def _context(flags, grad_on):
@@ -664,7 +684,7 @@ class Recorder(TorchFunctionMode):
         if not zg:
             if self._full():
                 return
-            raw, flags = _frames.walk(sys._getframe(), self._entry)
+            raw, flags = self._where(sys._getframe())
             idx = len(self.events)
             ev = Event(idx, "grad_set", "torch.Tensor.grad.__set__", raw, [], (), torch.is_grad_enabled(),
                        torch.is_inference_mode_enabled(), self._module(), self._context(flags, True), None,
@@ -678,8 +698,7 @@ class Recorder(TorchFunctionMode):
         ins = _tensors(args, [])
         if kwargs:
             _tensors(kwargs, ins)
-        raw, flags = _frames.walk(sys._getframe(), self._entry)
-        raw = self._raws.setdefault(raw, raw)
+        raw, flags = self._where(sys._getframe())
         grad_on = torch.is_grad_enabled()
         inplace_target = None
         kind = "op"
@@ -972,7 +991,7 @@ class Recorder(TorchFunctionMode):
         out = func(*args, **kwargs)
         try:
             if not self._full():
-                raw, flags = _frames.walk(sys._getframe(), self._entry)
+                raw, flags = self._where(sys._getframe())
                 ctx = self._context(flags, prev)
                 enabled = bool(args[0]) if args else bool(kwargs.get("mode", True))
                 detail = {"enabled": enabled, "prev": prev}
@@ -1015,7 +1034,7 @@ class Recorder(TorchFunctionMode):
             inputs = kwargs.get("inputs")
         roots = _tensors(roots if isinstance(roots, (list, tuple)) else [roots], [])
         inputs_t = _tensors(inputs if isinstance(inputs, (list, tuple)) else [inputs], []) if inputs is not None else []
-        raw, flags = _frames.walk(sys._getframe(), self._entry)
+        raw, flags = self._where(sys._getframe())
         refs = tuple(self._ref(t) for t in roots)
         in_refs = tuple(self._ref(t) for t in inputs_t)
         idx = len(self.events)
@@ -1158,7 +1177,7 @@ class Recorder(TorchFunctionMode):
             _build_backward(rec, raw_nodes, outs_of, leaf_norm, self._note)
 
     # --- module / optimizer hooks --------------------------------------------------------------
-    def _module_pre(self, module, args):
+    def _module_pre(self, module, frame):
         self._zg = None
         if self._in_opt or self._suspended:
             # an optimizer closure runs the model (LBFGS): record it. Or optimizer.step() raised,
@@ -1169,28 +1188,50 @@ class Recorder(TorchFunctionMode):
                 self._note("an optimizer.step() raised inside the trace; torch calls between it and the next module "
                            "call were not recorded")
                 self._optimizer_step_done(None)
-        if not self._mod_stack:
+        st = self._mod_stack
+        if not st:
             self._ensure_root(module)
         path = self._mod_path.get(module)
         if path is None:
             self._ensure_root(module, force=True)
             path = self._mod_path.get(module, type(module).__name__)
-        self._mod_stack.append(path)
+        # where this call is, walked once: the module's own event and every op inside it (and the
+        # calls of its children) reuse it, walking only up to this frame
+        raw, flags = self._where(frame)
+        st.append((path, id(frame), id(frame.f_back), raw, flags))
 
-    def _module_post(self, module, args, output):
-        path = self._mod_path.get(module)
+    def _where(self, f):
+        """(user frames innermost first, context flags) for a call made from frame ``f``: walks up
+        to the innermost running module call and reuses that call's walk for the rest."""
         st = self._mod_stack
-        while st:
-            p = st.pop()
-            if p == path:
+        if not st:
+            raw, flags = _frames.walk(f, self._entry)
+            return self._raws.setdefault(raw, raw), flags
+        top = st[-1]
+        user, flags, hit = _frames.walk_until(f, self._entry, top[1])
+        if not hit:
+            return self._raws.setdefault(user, user), flags
+        if not user:
+            return top[3], flags | top[4]
+        raw = (user + top[3])[:16]
+        return self._raws.setdefault(raw, raw), flags | top[4]
+
+    def _module_post(self, module, args, output, frame):
+        st = self._mod_stack
+        fid = id(frame)
+        entry = None
+        for k in range(len(st) - 1, -1, -1):  # this call's entry (and any left by calls that raised)
+            if st[k][1] == fid or st[k][2] == fid:
+                entry = st[k]
+                del st[k:]
                 break
-        if self._full():
-            return
+        if entry is None or frame.f_code is _CALL_IMPL or self._full():
+            return  # (forward raised: no module event)
+        path, _, _, raw, flags = entry
         ins = _tensors(args if isinstance(args, tuple) else (args,), [])
         outs = _tensors(output if not isinstance(output, _T) else [output], [])
         if not ins and not outs:
             return
-        raw, flags = _frames.walk(sys._getframe(), self._entry)
         in_refs = tuple(self._ref(t) for t in ins)
         out_refs = tuple(self._ref(t) for t in outs)
         idx = len(self.events)
@@ -1206,7 +1247,7 @@ class Recorder(TorchFunctionMode):
         self.events.append(Event(idx, "module", path or type(module).__name__, raw,
                                  in_refs, out_refs,
                                  torch.is_grad_enabled(), torch.is_inference_mode_enabled(),
-                                 st[-1] if st else None, self._context(flags, True), None, detail))
+                                 st[-1][0] if st else None, self._context(flags, True), None, detail))
 
     def _ensure_root(self, module, force=False):
         for r, _ in self._roots:
