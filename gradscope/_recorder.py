@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import math
+from functools import partial
 import operator
 import sys
 import threading
@@ -184,8 +185,18 @@ def _grad_statuses(grads):
     out = [None] * len(grads)
     if len(dense) > 1:
         try:
-            with _NO_TF():
-                vals = torch.stack([v.float() for v in torch._foreach_norm([grads[i].detach() for i in dense])]).tolist()
+            with _NO_TF():  # our own arithmetic: invisible to an enclosing trace or user mode
+                gs = [grads[i] for i in dense]
+                prev = torch.is_grad_enabled()
+                torch._C._set_grad_enabled(False)  # (cheaper than detaching each gradient)
+                try:
+                    norms = torch._foreach_norm(gs)
+                finally:
+                    torch._C._set_grad_enabled(prev)
+                dt = gs[0].dtype
+                if any(g.dtype != dt for g in gs):
+                    norms = [v.float() for v in norms]
+                vals = torch.stack(norms).tolist()
             for i, n in zip(dense, vals):
                 out[i] = ("nonfinite", n) if not math.isfinite(n) else ("zero", 0.0) if n == 0.0 else ("received", n)
         except Exception:
@@ -521,11 +532,14 @@ class Recorder(TorchFunctionMode):
         return None
 
     def _ref(self, t):
+        """The packed ref (see _pk) of ``t`` in its current state."""
+        r = self._ids.get(id(t))
+        tid = r.tid if r is not None and r() is t else self._tid(t)
         try:
             v = t._version
         except RuntimeError:  # inference tensors have no version counter
             v = -1
-        return _pk(self._tid(t), t.requires_grad, t.is_leaf, v)
+        return ((v + 1) << 34) | (tid << 2) | (2 if t.requires_grad else 0) | (1 if t.is_leaf else 0)
 
     def _link_alias(self, t, info):
         """A tensor first seen without a producer that shares memory with a recent result that has
@@ -1064,6 +1078,8 @@ class Recorder(TorchFunctionMode):
         leaves = []  # (nid, tid)
         handles = []
         names = _NODE_NAMES
+        hstate = (got, raw_nodes, self._refs)
+        n_roots = len(order)
         i = 0
         while i < len(order) and i < 200_000:
             n = order[i]
@@ -1088,17 +1104,22 @@ class Recorder(TorchFunctionMode):
                 leaf = self._tid(var) if isinstance(var, _T) else None
                 if leaf is not None:
                     leaves.append((i, leaf))
-                raw_nodes.append((nm, None, nxt, leaf, tp))
+                raw_nodes.append((nm, None, nxt, leaf, tp, False))
             else:
                 try:
                     ev_i = n.metadata.get(key)
                 except Exception:
                     ev_i = None
-                raw_nodes.append((nm, ev_i, nxt, None, tp))
-                try:
-                    handles.append(n.register_hook(_node_hook(i, got, nxt, raw_nodes, self._refs)))
-                except Exception:
-                    pass
+                if ev_i is None and nm in _PASS_THROUGH and len(nxt) == 1 and i >= n_roots:
+                    # a transpose/view inside a torch function: what it sends is what it got (same
+                    # norm), so it is filled in from its parents instead of hooked
+                    raw_nodes.append((nm, None, nxt, None, tp, False))
+                else:
+                    raw_nodes.append((nm, ev_i, nxt, None, tp, True))
+                    try:
+                        handles.append(n.register_hook(partial(_node_post, hstate, i)))
+                    except Exception:
+                        pass
             i += 1
         keep = bool(kwargs.get("retain_graph") or kwargs.get("create_graph")
                     or (api == "Tensor.backward" and len(args) > 2 and args[2]))
@@ -1550,26 +1571,30 @@ class Recorder(TorchFunctionMode):
 _CUSTOM_BW: dict = {}  # node type -> Frame of its custom backward's return (or None)
 _NODE_NAMES: dict = {}  # node type -> node.name()
 _ACCUMULATE = "torch::autograd::AccumulateGrad"
+# norm-preserving single-edge nodes: a gradient goes through them unchanged up to layout
+_PASS_THROUGH = frozenset([
+    "TBackward0", "ViewBackward0", "UnsafeViewBackward0", "ReshapeAliasBackward0", "PermuteBackward0",
+    "TransposeBackward0", "TransposeBackward1", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2",
+    "SqueezeBackward3", "SqueezeBackward4", "UnsqueezeBackward0", "AliasBackward0", "CloneBackward0",
+    "SelectBackward0", "SliceBackward0", "ViewAsRealBackward0", "ViewAsComplexBackward0",
+])
 _BIG = 16384  # gradients with more elements are measured (or skipped) at once instead of kept till the end
 
 
-def _node_hook(nid, got, nxt, raw_nodes, refs):
-    """The post hook on one node for one backward call: note that it ran and keep what it sent
-    (small gradients until backward ends: their norms are only needed if a leaf ends up zero or
-    non-finite; big ones are measured now so autograd can free them)."""
-
-    def post(gi, go):
-        for g in gi:
-            if g is not None and g.numel() > _BIG:
-                got.append((nid, _measure_now(gi, nxt, raw_nodes, refs)))
-                break
-        else:
-            got.append((nid, gi))
-        if len(got) % 256 == 0:  # bound the memory held: measure what is kept so far
-            _edge_norms(got, True, in_place=True)
-        return None
-
-    return post
+def _node_post(state, nid, gi, go):
+    """The post hook on one node for one backward call (bound with functools.partial): note
+    that it ran and keep what it sent (small gradients until backward ends: their norms are only
+    needed if a leaf ends up zero or non-finite; big ones are measured now so autograd can free them)."""
+    got = state[0]
+    for g in gi:
+        if g is not None and g.numel() > _BIG:
+            got.append((nid, _measure_now(gi, state[1][nid][2], state[1], state[2])))
+            break
+    else:
+        got.append((nid, gi))
+    if len(got) % 256 == 0:  # bound the memory held: measure what is kept so far
+        _edge_norms(got, True, in_place=True)
+    return None
 
 
 def _measure_now(gi, nxt, raw_nodes, refs):
@@ -1614,7 +1639,7 @@ def _edge_norms(got, need, in_place=False):
 
 def _build_backward(rec, raw_nodes, outs_of, leaf_norm, note):
     nodes = rec.nodes
-    for nid, (nm, ev_i, nxt, leaf, tp) in enumerate(raw_nodes):
+    for nid, (nm, ev_i, nxt, leaf, tp, _) in enumerate(raw_nodes):
         cb = _CUSTOM_BW.get(tp, _MISSING)
         if cb is _MISSING:
             fwd = getattr(tp, "_forward_cls", None)
@@ -1626,9 +1651,32 @@ def _build_backward(rec, raw_nodes, outs_of, leaf_norm, note):
                  "parameters got gradients is decided from the gradients that actually arrived")
         outs = outs_of.get(nid)
         nodes[nid] = BackwardNode(nid, nm, ev_i, tuple(nxt), outs is not None, outs or (), leaf, cb)
+    ran = list(outs_of)  # in the order they ran
+    passed = [nid for nid, rn in enumerate(raw_nodes) if rn[3] is None and not rn[5]]
+    if passed:  # un-hooked pass-through nodes: they ran if a parent sent them a gradient, and sent it on
+        parents: dict = {}
+        for n in nodes.values():
+            for j, nx in enumerate(n.next):
+                if nx is not None:
+                    parents.setdefault(nx, []).append((n, j))
+        changed = True
+        while changed:
+            changed = False
+            for nid in passed:
+                n = nodes[nid]
+                if n.ran:
+                    continue
+                sent = [p.out_norms[j] for p, j in parents.get(nid, ())
+                        if p.ran and j < len(p.out_norms) and p.out_norms[j] is not None]
+                if sent:
+                    n.ran = True
+                    n.out_norms = (sent[0] if len(sent) == 1 else PRESENT,)
+                    ran.append(nid)
+                    changed = True
     # gradient that arrived at each node, from its producers' out edges; a leaf ran when one came
     incoming: dict = {}
-    for nid, outs in outs_of.items():
+    for nid in ran:
+        outs = nodes[nid].out_norms
         n = nodes.get(nid)
         if n is None:
             continue
@@ -1649,7 +1697,7 @@ def _build_backward(rec, raw_nodes, outs_of, leaf_norm, note):
             else:
                 rec.arrived[n.leaf] = math.sqrt(sum(v * v for v in vals if v != PRESENT)) if vals else None
     # first node that produced a non-finite gradient from finite input (in the order nodes ran)
-    for nid in outs_of:
+    for nid in ran:
         n = nodes[nid]
         if any(v is not None and not math.isfinite(v) for v in n.out_norms):
             inc = incoming.get(nid, [])
