@@ -341,7 +341,31 @@ def _on_optimizer_step_done(optimizer, args, kwargs):
             r._guard(r._optimizer_step_done, optimizer)
 
 
-_IGNORE: dict = {}  # func -> bool: calls that are not worth recording (profiler markers)
+# What the mode does with each function, decided once per function (_classify).
+_C_OP, _C_INPLACE, _C_IGNORE, _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD = range(6)
+_FCODE: dict = {}
+
+
+def _classify(func) -> int:
+    if "_record_function" in _name(func):
+        c = _C_IGNORE  # profiler markers: not worth recording
+    elif func == _GRAD_SET:
+        c = _C_GRAD_SET
+    elif func is _SET_GRAD:
+        c = _C_SET_GRAD
+    elif func in _BACKWARD:
+        c = _C_BACKWARD
+    elif func == _SETITEM or func == _DATA_SET or _is_inplace_method(func):
+        c = _C_INPLACE
+    else:
+        c = _C_OP
+    try:
+        _FCODE[func] = c
+    except TypeError:  # unhashable callables are classified every time
+        pass
+    return c
+
+
 _RF_ENTER = torch.ops.profiler._record_function_enter_new
 _RF_EXIT = torch.ops.profiler._record_function_exit._RecordFunction
 _ZERO_GRAD_DETAIL = {"value": None, "zero_grad": True}  # shared, read-only
@@ -614,13 +638,32 @@ class Recorder(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if kwargs is None:
             kwargs = {}
-        if _is_compiling() or func in _SKIP or not self._on or self._in_opt:
+        if not self._on or self._in_opt or func in _SKIP or _is_compiling():
             # (inside optimizer.step() its writes are summarised when it ends)
             return func(*args, **kwargs)
-        ign = _IGNORE.get(func)
-        if ign is None:
-            ign = _IGNORE[func] = "_record_function" in _name(func)
-        if ign:
+        code = _FCODE.get(func)
+        if code is None:
+            code = _classify(func)
+        if code > _C_INPLACE:  # profiler markers, grad-mode switches, backward calls
+            return self._other_call(code, func, args, kwargs)
+        try:
+            pre = self._pre(func, args, kwargs, code)
+        except Exception as e:
+            self._internal(e)
+            return func(*args, **kwargs)
+        try:
+            out = func(*args, **kwargs)
+        except BaseException as e:
+            self._guard(self._post_error, pre, e, func)
+            raise
+        try:
+            self._post(pre, func, args, kwargs, out)
+        except Exception as e:
+            self._internal(e)
+        return out
+
+    def _other_call(self, code, func, args, kwargs):
+        if code == _C_IGNORE:
             # profiler markers; the one around Optimizer.zero_grad() opens a bracket in which the
             # per-parameter `p.grad = None` calls become one event
             if func is _RF_ENTER:
@@ -628,20 +671,21 @@ class Recorder(TorchFunctionMode):
             elif func is _RF_EXIT:
                 self._zg = None
             return func(*args, **kwargs)
-        if self._zg is not None and func == _GRAD_SET and len(args) > 1 and args[1] is None:
-            out = func(*args, **kwargs)
-            try:
-                self._zero_grad_set(args[0])
-            except Exception as e:
-                self._internal(e)
-            return out
-        if func is _SET_GRAD:
+        if code == _C_GRAD_SET:
+            if self._zg is not None and len(args) > 1 and args[1] is None:
+                out = func(*args, **kwargs)
+                try:
+                    self._zero_grad_set(args[0])
+                except Exception as e:
+                    self._internal(e)
+                return out
+            code = _C_OP
+        elif code == _C_SET_GRAD:
             return self._grad_mode(func, args, kwargs)
-        bw = _BACKWARD.get(func)
-        if bw is not None:
-            return self._backward(bw, func, args, kwargs)
+        elif code == _C_BACKWARD:
+            return self._backward(_BACKWARD[func], func, args, kwargs)
         try:
-            pre = self._pre(func, args, kwargs)
+            pre = self._pre(func, args, kwargs, code)
         except Exception as e:
             self._internal(e)
             return func(*args, **kwargs)
@@ -707,29 +751,32 @@ class Recorder(TorchFunctionMode):
             zg.append(ev)
         zg[0].inputs.append(self._ref(t))
 
-    def _pre(self, func, args, kwargs):
+    def _pre(self, func, args, kwargs, code):
         self._zg = None
-        ins = _tensors(args, [])
+        ins = []
+        for a in args:
+            if isinstance(a, _T):
+                ins.append(a)
+            elif type(a) is list or type(a) is tuple:
+                _tensors(a, ins, 1)
         if kwargs:
             _tensors(kwargs, ins)
         raw, flags = self._where(sys._getframe())
         grad_on = torch.is_grad_enabled()
-        inplace_target = None
         kind = "op"
-        many = None
-        if func == _SETITEM or _is_inplace_method(func):
+        inplace_target = before = saved = None
+        if code == _C_INPLACE:
             inplace_target = args[0] if args and isinstance(args[0], _T) else None
             if inplace_target is None and args and type(args[0]) in (list, tuple) and args[0] \
                     and isinstance(args[0][0], _T):
-                many = [t for t in args[0] if isinstance(t, _T)]  # _foreach_mul_(grads, ...)
-        elif kwargs.get("out") is not None and isinstance(kwargs.get("out"), _T):
-            inplace_target = kwargs["out"]
-        elif kwargs.get("inplace") is True and ins:
-            inplace_target = ins[0]
-        elif func == _DATA_SET:
-            inplace_target = args[0] if args else None
-        before = None
-        saved = None
+                kind = "inplace"
+                before = [t for t in args[0] if isinstance(t, _T)]  # _foreach_mul_(grads, ...)
+        elif kwargs:
+            o = kwargs.get("out")
+            if o is not None and isinstance(o, _T):
+                inplace_target = o
+            elif kwargs.get("inplace") is True and ins:
+                inplace_target = ins[0]
         if inplace_target is not None:
             kind = "inplace"
             try:
@@ -737,11 +784,17 @@ class Recorder(TorchFunctionMode):
             except RuntimeError:
                 before = -1
             saved = self._saved_info(inplace_target)
-        if many:
-            kind = "inplace"
-            before = many
-        refs = tuple(self._ref(t) for t in ins)
-        return (refs, ins, raw, flags, grad_on, kind, inplace_target, before, saved)
+        ids = self._ids
+        refs = []
+        for t in ins:  # (what _ref does, inlined: this runs for every input of every op)
+            r = ids.get(id(t))
+            tid = r.tid if r is not None and r() is t else self._tid(t)
+            try:
+                v = t._version
+            except RuntimeError:  # inference tensors have no version counter
+                v = -1
+            refs.append(((v + 1) << 34) | (tid << 2) | (2 if t.requires_grad else 0) | (1 if t.is_leaf else 0))
+        return (tuple(refs), ins, raw, flags, grad_on, kind, inplace_target, before, saved)
 
     def _post_error(self, pre, e, func=None):
         refs, ins, raw, flags, grad_on, kind, target, before, saved = pre
@@ -753,36 +806,50 @@ class Recorder(TorchFunctionMode):
         return idx
 
     def _post(self, pre, func, args, kwargs, out):
-        if self._full():
+        events = self.events
+        idx = len(events)
+        if self._max_events is not None and self._full():
             return
         refs, ins, raw, flags, grad_on, kind, target, before, saved = pre
         special = _SPECIAL.get(func)  # one lookup classifies detach/convert/rewrap/... calls
-        idx = len(self.events)
         inference = torch.is_inference_mode_enabled()
-        ctx = "user" if not flags & _CTX_FLAGS else self._context(flags, grad_on)
-        if ctx == "compiled" and not self._seen_compiled:
-            self._seen_compiled = True
-            self._note("ops inside torch.compile'd code were recorded without their own source lines (at the compiled function's level)")
+        if flags & _CTX_FLAGS:
+            ctx = self._context(flags, grad_on)
+            if ctx == "compiled" and not self._seen_compiled:
+                self._seen_compiled = True
+                self._note("ops inside torch.compile'd code were recorded without their own source lines (at the "
+                           "compiled function's level)")
+        else:
+            ctx = "user"
         detail = {}
         cut = None
-        outs_t = _tensors(out, []) if not isinstance(out, _T) else [out]
+        outs_t = [out] if isinstance(out, _T) else _tensors(out, [])
         orefs = []
+        out_rg = False
+        ids = self._ids
         for o in outs_t:
             if o is target or any(o is i for i in ins):
                 orefs.append(self._ref(o))
-            else:
-                tid = self._tid(o, producer=idx)
-                leaf = o.is_leaf
-                orefs.append(_pk(tid, o.requires_grad, leaf))
-                if not leaf:
-                    gf = o.grad_fn
-                    try:
-                        gf.metadata[self._meta_key] = idx
-                        self._recent.append((o.data_ptr(), tid, idx, o.numel(), True))
-                    except Exception:
-                        pass
-        in_rg = any(map(_RG, refs))
-        out_rg = any(map(_RG, orefs))
+                continue
+            r = ids.get(id(o))
+            tid = r.tid if r is not None and r() is o else self._tid(o, producer=idx)
+            leaf = o.is_leaf
+            rg = o.requires_grad
+            out_rg = out_rg or rg
+            orefs.append((1 << 34) | (tid << 2) | (2 if rg else 0) | (1 if leaf else 0))
+            if not leaf:
+                try:
+                    o.grad_fn.metadata[self._meta_key] = idx
+                    self._recent.append((o.data_ptr(), tid, idx, o.numel(), True))
+                except Exception:
+                    pass
+        if not out_rg and orefs:
+            out_rg = any(map(_RG, orefs))
+        in_rg = False
+        for r in refs:
+            if r & 2:
+                in_rg = True
+                break
 
         if kind == "inplace" and target is None:
             detail["targets"] = [self._tid(t) for t in before]
@@ -883,8 +950,9 @@ class Recorder(TorchFunctionMode):
                         lst.append(_tid_of(o))
                     if len(lst) > 64:  # only recent consumers can still hold saved tensors that matter
                         del lst[:32]
-        self.events.append(Event(idx, kind, _name(func), raw, refs, tuple(orefs), grad_on, inference,
-                                 self._module(), ctx, cut, detail or _NO_DETAIL))
+        st = self._mod_stack
+        events.append(Event(idx, kind, _NAMES.get(func) or _name(func), raw, refs, tuple(orefs), grad_on, inference,
+                            st[-1][0] if st else None, ctx, cut, detail or _NO_DETAIL))
 
     # --- value lineage ---------------------------------------------------------------------
     def _escape(self, idx, func, out, ins):
