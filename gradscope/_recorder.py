@@ -377,6 +377,30 @@ class _Ref(weakref.ref):
     __slots__ = ("tid",)
 
 
+class _ModulePaths:
+    """module -> its path in the model, keyed by id() with a weak reference to check identity (a
+    WeakKeyDictionary lookup builds a new weak reference on every call: this is on the hot path)."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self):
+        self._d: dict = {}
+
+    def get(self, m, default=None):
+        e = self._d.get(id(m))
+        return e[1] if e is not None and e[0]() is m else default
+
+    def __contains__(self, m):
+        e = self._d.get(id(m))
+        return e is not None and e[0]() is m
+
+    def __setitem__(self, m, path):
+        self._d[id(m)] = (weakref.ref(m), path)
+
+    def items(self):
+        return [(m, p) for m, p in ((r(), p) for r, p in self._d.values()) if m is not None]
+
+
 class _DeadRef:
     __slots__ = ("tid",)
 
@@ -406,7 +430,7 @@ class Recorder(TorchFunctionMode):
         self._n_backward = 0
         self._meta_key = f"gradscope{id(self)}"
         self._mod_stack: list = []
-        self._mod_path: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+        self._mod_path = _ModulePaths()
         self._roots: list = []  # (weakref(module), varname)
         self._names_dirty = True
         self._param_names: dict = {}  # id(param) -> (weakref, name)
@@ -427,6 +451,8 @@ class Recorder(TorchFunctionMode):
         self._user_grad_stack: list = []
         self._bw_raw: dict = {}  # id(BackwardRecord) -> what _build_backwards turns into its nodes
         self._zg = None  # inside Optimizer.zero_grad(): [] or [its grad_set event]
+        self._open: list = []  # (event, output tid) of grad-requiring results not yet freed by a backward
+        self._open_overflow = False
         self.exception: BaseException | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -845,6 +871,12 @@ class Recorder(TorchFunctionMode):
                     pass
         if not out_rg and orefs:
             out_rg = any(map(_RG, orefs))
+        if out_rg and grad_on and orefs:
+            op = self._open
+            if len(op) < 100_000:
+                op.append((idx, _tid_of(orefs[0])))
+            else:
+                self._open_overflow = True
         in_rg = False
         for r in refs:
             if r & 2:
@@ -1196,12 +1228,16 @@ class Recorder(TorchFunctionMode):
 
     def _backward_post(self, rec, state, out, err):
         raw_nodes, got, leaves, input_tids, graph = state
-        if graph and err is None:  # this graph's saved tensors are freed now: remember it (no probing later)
+        if graph and err is None and not input_tids:
+            # this graph's saved tensors are freed now: remember it (no probing later)
             for n in graph:
                 try:
                     n.metadata[_FREED] = True
                 except Exception:
                     pass
+            if self._open:
+                covered = {rn[1] for rn in raw_nodes if rn[1] is not None}
+                self._open = [x for x in self._open if x[0] not in covered]
         # Edge norms locate a zeroing or non-finite node; they are only needed when a leaf ends up
         # with a zero or non-finite gradient (or backward failed). Otherwise: "a gradient was sent".
         leaf_now = []  # (leaf tid, its .grad) right after this backward
@@ -1384,7 +1420,7 @@ class Recorder(TorchFunctionMode):
             kids = [n for n, _ in root.named_children()] if root is not None else []
             if root is not None and (not kids or any(n[:1].isdigit() for n in kids)):
                 multi = True  # nn.Sequential at the top: "model.0.weight" reads better than "0.weight"
-        self._mod_path = weakref.WeakKeyDictionary()
+        self._mod_path = _ModulePaths()
         for r, var in self._roots:
             root = r()
             if root is None:
@@ -1451,6 +1487,18 @@ class Recorder(TorchFunctionMode):
         except TypeError:
             pass
 
+    def _graph_open(self) -> bool:
+        """Can a graph built by recorded ops still hold saved tensors? False once every recorded op
+        that produced a grad-requiring result since then was part of a backward that freed its graph
+        (or its results are gone)."""
+        if self._open_overflow:
+            return True
+        op = self._open
+        if op:
+            refs = self._refs
+            op[:] = [(i, t) for i, t in op if (r := refs.get(t)) is not None and r() is not None]
+        return bool(op)
+
     def _optimizer_step(self, opt):
         if self._opt_pending is not None:  # the previous step raised and nothing closed its record
             self._note("an optimizer.step() raised inside the trace; torch calls between it and the next module "
@@ -1460,23 +1508,25 @@ class Recorder(TorchFunctionMode):
             return
         raw, flags = _frames.walk(sys._getframe(), self._entry)
         params = []
-        for g in opt.param_groups:
-            for p in g["params"]:
-                tid = self._tid(p)
-                params.append(tid)
-                self._trainable.add(tid)
         # the step's writes into parameters are recorded as one event when it ends: versions now,
-        # and whether autograd still holds any of them (a graph not backwarded yet)
+        # and whether autograd still holds any of them (only if a recorded graph may still be alive)
         tensors, before, saved = [], [], {}
+        probe = self._graph_open()
+        ids = self._ids
         for g in opt.param_groups:
             for p in g["params"]:
+                r = ids.get(id(p))
+                tid = r.tid if r is not None and r() is p else self._tid(p)
+                params.append(tid)
                 if p.grad is None:
                     continue
-                tensors.append(p)
+                tensors.append((p, tid))
                 before.append(p._version)
-                sv = self._saved_info(p)
-                if sv is not None:
-                    saved[self._tid(p)] = sv
+                if probe:
+                    sv = self._saved_info(p)
+                    if sv is not None:
+                        saved[tid] = sv
+        self._trainable.update(params)
         self._in_opt = True
         idx = len(self.events)
         self.events.append(Event(idx, "optimizer_step", f"{type(opt).__name__}.step", raw, (), (),
@@ -1490,12 +1540,14 @@ class Recorder(TorchFunctionMode):
         if pend is None or self._full():
             return
         step_idx, raw, tensors, before, saved, cls = pend
-        tids, vb, va = [], [], []
-        for p, v in zip(tensors, before):
-            if p._version != v:
-                tids.append(self._tid(p))
+        tids, vb, va, refs = [], [], [], []
+        for (p, tid), v in zip(tensors, before):
+            now = p._version
+            if now != v:
+                tids.append(tid)
                 vb.append(v)
-                va.append(p._version)
+                va.append(now)
+                refs.append(((now + 1) << 34) | (tid << 2) | (2 if p.requires_grad else 0) | (1 if p.is_leaf else 0))
         if not tids:
             return
         detail = {"targets": tids, "versions_before": vb, "versions_after": va, "step": step_idx}
@@ -1504,8 +1556,7 @@ class Recorder(TorchFunctionMode):
             detail["saved"] = hit
             detail["saved_by"] = {t: saved[t] for t in hit}
         idx = len(self.events)
-        self.events.append(Event(idx, "inplace", f"{cls}.step", raw,
-                                 tuple(self._ref(p) for p in tensors if self.tid_of(p) in tids), (),
+        self.events.append(Event(idx, "inplace", f"{cls}.step", raw, tuple(refs), (),
                                  False, False, None, "optimizer", None, detail))
 
     # --- materialize ---------------------------------------------------------------------------
@@ -1581,7 +1632,7 @@ class Recorder(TorchFunctionMode):
         called = {e.op for e in self.events if e.kind == "module"}
         skipped = {}
         hooks = {}
-        for m, path in list(self._mod_path.items()):
+        for m, path in self._mod_path.items():
             try:
                 hk = list(getattr(m, "_backward_hooks", {}).values()) + list(getattr(m, "_backward_pre_hooks", {}).values())
                 if hk:
