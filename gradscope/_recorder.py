@@ -787,7 +787,7 @@ class Recorder(TorchFunctionMode):
                 _tensors(a, ins, 1)
         if kwargs:
             _tensors(kwargs, ins)
-        raw, flags = self._where(sys._getframe())
+        raw, flags = self._where(sys._getframe(2))  # (above _pre and the mode's handler)
         grad_on = torch.is_grad_enabled()
         kind = "op"
         inplace_target = before = saved = None
@@ -1316,7 +1316,8 @@ class Recorder(TorchFunctionMode):
         st = self._mod_stack
         if not st:
             self._ensure_root(module)
-        path = self._mod_path.get(module)
+        e = self._mod_path._d.get(id(module))
+        path = e[1] if e is not None and e[0]() is module else None
         if path is None:
             self._ensure_root(module, force=True)
             path = self._mod_path.get(module, type(module).__name__)
@@ -1344,35 +1345,60 @@ class Recorder(TorchFunctionMode):
     def _module_post(self, module, args, output, frame):
         st = self._mod_stack
         fid = id(frame)
-        entry = None
-        for k in range(len(st) - 1, -1, -1):  # this call's entry (and any left by calls that raised)
-            if st[k][1] == fid or st[k][2] == fid:
-                entry = st[k]
-                del st[k:]
-                break
-        if entry is None or frame.f_code is _CALL_IMPL or self._full():
-            return  # (forward raised: no module event)
+        if st and st[-1][1] == fid:
+            entry = st.pop()
+        else:  # forward raised (called from _call_impl), or entries left by calls that raised
+            entry = None
+            for k in range(len(st) - 1, -1, -1):
+                if st[k][1] == fid or st[k][2] == fid:
+                    entry = st[k]
+                    del st[k:]
+                    break
+            if entry is None or frame.f_code is _CALL_IMPL:
+                return  # (forward raised: no module event)
+        if self._max_events is not None and self._full():
+            return
         path, _, _, raw, flags = entry
-        ins = _tensors(args if isinstance(args, tuple) else (args,), [])
-        outs = _tensors(output if not isinstance(output, _T) else [output], [])
+        ins = []
+        for a in args:
+            if isinstance(a, _T):
+                ins.append(a)
+            elif type(a) is list or type(a) is tuple:
+                _tensors(a, ins, 1)
+        outs = [output] if isinstance(output, _T) else _tensors(output, [])
         if not ins and not outs:
             return
-        in_refs = tuple(self._ref(t) for t in ins)
-        out_refs = tuple(self._ref(t) for t in outs)
-        idx = len(self.events)
+        ids = self._ids
+        in_refs = []
+        out_refs = []
+        for src, dst in ((ins, in_refs), (outs, out_refs)):
+            for t in src:  # (what _ref does, inlined)
+                r = ids.get(id(t))
+                tid = r.tid if r is not None and r() is t else self._tid(t)
+                try:
+                    v = t._version
+                except RuntimeError:
+                    v = -1
+                dst.append(((v + 1) << 34) | (tid << 2) | (2 if t.requires_grad else 0) | (1 if t.is_leaf else 0))
         cls = type(module).__name__
         detail = _CLASS_DETAIL.get(cls)
         if detail is None:
             detail = _CLASS_DETAIL[cls] = {"class": cls}  # shared, read-only
-        if outs and ins and any(o is i for o in outs for i in ins):
-            detail = {"class": cls, "returned_input": True}
-            fr = _frames.early_return_of_input(module)
-            if fr is not None:
-                detail["return_line"] = fr.to_json()
-        self.events.append(Event(idx, "module", path or type(module).__name__, raw,
-                                 in_refs, out_refs,
-                                 torch.is_grad_enabled(), torch.is_inference_mode_enabled(),
-                                 st[-1][0] if st else None, self._context(flags, True), None, detail))
+        if ins and outs:
+            returned = False
+            for o in outs:
+                for i in ins:
+                    if o is i:
+                        returned = True
+            if returned:
+                detail = {"class": cls, "returned_input": True}
+                fr = _frames.early_return_of_input(module)
+                if fr is not None:
+                    detail["return_line"] = fr.to_json()
+        events = self.events
+        events.append(Event(len(events), "module", path or cls, raw, tuple(in_refs), tuple(out_refs),
+                            torch.is_grad_enabled(), torch.is_inference_mode_enabled(), st[-1][0] if st else None,
+                            "user" if not flags & _CTX_FLAGS else self._context(flags, True), None, detail))
 
     def _ensure_root(self, module, force=False):
         for r, _ in self._roots:
