@@ -1178,7 +1178,7 @@ class Recorder(TorchFunctionMode):
         leaves = []  # (nid, tid)
         handles = []
         names = _NODE_NAMES
-        hstate = (got, raw_nodes, self._refs)
+        hstate = [got, raw_nodes, self._refs, 0]  # (.., bytes of big gradients kept so far)
         n_roots = len(order)
         i = 0
         while i < len(order) and i < 200_000:
@@ -1723,17 +1723,21 @@ _PASS_THROUGH = frozenset([
     "SqueezeBackward3", "SqueezeBackward4", "UnsqueezeBackward0", "AliasBackward0", "CloneBackward0",
     "SelectBackward0", "SliceBackward0", "ViewAsRealBackward0", "ViewAsComplexBackward0",
 ])
-_BIG = 16384  # gradients with more elements are measured (or skipped) at once instead of kept till the end
+_BIG = 16384  # gradients with more elements count against the budget below
+_HOLD_BYTES = 32 << 20  # big gradients kept per backward call until it ends (beyond: measured at once)
 
 
 def _node_post(state, nid, gi, go):
     """The post hook on one node for one backward call (bound with functools.partial): note
-    that it ran and keep what it sent (small gradients until backward ends: their norms are only
-    needed if a leaf ends up zero or non-finite; big ones are measured now so autograd can free them)."""
+    that it ran and keep what it sent until backward ends. Their norms are only needed if a leaf
+    ends up zero or non-finite, so usually they are never computed. Big gradients are kept within
+    a memory budget (_HOLD_BYTES per backward call) and measured at once beyond it; one sent
+    straight into a hook-free leaf is not kept (its accumulated .grad is measured afterwards, and
+    holding it would make AccumulateGrad copy it)."""
     got = state[0]
     for g in gi:
         if g is not None and g.numel() > _BIG:
-            got.append((nid, _measure_now(gi, state[1][nid][2], state[1], state[2])))
+            got.append((nid, _keep_big(state, nid, gi)))
             break
     else:
         got.append((nid, gi))
@@ -1742,20 +1746,31 @@ def _node_post(state, nid, gi, go):
     return None
 
 
-def _measure_now(gi, nxt, raw_nodes, refs):
+def _keep_big(state, nid, gi):
+    raw_nodes, refs = state[1], state[2]
+    nxt = raw_nodes[nid][2]
     outs = []
     for j, g in enumerate(gi):
         if g is None:
             outs.append(None)
             continue
+        n = g.numel()
+        if n <= _BIG:
+            outs.append(g)
+            continue
         c = nxt[j] if j < len(nxt) else None
         leaf = raw_nodes[c][3] if c is not None and c < len(raw_nodes) else None
-        if g.numel() > _BIG and leaf is not None:
+        if leaf is not None:
             var = refs[leaf]() if leaf in refs else None
             if var is not None and not var._backward_hooks:
-                outs.append(PRESENT)  # its accumulated .grad is measured after backward anyway
+                outs.append(PRESENT)
                 continue
-        outs.append(_norm(g))
+        nb = n * g.element_size()
+        if state[3] + nb <= _HOLD_BYTES:
+            state[3] += nb
+            outs.append(g)
+        else:
+            outs.append(_norm(g))
     return tuple(outs)
 
 

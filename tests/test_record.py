@@ -746,3 +746,66 @@ def test_hooks_and_retain_grad_are_recorded():
     assert e.detail["hook_return"][1] == line_of("hook-return")
     assert tr.data.tensors[tid(tr, y)].retains_grad is True
     assert torch.equal(x.grad, torch.full((3,), 4.0))
+
+
+@pytest.mark.parametrize("budget", ["kept", "measured at once"])
+def test_zeroing_node_found_with_big_gradients(budget, monkeypatch):
+    """Gradients above 16k elements are kept until backward ends within a byte budget, else
+    measured when they pass: either way the node that zeroed the gradient is found."""
+    from gradscope import _recorder
+
+    if budget == "measured at once":
+        monkeypatch.setattr(_recorder, "_HOLD_BYTES", 0)
+    torch.manual_seed(0)
+    w = torch.randn(256, 256, requires_grad=True)
+    x = torch.randn(256, 256)
+    with gradscope.trace() as tr:
+        h = x @ w
+        y = h * torch.zeros(256, 256)  # L:big-zero
+        y.sum().backward()
+    assert torch.count_nonzero(w.grad) == 0
+    exp = tr.why(w)
+    assert exp.cause == "zero_gradient", exp
+    assert exp.site.lineno == line_of("big-zero")
+    bw = tr.data.backwards[-1]
+    mul = [n for n in bw.nodes.values() if n.name == "MulBackward0"][0]
+    assert mul.ran and mul.out_norms[0] == 0.0
+
+
+def test_big_gradients_are_not_measured_in_a_healthy_step():
+    """No leaf ended zero or non-finite: nothing needs the edge norms, so none are computed
+    (they read as 'sent, not measured')."""
+    w = torch.randn(256, 256, requires_grad=True)
+    with gradscope.trace() as tr:
+        (torch.randn(256, 256) @ w).tanh().sum().backward()
+    bw = tr.data.backwards[-1]
+    tanh = [n for n in bw.nodes.values() if n.name == "TanhBackward0"][0]
+    assert tanh.ran and tanh.out_norms == (_recorder_present(),)
+    assert bw.leaf_grads[tr.resolve(w)].status == "received"
+
+
+def _recorder_present():
+    from gradscope import _recorder
+
+    return _recorder.PRESENT
+
+
+def test_transpose_inside_linear_is_filled_in_from_its_parent():
+    """Norm-preserving nodes inside a torch function (the weight's transpose in F.linear) are not
+    hooked: whether they ran and what they sent follow from their parent's edge."""
+    w = torch.randn(4, 3, requires_grad=True)
+    with gradscope.trace() as tr:
+        y = F.linear(torch.randn(2, 3), w)
+        (y * 0.5).sum().backward()
+        w.grad = None
+        z = F.linear(torch.randn(2, 3), w)
+        (z * 0).sum().backward()  # w ends zero: edge norms are measured for this backward
+    healthy, zeroed = tr.data.backwards
+    for bw, want in ((healthy, None), (zeroed, 0.0)):
+        t = [n for n in bw.nodes.values() if n.name == "TBackward0"]
+        assert len(t) == 1 and t[0].event is None and t[0].ran
+        parent, j = [(p, j) for p in bw.nodes.values() for j, nx in enumerate(p.next) if nx == t[0].nid][0]
+        assert t[0].out_norms == (parent.out_norms[j],)
+        if want is not None:
+            assert t[0].out_norms == (want,)
+    assert tr.why(w).cause == "zero_gradient"
