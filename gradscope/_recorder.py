@@ -283,9 +283,13 @@ def _on_module_pre(module, args):
     if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
         return None
     frame = sys._getframe(1)  # the frame of Module._call_impl that runs this call's hooks and forward
-    for r in _active():
+    for r in getattr(_local, "stack", ()):
         if r._on:
-            r._guard(r._module_pre, module, frame)
+            try:  # (Recorder._guard, inlined: this runs twice per module call)
+                with _NO_TF():
+                    r._module_pre(module, frame)
+            except Exception as e:
+                r._internal(e)
     return None
 
 
@@ -294,9 +298,13 @@ def _on_module_post(module, args, output):
     if _is_compiling():
         return None
     frame = sys._getframe(1)
-    for r in _active():
+    for r in getattr(_local, "stack", ()):
         if r._on:
-            r._guard(r._module_post, module, args, output, frame)
+            try:
+                with _NO_TF():
+                    r._module_post(module, args, output, frame)
+            except Exception as e:
+                r._internal(e)
     return None
 
 
@@ -1229,12 +1237,14 @@ class Recorder(TorchFunctionMode):
     def _backward_post(self, rec, state, out, err):
         raw_nodes, got, leaves, input_tids, graph = state
         if graph and err is None and not input_tids:
-            # this graph's saved tensors are freed now: remember it (no probing later)
-            for n in graph:
-                try:
-                    n.metadata[_FREED] = True
-                except Exception:
-                    pass
+            # this graph's saved tensors are freed now: remember it on the nodes that _saved_info
+            # may probe later (those made by recorded ops), so it never has to
+            for n, rn in zip(graph, raw_nodes):
+                if rn[1] is not None:
+                    try:
+                        n.metadata[_FREED] = True
+                    except Exception:
+                        pass
             if self._open:
                 covered = {rn[1] for rn in raw_nodes if rn[1] is not None}
                 self._open = [x for x in self._open if x[0] not in covered]
