@@ -90,6 +90,7 @@ def _ver(x):
 _CTX_FLAGS = (F_APPLY | F_BACKWARD | F_CHECKPOINT | F_CLIP | F_COMPILE | F_DATA | F_FUNCTORCH | F_GENERATED | F_INIT
               | F_OPTIM)
 PRESENT = -1.0  # an edge norm that was not measured: a gradient was sent (non-zero as far as we know)
+_PREHOOKED = "gradscope_prehooked"  # node.metadata key: a tensor hook rewrites the gradient it receives
 _FREED = "gradscope_freed"  # node.metadata key: a backward ran through this node and freed its graph
 _NO_DETAIL: dict = {}
 _CLASS_DETAIL: dict = {}  # module class name -> its (shared) module-event detail  # shared by events without details: never mutate
@@ -962,6 +963,12 @@ class Recorder(TorchFunctionMode):
             if fr is not None:
                 detail["hook_return"] = fr.to_json()
             detail["hook"] = getattr(fn, "__qualname__", repr(fn))[:200]
+            gf = ins[0].grad_fn if ins else None
+            if gf is not None:  # the hook rewrites what this node receives: its hook sees it afterwards
+                try:
+                    gf.metadata[_PREHOOKED] = True
+                except Exception:
+                    pass
         elif special == "retain":
             for t in ins:
                 self.tensors[self._tid(t)].retains_grad = True
@@ -1181,18 +1188,20 @@ class Recorder(TorchFunctionMode):
                 order.append(gf)
         rec.root_nodes = tuple(nodes[t.grad_fn] for t in roots if t.grad_fn is not None)
         key = self._meta_key
-        raw_nodes = []  # by nid: (name, event index, next nids, leaf tid, node type)
-        got = []  # by run order: (nid, grads sent along its edges, or their norms when measured at once)
+        raw_nodes = []  # by nid: [name, event index, next nids, leaf tid, node type, mode, input_nr per edge]
+        got = []  # by run order: (nid, gradients it sent, gradients it received) - or their norms
         leaves = []  # (nid, tid)
-        handles = []
         names = _NODE_NAMES
-        hstate = [got, raw_nodes, self._refs, 0]  # (.., bytes of big gradients kept so far)
+        indeg = [0] * len(order)  # edges into each node
         n_roots = len(order)
+        leaf_obs = api != "torch.autograd.grad" and not inputs_t  # a leaf's .grad shows what reached it
+        prehooked = set()
         i = 0
         while i < len(order) and i < 200_000:
             n = order[i]
             nxt = []
-            for nx, _ in n.next_functions:
+            nrs = []
+            for nx, nr in n.next_functions:
                 if nx is None:
                     nxt.append(None)
                 else:
@@ -1200,7 +1209,11 @@ class Recorder(TorchFunctionMode):
                     if j is None:
                         j = nodes[nx] = len(order)
                         order.append(nx)
+                        indeg.append(1)
+                    else:
+                        indeg[j] += 1
                     nxt.append(j)
+                nrs.append(nr)
             tp = type(n)
             nm = names.get(tp)
             if nm is None:
@@ -1212,23 +1225,54 @@ class Recorder(TorchFunctionMode):
                 leaf = self._tid(var) if isinstance(var, _T) else None
                 if leaf is not None:
                     leaves.append((i, leaf))
-                raw_nodes.append((nm, None, nxt, leaf, tp, False))
+                # what reached it is its .grad after backward, if it had none before and no hooks
+                mode = _M_LEAF_SEEN if (leaf_obs and leaf is not None and var.grad is None
+                                        and not var._backward_hooks) else _M_LEAF
+                raw_nodes.append([nm, None, nxt, leaf, tp, mode, nrs])
             else:
                 try:
-                    ev_i = n.metadata.get(key)
+                    md = n.metadata
+                    ev_i = md.get(key)
+                    if md and _PREHOOKED in md:  # a tensor hook changes what it receives
+                        prehooked.add(i)
                 except Exception:
                     ev_i = None
-                if ev_i is None and nm in _PASS_THROUGH and len(nxt) == 1 and i >= n_roots:
-                    # a transpose/view inside a torch function: what it sends is what it got (same
-                    # norm), so it is filled in from its parents instead of hooked
-                    raw_nodes.append((nm, None, nxt, None, tp, False))
+                if i < n_roots or _must_hook(tp, nm):
+                    mode = _M_HOOK
+                elif ev_i is None and nm in _PASS_THROUGH and len(nxt) == 1:
+                    mode = _M_PASS  # a transpose/view inside a torch function: it sends what it got
                 else:
-                    raw_nodes.append((nm, ev_i, nxt, None, tp, True))
-                    try:
-                        handles.append(n.register_hook(partial(_node_post, hstate, i)))
-                    except Exception:
-                        pass
+                    mode = _M_NODE  # hooked or not: decided below
+                raw_nodes.append([nm, ev_i, nxt, None, tp, mode, nrs])
             i += 1
+        # Every edge's gradient must be seen from one end: the sender's hook (what it sent) or the
+        # receiver's (what it got, when that edge is its only input), a leaf's .grad, or through a
+        # pass-through node. Decided from the leaves up, about half the nodes of a chain need a hook.
+        seen_in = [False] * len(raw_nodes)  # what reaches this node (its only input) is observed there
+        for i in range(len(raw_nodes) - 1, -1, -1):
+            rn = raw_nodes[i]
+            mode = rn[5]
+            single = indeg[i] == 1
+            if mode == _M_LEAF_SEEN:
+                seen_in[i] = single
+            elif mode == _M_PASS:
+                c = rn[2][0]
+                seen_in[i] = single and c is not None and seen_in[c]
+            elif mode == _M_NODE or mode == _M_HOOK:
+                if mode == _M_NODE:
+                    rn[5] = mode = _M_HOOK if any(c is not None and not seen_in[c] for c in rn[2]) else _M_SKIP
+                # (what a forced node or a node behind a tensor hook receives is not what was sent)
+                seen_in[i] = single and mode == _M_HOOK and i not in prehooked and (
+                    i >= n_roots and not _must_hook(rn[4], rn[0]))
+        handles = []
+        hstate = [got, raw_nodes, self._refs, 0]  # (.., bytes of big gradients kept so far)
+        for i, rn in enumerate(raw_nodes):
+            rn.append(seen_in[i])
+            if rn[5] == _M_HOOK:
+                try:
+                    handles.append(order[i].register_hook(partial(_node_post, hstate, i)))
+                except Exception:
+                    rn[5] = _M_LOST
         keep = bool(kwargs.get("retain_graph") or kwargs.get("create_graph")
                     or (api == "Tensor.backward" and len(args) > 2 and args[2]))
         return rec, handles, (raw_nodes, got, leaves, inputs_t and [self._tid(t) for t in inputs_t],
@@ -1267,7 +1311,7 @@ class Recorder(TorchFunctionMode):
             self._error_event = rec.event
         self._n_backward += 1
         ev = self.events[rec.event]
-        leaf_norm = {}
+        leaf_val = {}  # tid -> norm of its .grad now (PRESENT: a gradient, not measurable; None: none)
         if rec.api != "torch.autograd.grad":
             grad_of = self._grad_of
             tens = self.tensors
@@ -1275,8 +1319,7 @@ class Recorder(TorchFunctionMode):
                 gi = GradInfo(st, nm, rec.event)
                 rec.leaf_grads[tid] = gi
                 tens[tid].grad = gi
-                if nm is not None:
-                    leaf_norm[tid] = nm
+                leaf_val[tid] = None if g is None else (nm if nm is not None else PRESENT)
                 if g is not None:  # later writes into this .grad tensor are attributed to its leaf
                     try:
                         grad_of[id(g)] = (weakref.ref(g), tid)
@@ -1292,7 +1335,7 @@ class Recorder(TorchFunctionMode):
                     outs.append(_pk(self._tid(g, producer=rec.event, link=False), g.requires_grad, g.is_leaf))
             ev.outputs = tuple(self._tref(o, self.tensors) for o in outs) if rec.event < self._synced else tuple(outs)
         self.data.backwards.append(rec)
-        self._bw_raw[id(rec)] = (rec, raw_nodes, outs_of, leaf_norm)
+        self._bw_raw[id(rec)] = (rec, raw_nodes, outs_of, leaf_val)
         if len(self.data.backwards) > 8:  # keep the graph details of the recent backward calls only
             old = self.data.backwards[-9]
             if self._bw_raw.pop(id(old), None) is not None or old.nodes:
@@ -1308,8 +1351,8 @@ class Recorder(TorchFunctionMode):
         backward calls recorded since the last query (pure: from the lists _backward_post kept)."""
         pend = self._bw_raw
         self._bw_raw = {}
-        for rec, raw_nodes, outs_of, leaf_norm in pend.values():
-            _build_backward(rec, raw_nodes, outs_of, leaf_norm, self._note)
+        for rec, raw_nodes, seen, leaf_val in pend.values():
+            _build_backward(rec, raw_nodes, seen, leaf_val, self._note)
 
     # --- module / optimizer hooks --------------------------------------------------------------
     def _module_pre(self, module, frame):
@@ -1733,48 +1776,70 @@ _PASS_THROUGH = frozenset([
     "SqueezeBackward3", "SqueezeBackward4", "UnsqueezeBackward0", "AliasBackward0", "CloneBackward0",
     "SelectBackward0", "SliceBackward0", "ViewAsRealBackward0", "ViewAsComplexBackward0",
 ])
+# how each graph node is watched during one backward call
+_M_LEAF, _M_LEAF_SEEN, _M_PASS, _M_NODE, _M_HOOK, _M_SKIP, _M_LOST = range(7)
+
+
+_MUST_HOOK: dict = {}  # node type -> bool
+
+
+def _must_hook(tp, nm) -> bool:
+    """Nodes whose own hook is always wanted: custom Function backwards, module backward hooks and
+    compiled regions (the diagnosis looks at exactly what they sent)."""
+    r = _MUST_HOOK.get(tp)
+    if r is None:
+        r = getattr(tp, "_forward_cls", None) is not None or "BackwardHook" in nm or "CompiledFunction" in nm
+        if tp.__name__ in nm:  # (a type per node kind)
+            _MUST_HOOK[tp] = r
+    return r
+
+
 _BIG = 16384  # gradients with more elements count against the budget below
 _HOLD_BYTES = 32 << 20  # big gradients kept per backward call until it ends (beyond: measured at once)
 
 
 def _node_post(state, nid, gi, go):
-    """The post hook on one node for one backward call (bound with functools.partial): note
-    that it ran and keep what it sent until backward ends. Their norms are only needed if a leaf
-    ends up zero or non-finite, so usually they are never computed. Big gradients are kept within
-    a memory budget (_HOLD_BYTES per backward call) and measured at once beyond it; one sent
+    """The post hook on one node for one backward call (bound with functools.partial): note that
+    it ran and keep what it sent and received until backward ends. Their norms are only needed if a
+    leaf ends up zero or non-finite, so usually they are never computed. Big gradients are kept
+    within a memory budget (_HOLD_BYTES per backward call) and measured at once beyond it; one sent
     straight into a hook-free leaf is not kept (its accumulated .grad is measured afterwards, and
     holding it would make AccumulateGrad copy it)."""
     got = state[0]
     for g in gi:
         if g is not None and g.numel() > _BIG:
-            got.append((nid, _keep_big(state, nid, gi)))
+            gi = _keep_big(state, nid, gi, True)
             break
-    else:
-        got.append((nid, gi))
+    for g in go:
+        if g is not None and g.numel() > _BIG:
+            go = _keep_big(state, nid, go, False)
+            break
+    got.append((nid, gi, go))
     if len(got) % 256 == 0:  # bound the memory held: measure what is kept so far
         _edge_norms(got, True, in_place=True)
     return None
 
 
-def _keep_big(state, nid, gi):
+def _keep_big(state, nid, grads, sent):
     raw_nodes, refs = state[1], state[2]
     nxt = raw_nodes[nid][2]
     outs = []
-    for j, g in enumerate(gi):
-        if g is None:
-            outs.append(None)
+    for j, g in enumerate(grads):
+        if g is None or isinstance(g, float):
+            outs.append(g)
             continue
         n = g.numel()
         if n <= _BIG:
             outs.append(g)
             continue
-        c = nxt[j] if j < len(nxt) else None
-        leaf = raw_nodes[c][3] if c is not None and c < len(raw_nodes) else None
-        if leaf is not None:
-            var = refs[leaf]() if leaf in refs else None
-            if var is not None and not var._backward_hooks:
-                outs.append(PRESENT)
-                continue
+        if sent:
+            c = nxt[j] if j < len(nxt) else None
+            leaf = raw_nodes[c][3] if c is not None and c < len(raw_nodes) else None
+            if leaf is not None:
+                var = refs[leaf]() if leaf in refs else None
+                if var is not None and not var._backward_hooks:
+                    outs.append(PRESENT)
+                    continue
         nb = n * g.element_size()
         if state[3] + nb <= _HOLD_BYTES:
             state[3] += nb
@@ -1785,31 +1850,95 @@ def _keep_big(state, nid, gi):
 
 
 def _edge_norms(got, need, in_place=False):
-    """(nid, grads or norms) entries -> {nid: norms}. Without ``need``: PRESENT for every gradient
-    sent (the norms are not worth computing when every leaf got a healthy gradient)."""
+    """(nid, sent, received) entries -> {nid: (sent norms, received norms)}. Without ``need``:
+    PRESENT for every gradient (not worth measuring when every leaf got a healthy gradient)."""
     if need:
         pending = []  # (list, index, grad): one foreach call for all of them
         rows = []
-        for nid, gi in got:
-            outs = list(gi)
-            for j, g in enumerate(gi):
-                if isinstance(g, _T):
-                    pending.append((outs, j, g))
-            rows.append((nid, outs))
+        for nid, gi, go in got:
+            a, b = list(gi), list(go)
+            for lst in (a, b):
+                for j, g in enumerate(lst):
+                    if isinstance(g, _T):
+                        pending.append((lst, j, g))
+            rows.append((nid, a, b))
         _flush_norms(pending)
         if in_place:
-            got[:] = [(nid, tuple(o)) for nid, o in rows]
+            got[:] = [(nid, tuple(a), tuple(b)) for nid, a, b in rows]
             return None
-        return {nid: tuple(o) for nid, o in rows}
+        return {nid: (tuple(a), tuple(b)) for nid, a, b in rows}
     out = {}
-    for nid, gi in got:
-        out[nid] = tuple(None if g is None else (g if type(g) is float else PRESENT) for g in gi)
+    for nid, gi, go in got:
+        out[nid] = (tuple(None if g is None else (g if type(g) is float else PRESENT) for g in gi),
+                    tuple(None if g is None else (g if type(g) is float else PRESENT) for g in go))
     return out
 
 
-def _build_backward(rec, raw_nodes, outs_of, leaf_norm, note):
+def _build_backward(rec, raw_nodes, seen, leaf_val, note):
+    """BackwardNode objects from the walk's lists and what the hooks saw (``seen``: nid -> (sent,
+    received) norms). Un-hooked nodes get what they sent from the receiving end of each edge."""
     nodes = rec.nodes
-    for nid, (nm, ev_i, nxt, leaf, tp, _) in enumerate(raw_nodes):
+
+    def received(c, k, depth=0):  # what node c got on its input k (c has only that input edge)
+        rc = raw_nodes[c]
+        m = rc[5]
+        if m == _M_HOOK:
+            d = seen.get(c)
+            if d is None:
+                return None  # it never ran: nothing reached it
+            return d[1][k] if k < len(d[1]) else None
+        if m == _M_LEAF_SEEN:
+            return leaf_val.get(rc[3])
+        if m == _M_PASS and depth < 64 and rc[2][0] is not None:
+            return received(rc[2][0], rc[6][0], depth + 1)
+        return PRESENT
+
+    sent: dict = {}  # nid -> tuple of what it sent along each edge (for nodes that ran)
+    for nid, rn in enumerate(raw_nodes):
+        m = rn[5]
+        if m == _M_HOOK:
+            d = seen.get(nid)
+            if d is not None:
+                sent[nid] = d[0]
+        elif m == _M_SKIP:
+            sent[nid] = tuple(None if c is None else received(c, rn[6][j]) for j, c in enumerate(rn[2]))
+    # pass-through nodes whose child is not observed, and nodes whose hook could not be set: they
+    # send on what they got
+    parents: dict = {}
+    for nid, rn in enumerate(raw_nodes):
+        for j, c in enumerate(rn[2]):
+            if c is not None:
+                parents.setdefault(c, []).append((nid, j))
+    for nid, rn in enumerate(raw_nodes):
+        if rn[5] == _M_PASS:
+            c = rn[2][0]
+            if c is not None and raw_nodes[c][7]:
+                sent[nid] = (received(c, rn[6][0]),)
+    changed = True
+    while changed:  # the rest, from their parents (a few rounds at most)
+        changed = False
+        for nid, rn in enumerate(raw_nodes):
+            if rn[5] in (_M_PASS, _M_LOST) and nid not in sent:
+                vals = [sent[p][j] for p, j in parents.get(nid, ()) if p in sent and j < len(sent[p])]
+                got = [v for v in vals if v is not None]
+                if got or (vals and len(vals) == len(parents.get(nid, ()))):
+                    v = (got[0] if len(got) == 1 else PRESENT) if got else None
+                    sent[nid] = (v,) * max(len(rn[2]), 1) if rn[5] == _M_LOST else (v,)
+                    changed = True
+    # incoming gradient per node; a node that is not hooked ran when something reached it
+    incoming: dict = {}
+    for nid, outs in sent.items():
+        for j, c in enumerate(raw_nodes[nid][2]):
+            if c is not None:
+                incoming.setdefault(c, []).append(outs[j] if j < len(outs) else None)
+    ran = list(seen)  # hooked ones, in the order they ran
+    roots = set(rec.root_nodes)
+    for nid, rn in enumerate(raw_nodes):
+        if rn[5] != _M_HOOK and nid in sent and rn[3] is None:
+            if nid in roots or any(v is not None for v in incoming.get(nid, ())):
+                ran.append(nid)
+    ran_set = set(ran)
+    for nid, (nm, ev_i, nxt, leaf, tp, mode, _, _) in enumerate(raw_nodes):
         cb = _CUSTOM_BW.get(tp, _MISSING)
         if cb is _MISSING:
             fwd = getattr(tp, "_forward_cls", None)
@@ -1819,58 +1948,26 @@ def _build_backward(rec, raw_nodes, outs_of, leaf_norm, note):
             rec.compiled = True
             note("a torch.compile'd region ran: gradscope cannot see the source lines inside it; which "
                  "parameters got gradients is decided from the gradients that actually arrived")
-        outs = outs_of.get(nid)
-        nodes[nid] = BackwardNode(nid, nm, ev_i, tuple(nxt), outs is not None, outs or (), leaf, cb)
-    ran = list(outs_of)  # in the order they ran
-    passed = [nid for nid, rn in enumerate(raw_nodes) if rn[3] is None and not rn[5]]
-    if passed:  # un-hooked pass-through nodes: they ran if a parent sent them a gradient, and sent it on
-        parents: dict = {}
-        for n in nodes.values():
-            for j, nx in enumerate(n.next):
-                if nx is not None:
-                    parents.setdefault(nx, []).append((n, j))
-        changed = True
-        while changed:
-            changed = False
-            for nid in passed:
-                n = nodes[nid]
-                if n.ran:
-                    continue
-                sent = [p.out_norms[j] for p, j in parents.get(nid, ())
-                        if p.ran and j < len(p.out_norms) and p.out_norms[j] is not None]
-                if sent:
-                    n.ran = True
-                    n.out_norms = (sent[0] if len(sent) == 1 else PRESENT,)
-                    ran.append(nid)
-                    changed = True
-    # gradient that arrived at each node, from its producers' out edges; a leaf ran when one came
-    incoming: dict = {}
-    for nid in ran:
-        outs = nodes[nid].out_norms
+        r = nid in ran_set
+        nodes[nid] = BackwardNode(nid, nm, ev_i, tuple(nxt), r, sent.get(nid, ()) if r else (), leaf, cb)
+    for nid, vals in incoming.items():  # a leaf ran when a gradient was sent to it
         n = nodes.get(nid)
-        if n is None:
-            continue
-        for j, nx in enumerate(n.next):
-            if nx is None:
-                continue
-            v = outs[j] if j < len(outs) else None
-            incoming.setdefault(nx, []).append(v)
-            if v is not None:
-                lf = nodes.get(nx)
-                if lf is not None and lf.leaf is not None:
-                    lf.ran = True
+        if n is not None and n.leaf is not None and any(v is not None for v in vals) and \
+                any(p in ran_set for p, _ in parents.get(nid, ())):
+            n.ran = True
     for n in nodes.values():
         if n.leaf is not None and n.nid in incoming:
-            vals = [v for v in incoming[n.nid] if v is not None]
+            vals = [v for p_j, v in zip(parents.get(n.nid, ()), incoming[n.nid])
+                    if v is not None and p_j[0] in ran_set]
             if vals and all(v == PRESENT for v in vals):  # not measured: the accumulated .grad's norm
-                rec.arrived[n.leaf] = leaf_norm.get(n.leaf, PRESENT)
+                rec.arrived[n.leaf] = leaf_val.get(n.leaf) if leaf_val.get(n.leaf) is not None else PRESENT
             else:
                 rec.arrived[n.leaf] = math.sqrt(sum(v * v for v in vals if v != PRESENT)) if vals else None
     # first node that produced a non-finite gradient from finite input (in the order nodes ran)
     for nid in ran:
         n = nodes[nid]
         if any(v is not None and not math.isfinite(v) for v in n.out_norms):
-            inc = incoming.get(nid, [])
+            inc = [v for p_j, v in zip(parents.get(nid, ()), incoming.get(nid, [])) if p_j[0] in ran_set]
             if all(v is None or math.isfinite(v) for v in inc):
                 rec.first_nonfinite = nid
                 break
