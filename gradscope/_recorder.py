@@ -1264,10 +1264,20 @@ class Recorder(TorchFunctionMode):
                 # (what a forced node or a node behind a tensor hook receives is not what was sent)
                 seen_in[i] = single and mode == _M_HOOK and i not in prehooked and (
                     i >= n_roots and not _must_hook(rn[4], rn[0]))
+        # what a hooked node receives is only needed where an un-hooked parent's edge is read there
+        need_go = [False] * len(raw_nodes)
+        for rn in raw_nodes:
+            if rn[5] == _M_SKIP:
+                for c in rn[2]:
+                    while c is not None and raw_nodes[c][5] == _M_PASS:
+                        c = raw_nodes[c][2][0]
+                    if c is not None:
+                        need_go[c] = True
         handles = []
         hstate = [got, raw_nodes, self._refs, 0]  # (.., bytes of big gradients kept so far)
         for i, rn in enumerate(raw_nodes):
             rn.append(seen_in[i])
+            rn.append(need_go[i])
             if rn[5] == _M_HOOK:
                 try:
                     handles.append(order[i].register_hook(partial(_node_post, hstate, i)))
@@ -1795,7 +1805,9 @@ def _must_hook(tp, nm) -> bool:
 
 
 _BIG = 16384  # gradients with more elements count against the budget below
-_HOLD_BYTES = 32 << 20  # big gradients kept per backward call until it ends (beyond: measured at once)
+# Big gradients kept per backward call until it ends (beyond: measured at once). Small: holding
+# big buffers longer than autograd would makes the CPU allocator hand out fresh pages every step.
+_HOLD_BYTES = 2 << 20
 
 
 def _node_post(state, nid, gi, go):
@@ -1810,10 +1822,13 @@ def _node_post(state, nid, gi, go):
         if g is not None and g.numel() > _BIG:
             gi = _keep_big(state, nid, gi, True)
             break
-    for g in go:
-        if g is not None and g.numel() > _BIG:
-            go = _keep_big(state, nid, go, False)
-            break
+    if state[1][nid][8]:
+        for g in go:
+            if g is not None and g.numel() > _BIG:
+                go = _keep_big(state, nid, go, False)
+                break
+    else:
+        go = ()
     got.append((nid, gi, go))
     if len(got) % 256 == 0:  # bound the memory held: measure what is kept so far
         _edge_norms(got, True, in_place=True)
@@ -1909,11 +1924,6 @@ def _build_backward(rec, raw_nodes, seen, leaf_val, note):
         for j, c in enumerate(rn[2]):
             if c is not None:
                 parents.setdefault(c, []).append((nid, j))
-    for nid, rn in enumerate(raw_nodes):
-        if rn[5] == _M_PASS:
-            c = rn[2][0]
-            if c is not None and raw_nodes[c][7]:
-                sent[nid] = (received(c, rn[6][0]),)
     changed = True
     while changed:  # the rest, from their parents (a few rounds at most)
         changed = False
@@ -1938,7 +1948,7 @@ def _build_backward(rec, raw_nodes, seen, leaf_val, note):
             if nid in roots or any(v is not None for v in incoming.get(nid, ())):
                 ran.append(nid)
     ran_set = set(ran)
-    for nid, (nm, ev_i, nxt, leaf, tp, mode, _, _) in enumerate(raw_nodes):
+    for nid, (nm, ev_i, nxt, leaf, tp, mode, _, _, _) in enumerate(raw_nodes):
         cb = _CUSTOM_BW.get(tp, _MISSING)
         if cb is _MISSING:
             fwd = getattr(tp, "_forward_cls", None)
