@@ -23,7 +23,7 @@ median over repetitions of variant/plain *within* the same repetition (paired), 
 cancels most of the drift of a shared 2-core VM.
 
 Memory per event: tracemalloc's retained Python allocations after a trace of a few MLP
-steps (trace object still alive), divided by the number of events. Tensor storage is not
+steps and its first query (trace object still alive), divided by the number of events. Tensor storage is not
 counted by tracemalloc; gradscope is not meant to keep tensors alive anyway.
 
 Big trace: enough tiny-MLP steps under one trace to pass 100k events; reports the time,
@@ -276,14 +276,17 @@ def memory_per_event(steps, kw):
         for _ in range(steps):
             b.step()
     gc.collect()
+    recorded, _ = tracemalloc.get_traced_memory()  # as recorded (gradscope converts lazily)
+    n = len(tr.events)  # the first query turns the records into plain data
+    gc.collect()
     cur, peak = tracemalloc.get_traced_memory()
-    n = len(tr.events)
     tracemalloc.stop()
     del tr
     return {
         "steps": steps, "events": n,
         "retained_bytes": cur - base, "peak_bytes": peak - base,
         "bytes_per_event": (cur - base) / max(n, 1),
+        "recorded_bytes_per_event": (recorded - base) / max(n, 1),
         "peak_bytes_per_event": (peak - base) / max(n, 1),
     }
 
@@ -377,14 +380,17 @@ def print_report(results, mem, big, args):
         ))
     if mem:
         print(f"\n**Memory** (tracemalloc, {mem['steps']} MLP-512 steps, {mem['events']} events): "
-              f"retained {mem['retained_bytes'] / 1e3:.0f} kB = **{mem['bytes_per_event']:.0f} B/event** "
-              f"(peak {mem['peak_bytes_per_event']:.0f} B/event); target <= {TARGET_BYTES_PER_EVENT} B/event: "
+              f"retained after the first query {mem['retained_bytes'] / 1e3:.0f} kB = "
+              f"**{mem['bytes_per_event']:.0f} B/event** (as recorded, before it: "
+              f"{mem['recorded_bytes_per_event']:.0f} B/event; peak {mem['peak_bytes_per_event']:.0f} B/event); "
+              f"target <= {TARGET_BYTES_PER_EVENT} B/event: "
               f"{verdict(mem['bytes_per_event'] <= TARGET_BYTES_PER_EVENT)}")
     if big:
         ok = big["events"] >= BIG_EVENTS and big["why"].startswith("ok") and big.get("save") == "ok"
         print(f"\n**Big trace**: {big['steps']} tiny-MLP steps, {big['events']} events"
               f"{' (truncated!)' if big['truncated'] else ''} in {big['trace_s']:.1f} s "
-              f"(exit {big['exit_s']:.2f} s); why(): {big['why']} in {big['why_s']:.2f} s; "
+              f"(exit {big['exit_s']:.2f} s); why() (the first query: converts the records) {big['why']} in "
+              f"{big['why_s']:.2f} s; "
               f"save(): {big.get('save')} in {big.get('save_s', 0):.2f} s"
               + (f" ({big['file_mb']:.1f} MB)" if "file_mb" in big else "")
               + (f"; load(): {big['load']} in {big['load_s']:.2f} s" if "load" in big else "")

@@ -105,27 +105,8 @@ def mark_internal(*codes) -> None:
 def walk(f, stop, limit: int = 16):
     """Walk from frame ``f`` outwards. Returns (user frames innermost first as (id(code), lineno)
     tuples, flags of the skipped frames). Stops after the frame ``stop`` (the traced block's)."""
-    cat_get = _CAT.get
-    user = []
-    flags = 0
-    while f is not None:
-        co = f.f_code
-        cid = id(co)
-        cat = cat_get(cid)
-        if cat is None:
-            cat = _categorize(co)
-        if cat == USER:
-            user.append((cid, f.f_lineno))
-            if len(user) >= limit:
-                break
-        elif not user or cat & ~F_TORCH:
-            # flags from frames between the op and the first user frame, and
-            # region flags (optimizer, checkpoint, apply) from anywhere in the stack
-            flags |= cat
-        if f is stop:
-            break
-        f = f.f_back
-    return tuple(user), flags
+    user, flags, _ = walk_until(f, stop, -1, limit)  # (no frame has id -1)
+    return user, flags
 
 
 def walk_until(f, stop, mark: int, limit: int = 16):
@@ -147,6 +128,8 @@ def walk_until(f, stop, mark: int, limit: int = 16):
             if len(user) >= limit:
                 break
         elif not user or cat & ~F_TORCH:
+            # flags from frames between the op and the first user frame, and
+            # region flags (optimizer, checkpoint, apply) from anywhere in the stack
             flags |= cat
         if f is stop:
             break

@@ -681,6 +681,10 @@ class Recorder(TorchFunctionMode):
             code = _classify(func)
         if code > _C_INPLACE:  # profiler markers, grad-mode switches, backward calls
             return self._other_call(code, func, args, kwargs)
+        return self._record(code, func, args, kwargs)
+
+    def _record(self, code, func, args, kwargs):
+        """Call ``func`` and record it as an event (its inputs before, its outputs after)."""
         try:
             pre = self._pre(func, args, kwargs, code)
         except Exception as e:
@@ -719,21 +723,7 @@ class Recorder(TorchFunctionMode):
             return self._grad_mode(func, args, kwargs)
         elif code == _C_BACKWARD:
             return self._backward(_BACKWARD[func], func, args, kwargs)
-        try:
-            pre = self._pre(func, args, kwargs, code)
-        except Exception as e:
-            self._internal(e)
-            return func(*args, **kwargs)
-        try:
-            out = func(*args, **kwargs)
-        except BaseException as e:
-            self._guard(self._post_error, pre, e, func)
-            raise
-        try:
-            self._post(pre, func, args, kwargs, out)
-        except Exception as e:
-            self._internal(e)
-        return out
+        return self._record(code, func, args, kwargs)
 
     def _full(self):
         if self._max_events is not None and len(self.events) >= self._max_events:
@@ -788,15 +778,10 @@ class Recorder(TorchFunctionMode):
 
     def _pre(self, func, args, kwargs, code):
         self._zg = None
-        ins = []
-        for a in args:
-            if isinstance(a, _T):
-                ins.append(a)
-            elif type(a) is list or type(a) is tuple:
-                _tensors(a, ins, 1)
+        ins = _tensors(args, [])
         if kwargs:
             _tensors(kwargs, ins)
-        raw, flags = self._where(sys._getframe(2))  # (above _pre and the mode's handler)
+        raw, flags = self._where(sys._getframe(3))  # (above _pre, _record and the mode's handler)
         grad_on = torch.is_grad_enabled()
         kind = "op"
         inplace_target = before = saved = None
@@ -1422,12 +1407,7 @@ class Recorder(TorchFunctionMode):
         if self._max_events is not None and self._full():
             return
         path, _, _, raw, flags = entry
-        ins = []
-        for a in args:
-            if isinstance(a, _T):
-                ins.append(a)
-            elif type(a) is list or type(a) is tuple:
-                _tensors(a, ins, 1)
+        ins = _tensors(args, [])
         outs = [output] if isinstance(output, _T) else _tensors(output, [])
         if not ins and not outs:
             return
@@ -2017,4 +1997,5 @@ def _norm(g):
 _frames.mark_internal(
     Recorder.__torch_function__.__code__, Recorder._pre.__code__, Recorder._post.__code__,
     Recorder._grad_mode.__code__, Recorder._backward.__code__, Recorder._backward_pre.__code__,
+    Recorder._record.__code__, Recorder._other_call.__code__,
 )
