@@ -5,6 +5,16 @@ optimizer and registration hooks name parameters and see optimizer steps; autogr
 node hooks (installed for the duration of each backward call) see which nodes ran and
 what gradient each sent. Nothing here keeps a user's tensor alive: tensors are
 identified by trace-local ids through weak references.
+
+Cost matters here (benchmarks/overhead.py): the hot paths record compact data (packed
+ints, interned code-id sites) and the rest is built on the first query (``sync``).
+- A module call is walked once (its pre hook); ops inside it walk only up to its frame.
+- ``optimizer.step()`` runs with the recorder off the mode stack; its parameter writes
+  are one event from version counters. ``zero_grad()``'s ``p.grad = None`` calls are one
+  event (bracketed by its profiler marker).
+- Backward: each graph edge is observed from one end (see ``_backward_pre``), so roughly
+  half the nodes of a chain get a hook; edge norms are computed only when a leaf ends zero
+  or non-finite; big gradients are kept only within a small budget (``_HOLD_BYTES``).
 """
 from __future__ import annotations
 
@@ -1787,7 +1797,7 @@ def _must_hook(tp, nm) -> bool:
 _BIG = 16384  # gradients with more elements count against the budget below
 # Big gradients kept per backward call until it ends (beyond: measured at once). Small: holding
 # big buffers longer than autograd would makes the CPU allocator hand out fresh pages every step.
-_HOLD_BYTES = 2 << 20
+_HOLD_BYTES = 1 << 20
 
 
 def _node_post(state, nid, gi, go):

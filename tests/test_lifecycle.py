@@ -737,3 +737,43 @@ def test_nested_traces_around_an_optimizer_step():
         assert [e.kind for e in tr.events if e.site.lineno == line_of("nested-step")] == ["optimizer_step", "inplace"]
         assert [e.op for e in tr.events if e.site.lineno == line_of("nested-after")] == [
             "torch.ones", "torch.Tensor.add"]
+
+
+def test_module_forward_that_raises_and_is_caught_keeps_module_context_exact():
+    """A module whose forward raises (caught by the program inside the trace) must not leave its
+    entry on the module stack: later ops get the right module and source line."""
+    before = global_hook_sizes()
+
+    class Picky(nn.Module):
+        def forward(self, x):
+            if x.shape[0] > 2:
+                raise ValueError("batch too big")
+            return x * 2
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.picky = Picky()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            try:
+                return self.picky(x)
+            except ValueError:
+                x = x + 0  # L:in-except
+                return self.fc(x)  # L:fallback
+
+    net = Net()
+    with gradscope.trace() as tr:
+        net(torch.randn(4, 3))
+        y = torch.randn(2, 3) + 1  # L:after-raise
+    assert_clean(before)
+    (in_except,) = [e for e in tr.events if e.site.lineno == line_of("in-except")]
+    assert in_except.module in ("", None)  # Net itself, not the module that raised
+    fc = [e for e in tr.events if e.op == "torch.nn.functional.linear"]
+    assert len(fc) == 1 and fc[0].module == "fc" and fc[0].site.lineno == line_of("fallback")
+    after = [e for e in tr.events if e.site.lineno == line_of("after-raise")]
+    assert [e.op for e in after] == ["torch.randn", "torch.Tensor.add"]
+    assert all(e.module is None for e in after)
+    assert not [e for e in tr.events if e.kind == "module" and e.op == "picky"]  # it never returned
+    assert y.shape == (2, 3)
