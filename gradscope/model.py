@@ -45,7 +45,7 @@ EVENT_KINDS = (
     "grad_mode",      # no_grad / enable_grad / set_grad_enabled entry or exit
     "requires_grad",  # requires_grad_() or .requires_grad = ...
     "backward",       # Tensor.backward, autograd.backward, autograd.grad
-    "grad_set",       # .grad = ... (zero_grad() shows up as these)
+    "grad_set",       # .grad = ... (one event per zero_grad() call, listing every parameter it cleared)
     "module",         # an nn.Module forward call
     "module_set",     # a submodule attribute replaced (model.head = nn.Linear(...))
     "optimizer_step", # optimizer.step()
