@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import collections
 import math
-from functools import partial
-import operator
 import sys
 import threading
 import weakref
+from functools import partial
 
 import torch
 import torch.nn as nn

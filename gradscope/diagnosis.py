@@ -648,8 +648,8 @@ class Diagnosis:
                     f"which is not a leaf; the gradient went to the original tensor.",
                     detail="Only leaf tensors get .grad. A .to()/.double()/.float() result is a new, non-leaf tensor "
                            "that autograd passes the gradient through.",
-                    fix=f"create the tensor with the right dtype/device directly (e.g. torch.rand(..., dtype=torch.float64, "
-                        f"requires_grad=True)), or keep a name for the original leaf and read its .grad.",
+                    fix="create the tensor with the right dtype/device directly (e.g. torch.rand(..., dtype=torch.float64, "
+                        "requires_grad=True)), or keep a name for the original leaf and read its .grad.",
                     evidence=[prod])
             site = prod.site if prod else None
             return Explanation(
@@ -843,7 +843,6 @@ class Diagnosis:
         return lab
 
     def _data_cut(self, tid, name, real):
-        d = self.d
         for b in reversed(real):
             roots = b.detail.get("roots") or b.input_ids()
             path = self.path_to(tid, roots, before=b.index)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import io
 import linecache
-import math
 import os
 import re
 import textwrap

@@ -23,7 +23,7 @@ from . import diagnosis
 from ._recorder import Recorder, _grad_status
 from .errors import GradscopeError, UnknownTargetError
 from .explanation import Explanation, StepSummary
-from .model import Event, TraceData
+from .model import TraceData
 
 __all__ = ["trace", "Trace", "load"]
 

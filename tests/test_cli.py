@@ -113,7 +113,7 @@ def test_run_names_the_cut_and_behaves_like_python(buggy, tmp_path):
     assert p.returncode == 0, p.stderr
     out = p.stdout
     # the script ran as __main__ with its own argv, its directory first on sys.path, our cwd
-    assert f"script-argv ['proj/train.py', 'pos', '--lr', '3', '--', '-x']" in out
+    assert "script-argv ['proj/train.py', 'pos', '--lr', '3', '--', '-x']" in out
     assert "script-name __main__" in out
     assert f"script-path0 {buggy.parent}" in out
     assert f"script-cwd {tmp_path}" in out

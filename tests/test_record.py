@@ -6,7 +6,6 @@ comment and :func:`line_of` finds it in this file.
 from __future__ import annotations
 
 import math
-import os
 import warnings
 from pathlib import Path
 

@@ -16,7 +16,6 @@ Scenarios that expose a gap not fixed yet are listed in ``KNOWN_GAPS`` and marke
 from __future__ import annotations
 
 import importlib.util
-import sys
 import warnings
 from pathlib import Path
 
