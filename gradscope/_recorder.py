@@ -1906,8 +1906,7 @@ def _build_backward(rec, raw_nodes, seen, leaf_val, note):
                 sent[nid] = d[0]
         elif m == _M_SKIP:
             sent[nid] = tuple(None if c is None else received(c, rn[6][j]) for j, c in enumerate(rn[2]))
-    # pass-through nodes whose child is not observed, and nodes whose hook could not be set: they
-    # send on what they got
+    # pass-through nodes (and nodes whose hook could not be set) send on what their parents sent them
     parents: dict = {}
     for nid, rn in enumerate(raw_nodes):
         for j, c in enumerate(rn[2]):
