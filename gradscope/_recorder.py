@@ -1220,8 +1220,10 @@ class Recorder(TorchFunctionMode):
                 if leaf is not None:
                     leaves.append((i, leaf))
                 # what reached it is its .grad after backward, if it had none before and no hooks
+                # (a post-accumulate hook may step and clear it: optimizer-in-backward)
                 mode = _M_LEAF_SEEN if (leaf_obs and leaf is not None and var.grad is None
-                                        and not var._backward_hooks) else _M_LEAF
+                                        and not var._backward_hooks
+                                        and not getattr(var, "_post_accumulate_grad_hooks", None)) else _M_LEAF
                 raw_nodes.append([nm, None, nxt, leaf, tp, mode, nrs])
             else:
                 try:

@@ -866,3 +866,27 @@ def test_edge_norms_match_a_run_with_every_node_hooked(shape):
                 assert g == pytest.approx(w, rel=1e-4, abs=1e-6), (got.name, j, g, w)
                 checked += 1
     assert checked >= len(truth)
+
+
+def test_optimizer_in_backward_leaves_are_read_from_the_sender():
+    """A post-accumulate-grad hook that steps and clears .grad (optimizer in backward): what
+    reached the parameter must come from the node that sent it, not from the emptied .grad."""
+    torch.manual_seed(0)
+    lin = nn.Linear(4, 3)
+    opts = {p: torch.optim.SGD([p], lr=0.1) for p in lin.parameters()}
+
+    def step_now(p):
+        opts[p].step()
+        opts[p].zero_grad()
+
+    for p in lin.parameters():
+        p.register_post_accumulate_grad_hook(step_now)
+    with gradscope.trace() as tr:
+        torch.relu(lin(torch.randn(5, 4))).sum().backward()
+    assert lin.weight.grad is None
+    bw = tr.data.backwards[-1]
+    leaf = [n for n in bw.nodes.values() if n.leaf == tr.resolve(lin.weight)][0]
+    assert leaf.ran
+    senders = [n for n in bw.nodes.values() if leaf.nid in n.next]
+    assert senders and all(n.ran for n in senders)
+    assert all(n.out_norms[n.next.index(leaf.nid)] is not None for n in senders)
