@@ -464,6 +464,7 @@ class Recorder(TorchFunctionMode):
         self._suspended = False  # taken off the mode stack during optimizer.step()
         self._opt_pending = None
         self._grad_of: dict = {}  # id(.grad tensor) -> (weakref, leaf tid)
+        self._grad_of_limit = 1024
         self._seen_compiled = False
         self._metas: dict = {}  # interned (shape, dtype, device) tuples
         self._recent = collections.deque(maxlen=64)  # (storage ptr, tid) of recent results with history
@@ -1321,6 +1322,9 @@ class Recorder(TorchFunctionMode):
         leaf_val = {}  # tid -> norm of its .grad now (PRESENT: a gradient, not measurable; None: none)
         if rec.api != "torch.autograd.grad":
             grad_of = self._grad_of
+            if len(grad_of) > self._grad_of_limit:  # drop the .grad tensors that are gone (zero_grad)
+                grad_of = self._grad_of = {k: v for k, v in grad_of.items() if v[0]() is not None}
+                self._grad_of_limit = max(1024, 2 * len(grad_of))
             tens = self.tensors
             for (tid, g), (st, nm) in zip(leaf_now, statuses):
                 gi = GradInfo(st, nm, rec.event)
