@@ -1235,7 +1235,7 @@ class Recorder(TorchFunctionMode):
                         prehooked.add(i)
                 except Exception:
                     ev_i = None
-                if i < n_roots or _must_hook(tp, nm):
+                if _must_hook(tp, nm):
                     mode = _M_HOOK
                 elif ev_i is None and nm in _PASS_THROUGH and len(nxt) == 1:
                     mode = _M_PASS  # a transpose/view inside a torch function: it sends what it got
