@@ -1191,7 +1191,7 @@ class Recorder(TorchFunctionMode):
         indeg = [0] * len(order)  # edges into each node
         n_roots = len(order)
         leaf_obs = api != "torch.autograd.grad" and not inputs_t  # a leaf's .grad shows what reached it
-        prehooked = set()
+        opaque = set()  # nodes whose hook does not see what their parent sent (tensor hooks)
         i = 0
         while i < len(order) and i < 200_000:
             n = order[i]
@@ -1232,7 +1232,7 @@ class Recorder(TorchFunctionMode):
                     md = n.metadata
                     ev_i = md.get(key)
                     if md and _PREHOOKED in md:  # a tensor hook changes what it receives
-                        prehooked.add(i)
+                        opaque.add(i)
                 except Exception:
                     ev_i = None
                 if _must_hook(tp, nm):
@@ -1247,21 +1247,27 @@ class Recorder(TorchFunctionMode):
         # receiver's (what it got, when that edge is its only input), a leaf's .grad, or through a
         # pass-through node. Decided from the leaves up, about half the nodes of a chain need a hook.
         seen_in = [False] * len(raw_nodes)  # what reaches this node (its only input) is observed there
+        hooked = []
         for i in range(len(raw_nodes) - 1, -1, -1):
             rn = raw_nodes[i]
             mode = rn[5]
-            single = indeg[i] == 1
-            if mode == _M_LEAF_SEEN:
-                seen_in[i] = single
+            if mode == _M_NODE:
+                for c in rn[2]:
+                    if c is not None and not seen_in[c]:
+                        rn[5] = _M_HOOK
+                        hooked.append(i)
+                        # (what a node behind a tensor hook receives is not what was sent)
+                        seen_in[i] = indeg[i] == 1 and i >= n_roots and i not in opaque
+                        break
+                else:
+                    rn[5] = _M_SKIP
+            elif mode == _M_LEAF_SEEN:
+                seen_in[i] = indeg[i] == 1
             elif mode == _M_PASS:
                 c = rn[2][0]
-                seen_in[i] = single and c is not None and seen_in[c]
-            elif mode == _M_NODE or mode == _M_HOOK:
-                if mode == _M_NODE:
-                    rn[5] = mode = _M_HOOK if any(c is not None and not seen_in[c] for c in rn[2]) else _M_SKIP
-                # (what a forced node or a node behind a tensor hook receives is not what was sent)
-                seen_in[i] = single and mode == _M_HOOK and i not in prehooked and (
-                    i >= n_roots and not _must_hook(rn[4], rn[0]))
+                seen_in[i] = indeg[i] == 1 and c is not None and seen_in[c]
+            elif mode == _M_HOOK:  # always hooked; what it receives is not read
+                hooked.append(i)
         # what a hooked node receives is only needed where an un-hooked parent's edge is read there
         need_go = [False] * len(raw_nodes)
         for rn in raw_nodes:
@@ -1272,15 +1278,12 @@ class Recorder(TorchFunctionMode):
                     if c is not None:
                         need_go[c] = True
         handles = []
-        hstate = [got, raw_nodes, self._refs, 0]  # (.., bytes of big gradients kept so far)
-        for i, rn in enumerate(raw_nodes):
-            rn.append(seen_in[i])
-            rn.append(need_go[i])
-            if rn[5] == _M_HOOK:
-                try:
-                    handles.append(order[i].register_hook(partial(_node_post, hstate, i)))
-                except Exception:
-                    rn[5] = _M_LOST
+        hstate = [got, raw_nodes, self._refs, 0, need_go]  # (.., bytes of big gradients kept so far, ..)
+        for i in hooked:
+            try:
+                handles.append(order[i].register_hook(partial(_node_post, hstate, i)))
+            except Exception:
+                raw_nodes[i][5] = _M_LOST
         keep = bool(kwargs.get("retain_graph") or kwargs.get("create_graph")
                     or (api == "Tensor.backward" and len(args) > 2 and args[2]))
         return rec, handles, (raw_nodes, got, leaves, inputs_t and [self._tid(t) for t in inputs_t],
@@ -1818,7 +1821,7 @@ def _node_post(state, nid, gi, go):
         if g is not None and g.numel() > _BIG:
             gi = _keep_big(state, nid, gi, True)
             break
-    if state[1][nid][8]:
+    if state[4][nid]:
         for g in go:
             if g is not None and g.numel() > _BIG:
                 go = _keep_big(state, nid, go, False)
@@ -1943,7 +1946,7 @@ def _build_backward(rec, raw_nodes, seen, leaf_val, note):
             if nid in roots or any(v is not None for v in incoming.get(nid, ())):
                 ran.append(nid)
     ran_set = set(ran)
-    for nid, (nm, ev_i, nxt, leaf, tp, mode, _, _, _) in enumerate(raw_nodes):
+    for nid, (nm, ev_i, nxt, leaf, tp, mode, _) in enumerate(raw_nodes):
         cb = _CUSTOM_BW.get(tp, _MISSING)
         if cb is _MISSING:
             fwd = getattr(tp, "_forward_cls", None)
