@@ -274,51 +274,31 @@ def _remove_globals():
             _global_handles.pop().remove()
 
 
-def _dispatch(method: str, nargs: int):
+def _dispatch(method: str, nargs: int, with_frame: bool = False):
     """A global hook that forwards to every recorder active in this thread (returns None, as
-    registration hooks must)."""
+    registration hooks must). ``with_frame``: also pass the caller's frame (for module hooks, the
+    frame of Module._call_impl that runs the call's hooks and forward)."""
 
     def hook(*args):
         if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
             return None
-        for r in _active():
+        call = args[:nargs] + (sys._getframe(1),) if with_frame else args[:nargs]
+        for r in getattr(_local, "stack", ()):
             if r._on:
-                r._guard(getattr(r, method), *args[:nargs])
+                try:  # (Recorder._guard, written out: module hooks run twice per module call)
+                    with _NO_TF():
+                        getattr(r, method)(*call)
+                except Exception as e:
+                    r._internal(e)
         return None
 
     hook.__name__ = f"gradscope{method}"
     return hook
 
 
-def _on_module_pre(module, args):
-    if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
-        return None
-    frame = sys._getframe(1)  # the frame of Module._call_impl that runs this call's hooks and forward
-    for r in getattr(_local, "stack", ()):
-        if r._on:
-            try:  # (Recorder._guard, inlined: this runs twice per module call)
-                with _NO_TF():
-                    r._module_pre(module, frame)
-            except Exception as e:
-                r._internal(e)
-    return None
-
-
-def _on_module_post(module, args, output):
-    # registered with always_call=True: also runs when forward raised (then from _call_impl itself)
-    if _is_compiling():
-        return None
-    frame = sys._getframe(1)
-    for r in getattr(_local, "stack", ()):
-        if r._on:
-            try:
-                with _NO_TF():
-                    r._module_post(module, args, output, frame)
-            except Exception as e:
-                r._internal(e)
-    return None
-
-
+_on_module_pre = _dispatch("_module_pre", 1, with_frame=True)  # (module, args)
+# registered with always_call=True: also runs when forward raised (then from _call_impl itself)
+_on_module_post = _dispatch("_module_post", 3, with_frame=True)  # (module, args, output)
 _CALL_IMPL = nn.Module._call_impl.__code__
 _on_module_registered = _dispatch("_module_registered", 3)  # (module, name, submodule)
 _on_param_registered = _dispatch("_param_registered", 3)  # (module, name, param)
@@ -435,7 +415,7 @@ class Recorder(TorchFunctionMode):
         self.data = TraceData()
         self.events = self.data.events
         self.tensors = self.data.tensors
-        self._ids: dict = {}  # id(tensor) -> (weakref, tid)
+        self._ids: dict = {}  # id(tensor) -> _Ref (a weak reference carrying the tid)
         self._refs: dict = {}  # tid -> weakref
         self._shapes: dict = {}  # interned shape tuples
         self._raws: dict = {}  # interned call stacks
@@ -601,15 +581,24 @@ class Recorder(TorchFunctionMode):
             return r.tid
         return None
 
+    def _pack(self, ts) -> list:
+        """The packed refs (see _pk) of tensors ``ts`` in their current state. Every recorded call
+        runs this for its inputs, so _pk and the fast path of _tid are written out here."""
+        ids = self._ids
+        out = []
+        for t in ts:
+            r = ids.get(id(t))
+            tid = r.tid if r is not None and r() is t else self._tid(t)
+            try:
+                v = t._version
+            except RuntimeError:  # inference tensors have no version counter
+                v = -1
+            out.append(((v + 1) << 34) | (tid << 2) | (2 if t.requires_grad else 0) | (1 if t.is_leaf else 0))
+        return out
+
     def _ref(self, t):
         """The packed ref (see _pk) of ``t`` in its current state."""
-        r = self._ids.get(id(t))
-        tid = r.tid if r is not None and r() is t else self._tid(t)
-        try:
-            v = t._version
-        except RuntimeError:  # inference tensors have no version counter
-            v = -1
-        return ((v + 1) << 34) | (tid << 2) | (2 if t.requires_grad else 0) | (1 if t.is_leaf else 0)
+        return self._pack((t,))[0]
 
     def _link_alias(self, t, info):
         """A tensor first seen without a producer that shares memory with a recent result that has
@@ -815,17 +804,7 @@ class Recorder(TorchFunctionMode):
             except RuntimeError:
                 before = -1
             saved = self._saved_info(inplace_target)
-        ids = self._ids
-        refs = []
-        for t in ins:  # (what _ref does, inlined: this runs for every input of every op)
-            r = ids.get(id(t))
-            tid = r.tid if r is not None and r() is t else self._tid(t)
-            try:
-                v = t._version
-            except RuntimeError:  # inference tensors have no version counter
-                v = -1
-            refs.append(((v + 1) << 34) | (tid << 2) | (2 if t.requires_grad else 0) | (1 if t.is_leaf else 0))
-        return (tuple(refs), ins, raw, flags, grad_on, kind, inplace_target, before, saved)
+        return (tuple(self._pack(ins)), ins, raw, flags, grad_on, kind, inplace_target, before, saved)
 
     def _post_error(self, pre, e, func=None):
         refs, ins, raw, flags, grad_on, kind, target, before, saved = pre
@@ -856,26 +835,20 @@ class Recorder(TorchFunctionMode):
         cut = None
         outs_t = [out] if isinstance(out, _T) else _tensors(out, [])
         orefs = []
-        out_rg = False
-        ids = self._ids
         for o in outs_t:
             if o is target or any(o is i for i in ins):
                 orefs.append(self._ref(o))
                 continue
-            r = ids.get(id(o))
-            tid = r.tid if r is not None and r() is o else self._tid(o, producer=idx)
+            tid = self._tid(o, producer=idx)
             leaf = o.is_leaf
-            rg = o.requires_grad
-            out_rg = out_rg or rg
-            orefs.append((1 << 34) | (tid << 2) | (2 if rg else 0) | (1 if leaf else 0))
+            orefs.append(_pk(tid, o.requires_grad, leaf))
             if not leaf:
                 try:
                     o.grad_fn.metadata[self._meta_key] = idx
                     self._recent.append((o.data_ptr(), tid, idx, o.numel(), True))
                 except Exception:
                     pass
-        if not out_rg and orefs:
-            out_rg = any(map(_RG, orefs))
+        out_rg = any(map(_RG, orefs))
         if out_rg and grad_on and orefs:
             op = self._open
             if len(op) < 100_000:
@@ -1160,8 +1133,8 @@ class Recorder(TorchFunctionMode):
         roots = _tensors(roots if isinstance(roots, (list, tuple)) else [roots], [])
         inputs_t = _tensors(inputs if isinstance(inputs, (list, tuple)) else [inputs], []) if inputs is not None else []
         raw, flags = self._where(sys._getframe())
-        refs = tuple(self._ref(t) for t in roots)
-        in_refs = tuple(self._ref(t) for t in inputs_t)
+        refs = tuple(self._pack(roots))
+        in_refs = tuple(self._pack(inputs_t))
         idx = len(self.events)
         ev = Event(idx, "backward", api, raw, refs, in_refs,
                    torch.is_grad_enabled(), torch.is_inference_mode_enabled(), self._module(),
@@ -1172,8 +1145,8 @@ class Recorder(TorchFunctionMode):
                     "retain_graph": bool(kwargs.get("retain_graph") or (len(args) > 2 and api == "Tensor.backward" and args[2]))})
         self.events.append(ev)
         rec = BackwardRecord(idx, api, tuple(_tid_of(r) for r in refs))
-        # Walk the graph once: number the nodes (breadth first), note what each is, and hook every
-        # non-leaf node for this call. Everything else (BackwardNode objects, which nodes ran, what
+        # Walk the graph once: number the nodes (breadth first) and note what each is; then hook the
+        # nodes needed to see every edge (below) for this call. Everything else (BackwardNode objects, which nodes ran, what
         # arrived where) is built from these plain lists when the trace is first queried.
         nodes = {}  # node -> nid
         order = []
@@ -1383,8 +1356,7 @@ class Recorder(TorchFunctionMode):
         st = self._mod_stack
         if not st:
             self._ensure_root(module)
-        e = self._mod_path._d.get(id(module))
-        path = e[1] if e is not None and e[0]() is module else None
+        path = self._mod_path.get(module)
         if path is None:
             self._ensure_root(module, force=True)
             path = self._mod_path.get(module, type(module).__name__)
@@ -1397,11 +1369,8 @@ class Recorder(TorchFunctionMode):
         """(user frames innermost first, context flags) for a call made from frame ``f``: walks up
         to the innermost running module call and reuses that call's walk for the rest."""
         st = self._mod_stack
-        if not st:
-            raw, flags = _frames.walk(f, self._entry)
-            return self._raws.setdefault(raw, raw), flags
-        top = st[-1]
-        user, flags, hit = _frames.walk_until(f, self._entry, top[1])
+        top = st[-1] if st else None
+        user, flags, hit = _frames.walk_until(f, self._entry, top[1] if top else -1)
         if not hit:
             return self._raws.setdefault(user, user), flags
         if not user:
@@ -1430,18 +1399,8 @@ class Recorder(TorchFunctionMode):
         outs = [output] if isinstance(output, _T) else _tensors(output, [])
         if not ins and not outs:
             return
-        ids = self._ids
-        in_refs = []
-        out_refs = []
-        for src, dst in ((ins, in_refs), (outs, out_refs)):
-            for t in src:  # (what _ref does, inlined)
-                r = ids.get(id(t))
-                tid = r.tid if r is not None and r() is t else self._tid(t)
-                try:
-                    v = t._version
-                except RuntimeError:
-                    v = -1
-                dst.append(((v + 1) << 34) | (tid << 2) | (2 if t.requires_grad else 0) | (1 if t.is_leaf else 0))
+        in_refs = self._pack(ins)
+        out_refs = self._pack(outs)
         cls = type(module).__name__
         detail = _CLASS_DETAIL.get(cls)
         if detail is None:
@@ -1600,11 +1559,9 @@ class Recorder(TorchFunctionMode):
         # and whether autograd still holds any of them (only if a recorded graph may still be alive)
         tensors, before, saved = [], [], {}
         probe = self._graph_open()
-        ids = self._ids
         for g in opt.param_groups:
             for p in g["params"]:
-                r = ids.get(id(p))
-                tid = r.tid if r is not None and r() is p else self._tid(p)
+                tid = self._tid(p)
                 params.append(tid)
                 if p.grad is None:
                     continue
@@ -1635,7 +1592,7 @@ class Recorder(TorchFunctionMode):
                 tids.append(tid)
                 vb.append(v)
                 va.append(now)
-                refs.append(((now + 1) << 34) | (tid << 2) | (2 if p.requires_grad else 0) | (1 if p.is_leaf else 0))
+                refs.append(_pk(tid, p.requires_grad, p.is_leaf, now))
         if not tids:
             return
         detail = {"targets": tids, "versions_before": vb, "versions_after": va, "step": step_idx}
