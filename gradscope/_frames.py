@@ -82,8 +82,7 @@ def _categorize(co) -> int:
         cat = 0  # a user's mode / tensor subclass forwarding the call: the site is the line that made it
     else:
         cat = USER
-    _CAT[id(co)] = cat
-    _CODES[id(co)] = co
+    _set_category(co, cat)
     return cat
 
 
@@ -139,13 +138,8 @@ def walk_until(f, stop, mark: int, limit: int = 16):
 
 def first_user_frame(f, stop=None):
     """The innermost user frame object (for reading locals), or None."""
-    cat_get = _CAT.get
     while f is not None:
-        co = f.f_code
-        cat = cat_get(id(co))
-        if cat is None:
-            cat = _categorize(co)
-        if cat == USER:
+        if category(f.f_code) == USER:
             return f
         if f is stop:
             return None
