@@ -378,7 +378,7 @@ class TraceReport:
         s = self.summary
         segs = [Text("gradscope", st("title")), Text(f"{s.n_ops} op{'s' if s.n_ops != 1 else ''} recorded")]
         if s.n_backward:
-            roots = ", ".join(s.backward_roots) or "?"
+            roots = ", ".join(dict.fromkeys(s.backward_roots)) or "?"  # (a loop backwards from `loss` each step)
             segs.append(Text(f"backward from {roots}" + (f" ({s.n_backward}x)" if s.n_backward > 1 else "")))
         else:
             segs.append(Text("no backward ran", st("warn")))

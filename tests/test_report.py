@@ -201,6 +201,15 @@ def test_no_backward_is_said():
     assert "✗ no backward ran" in text
 
 
+def test_a_loop_backwarding_from_the_same_name_says_it_once_with_the_count():
+    data, summary = rc.numpy_mlp()
+    summary.n_backward = 3
+    summary.backward_roots = ["loss", "loss", "loss"]
+    assert "backward from loss (3x)" in report_from(data, summary, 120)
+    summary.backward_roots = ["d_loss", "g_loss", "d_loss"]
+    assert "backward from d_loss, g_loss (3x)" in report_from(data, summary, 120)
+
+
 # ----------------------------------------------------------------------------- source excerpt
 def _explanation(site, **kw):
     return Explanation("detach", site, target="w", summary="w.grad is None: y.detach() cut w off.",
