@@ -1036,6 +1036,13 @@ def build_graph(
     bws = [e.index for e in data.events if e.kind == "backward"]
     if not all_steps and len(bws) > 1 and focus is None:
         lo = bws[-2] + 1
+        # the optimizer step after the previous backward (and its parameter writes) ends that step
+        ev = data.events
+        for i in range(bws[-1] - 1, bws[-2], -1):
+            if ev[i].kind == "optimizer_step":
+                ends = [j for j in range(i + 1, bws[-1]) if ev[j].detail.get("step") == i]
+                lo = (ends[0] if ends else i) + 1
+                break
     full = _Full(data, summary, lo)
     nodes = full.nodes
     edges = full.edges

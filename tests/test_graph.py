@@ -577,3 +577,8 @@ def test_multi_step_trace_draws_the_last_step_by_default():
     assert sum(1 for n in last.nodes if n.kind == "root") == 1
     assert sum(1 for n in every.nodes if n.kind == "root") == 3
     assert len(last.nodes) < len(every.nodes)
+    # the previous step's optimizer update belongs to that step: the last step shows one update
+    (opt,) = [n for n in last.nodes if n.kind == "optimizer"]
+    assert not any(line.startswith("x") for line in opt.lines), opt.lines
+    (opt_all,) = [n for n in every.nodes if n.kind == "optimizer"]
+    assert "x3" in opt_all.lines
