@@ -99,6 +99,7 @@ def _ver(x):
     return (x >> 34) - 1
 _CTX_FLAGS = (F_APPLY | F_BACKWARD | F_CHECKPOINT | F_CLIP | F_COMPILE | F_DATA | F_FUNCTORCH | F_GENERATED | F_INIT
               | F_OPTIM)
+_INF = float("inf")
 PRESENT = -1.0  # an edge norm that was not measured: a gradient was sent (non-zero as far as we know)
 _PREHOOKED = "gradscope_prehooked"  # node.metadata key: a tensor hook rewrites the gradient it receives
 _FREED = "gradscope_freed"  # node.metadata key: a backward ran through this node and freed its graph
@@ -192,24 +193,34 @@ def _grad_status(g):
 
 def _grad_statuses(grads):
     """_grad_status for many gradients with one foreach norm (dense float ones)."""
-    dense = [i for i, g in enumerate(grads) if g is not None and not g.is_sparse and g.is_floating_point()]
     out = [None] * len(grads)
-    if len(dense) > 1:
+    dense, gs = [], []
+    dt, mixed = None, False
+    for i, g in enumerate(grads):
+        if g is not None and not g.is_sparse and g.is_floating_point():
+            dense.append(i)
+            gs.append(g)
+            if dt is None:
+                dt = g.dtype
+            elif g.dtype != dt:
+                mixed = True
+    if len(gs) > 1:
         try:
             with _NO_TF():  # our own arithmetic: invisible to an enclosing trace or user mode
-                gs = [grads[i] for i in dense]
                 prev = torch.is_grad_enabled()
                 torch._C._set_grad_enabled(False)  # (cheaper than detaching each gradient)
                 try:
                     norms = torch._foreach_norm(gs)
                 finally:
                     torch._C._set_grad_enabled(prev)
-                dt = gs[0].dtype
-                if any(g.dtype != dt for g in gs):
+                if mixed:
                     norms = [v.float() for v in norms]
                 vals = torch.stack(norms).tolist()
             for i, n in zip(dense, vals):
-                out[i] = ("nonfinite", n) if not math.isfinite(n) else ("zero", 0.0) if n == 0.0 else ("received", n)
+                # (a NaN norm fails both comparisons)
+                out[i] = ("received", n) if 0.0 < n < _INF else ("zero", 0.0) if n == 0.0 else ("nonfinite", n)
+            if len(dense) == len(out):
+                return out
         except Exception:
             pass
     return [o if o is not None else _grad_status(g) for o, g in zip(out, grads)]
@@ -835,24 +846,41 @@ class Recorder(TorchFunctionMode):
         cut = None
         outs_t = [out] if isinstance(out, _T) else _tensors(out, [])
         orefs = []
+        out_rg = 0
         for o in outs_t:
-            if o is target or any(o is i for i in ins):
+            if o is target:
+                orefs.append(self._ref(o))
+                continue
+            for i in ins:
+                if o is i:  # an input returned as is
+                    break
+            else:
+                i = None
+            if i is not None:
                 orefs.append(self._ref(o))
                 continue
             tid = self._tid(o, producer=idx)
             leaf = o.is_leaf
-            orefs.append(_pk(tid, o.requires_grad, leaf))
+            rg = o.requires_grad
+            orefs.append((1 << 34) | (tid << 2) | (2 if rg else 0) | (1 if leaf else 0))  # _pk
             if not leaf:
+                out_rg = 2
                 try:
                     o.grad_fn.metadata[self._meta_key] = idx
                     self._recent.append((o.data_ptr(), tid, idx, o.numel(), True))
                 except Exception:
                     pass
-        out_rg = any(map(_RG, orefs))
-        if out_rg and grad_on and orefs:
+            elif rg:
+                out_rg = 2
+        if not out_rg:
+            for r in orefs:
+                if r & 2:
+                    out_rg = 2
+                    break
+        if out_rg and grad_on:
             op = self._open
             if len(op) < 100_000:
-                op.append((idx, _tid_of(orefs[0])))
+                op.append((idx, (orefs[0] >> 2) & 0xFFFFFFFF))
             else:
                 self._open_overflow = True
         in_rg = False
@@ -870,7 +898,7 @@ class Recorder(TorchFunctionMode):
         elif kind == "op" and refs:
             # writes hidden inside a torch function (e.g. F.embedding(max_norm=...) renormalising the weight)
             for t, r in zip(ins, refs):
-                rv = _ver(r)
+                rv = (r >> 34) - 1  # _ver
                 if rv >= 0:
                     try:
                         v = t._version
@@ -956,14 +984,14 @@ class Recorder(TorchFunctionMode):
                 self._reentry(idx, args, detail)
         if grad_on and out_rg and in_rg and kind != "inplace":
             cons = self._consumers
+            otids = [(o >> 2) & 0xFFFFFFFF for o in orefs]  # _tid_of
             for r in refs:  # every input, not only grad-requiring ones: a saved mask counts too
-                rt = _tid_of(r)
+                rt = (r >> 2) & 0xFFFFFFFF
                 lst = cons.get(rt)
                 if lst is None:
-                    cons[rt] = [_tid_of(o) for o in orefs]
+                    cons[rt] = otids[:]
                 else:
-                    for o in orefs:
-                        lst.append(_tid_of(o))
+                    lst += otids
                     if len(lst) > 64:  # only recent consumers can still hold saved tensors that matter
                         del lst[:32]
         st = self._mod_stack
@@ -1165,12 +1193,13 @@ class Recorder(TorchFunctionMode):
         n_roots = len(order)
         leaf_obs = api != "torch.autograd.grad" and not inputs_t  # a leaf's .grad shows what reached it
         opaque = set()  # nodes whose hook does not see what their parent sent (tensor hooks)
+        ids = self._ids
         i = 0
         while i < len(order) and i < 200_000:
             n = order[i]
+            nf = n.next_functions
             nxt = []
-            nrs = []
-            for nx, nr in n.next_functions:
+            for nx, _ in nf:
                 if nx is None:
                     nxt.append(None)
                 else:
@@ -1182,7 +1211,7 @@ class Recorder(TorchFunctionMode):
                     else:
                         indeg[j] += 1
                     nxt.append(j)
-                nrs.append(nr)
+            nrs = [nr for _, nr in nf]
             tp = type(n)
             nm = names.get(tp)
             if nm is None:
@@ -1191,7 +1220,8 @@ class Recorder(TorchFunctionMode):
                     names[tp] = nm
             if nm == _ACCUMULATE:
                 var = n.variable
-                leaf = self._tid(var) if isinstance(var, _T) else None
+                r = ids.get(id(var))
+                leaf = r.tid if r is not None and r() is var else self._tid(var) if isinstance(var, _T) else None
                 if leaf is not None:
                     leaves.append((i, leaf))
                 # what reached it is its .grad after backward, if it had none before and no hooks
@@ -1208,7 +1238,8 @@ class Recorder(TorchFunctionMode):
                         opaque.add(i)
                 except Exception:
                     ev_i = None
-                if _must_hook(tp, nm):
+                mh = _MUST_HOOK.get(tp)
+                if mh or (mh is None and _must_hook(tp, nm)):
                     mode = _M_HOOK
                 elif ev_i is None and nm in _PASS_THROUGH and len(nxt) == 1:
                     mode = _M_PASS  # a transpose/view inside a torch function: it sends what it got
