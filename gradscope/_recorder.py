@@ -226,6 +226,60 @@ def _grad_statuses(grads):
     return [o if o is not None else _grad_status(g) for o, g in zip(out, grads)]
 
 
+# --- calling a traced function "from the user's line" ------------------------------------------
+# A warning raised inside a torch function (from C++, or warnings.warn(stacklevel=2) in a Python
+# one) is attributed to the Python frame that called it. Under the mode that frame would be
+# Recorder._record, and warning filters by module or line, and once-per-location deduplication,
+# would behave differently than without the trace. So the recorder calls ``func`` through a
+# one-line trampoline whose code object carries the caller's file name, line and function name
+# and which runs in the caller's module globals (its __name__ and __warningregistry__).
+_TRAMP_CODE = next(c for c in compile("def _call(func, args, kwargs): return func(*args, **kwargs)",
+                                      "<gradscope>", "exec").co_consts if isinstance(c, type(_tensors.__code__)))
+if sys.version_info >= (3, 11):  # no column ranges: a traceback through it shows the user's line without carets
+    try:
+        _n, _table = len(_TRAMP_CODE.co_code) // 2, bytearray()
+        while _n > 0:  # location entries "no columns, same line" (CPython's Objects/locations.md), 8 units each
+            _table += bytes([0x80 | (13 << 3) | (min(_n, 8) - 1), 0])
+            _n -= 8
+        _TRAMP_CODE = _TRAMP_CODE.replace(co_linetable=bytes(_table))
+    except Exception:
+        pass
+_HTF_CODE = torch.overrides.handle_torch_function.__code__
+_TRAMPS: dict = {}  # (id(code), lineno) -> (code, trampoline)
+
+
+def _direct(func, args, kwargs):
+    return func(*args, **kwargs)
+
+
+def _caller(f):
+    """The trampoline for a torch function called from frame ``f`` (see above)."""
+    co = f.f_code
+    if co is _HTF_CODE:  # a Python-level torch function (F.softmax): plain, its caller sees its warnings
+        f = f.f_back
+        f = f.f_back if f is not None else None
+        if f is None:
+            return _direct
+        co = f.f_code
+    key = (id(co), f.f_lineno)
+    e = _TRAMPS.get(key)
+    if e is not None and e[0] is co:
+        return e[1]
+    try:
+        names = {"co_name": co.co_name}
+        if hasattr(co, "co_qualname"):  # Python 3.11+
+            names["co_qualname"] = co.co_qualname
+        code = _TRAMP_CODE.replace(co_filename=co.co_filename, co_firstlineno=max(int(f.f_lineno or 1), 1), **names)
+        fn = type(_direct)(code, f.f_globals)
+    except Exception:
+        return _direct
+    _frames.mark_internal(code)  # never a site of its own
+    if len(_TRAMPS) > 50_000:
+        _TRAMPS.clear()
+    _TRAMPS[key] = (co, fn)  # (keeps the code object, so its id is not reused)
+    return fn
+
+
 # --- per-thread active recorders, shared global hooks -------------------------------------------
 _local = threading.local()
 _global_lock = threading.Lock()
@@ -702,7 +756,7 @@ class Recorder(TorchFunctionMode):
             self._internal(e)
             return func(*args, **kwargs)
         try:
-            out = func(*args, **kwargs)
+            out = pre[9](func, args, kwargs)  # (called "from the user's line": see _caller)
         except BaseException as e:
             self._guard(self._post_error, pre, e, func)
             raise
@@ -792,7 +846,8 @@ class Recorder(TorchFunctionMode):
         ins = _tensors(args, [])
         if kwargs:
             _tensors(kwargs, ins)
-        raw, flags = self._where(sys._getframe(3))  # (above _pre, _record and the mode's handler)
+        cf = sys._getframe(3)  # the frame that made the call (above _pre, _record and the mode's handler)
+        raw, flags = self._where(cf)
         grad_on = torch.is_grad_enabled()
         kind = "op"
         inplace_target = before = saved = None
@@ -815,10 +870,10 @@ class Recorder(TorchFunctionMode):
             except RuntimeError:
                 before = -1
             saved = self._saved_info(inplace_target)
-        return (tuple(self._pack(ins)), ins, raw, flags, grad_on, kind, inplace_target, before, saved)
+        return (tuple(self._pack(ins)), ins, raw, flags, grad_on, kind, inplace_target, before, saved, _caller(cf))
 
     def _post_error(self, pre, e, func=None):
-        refs, ins, raw, flags, grad_on, kind, target, before, saved = pre
+        refs, ins, raw, flags, grad_on, kind, target, before, saved, _ = pre
         idx = len(self.events)
         self.events.append(Event(idx, kind, _name(func) if func is not None else "", raw, refs, (), grad_on, torch.is_inference_mode_enabled(),
                                  self._module(), self._context(flags, grad_on), None,
@@ -831,7 +886,7 @@ class Recorder(TorchFunctionMode):
         idx = len(events)
         if self._max_events is not None and self._full():
             return
-        refs, ins, raw, flags, grad_on, kind, target, before, saved = pre
+        refs, ins, raw, flags, grad_on, kind, target, before, saved, _ = pre
         special = _SPECIAL.get(func)  # one lookup classifies detach/convert/rewrap/... calls
         inference = torch.is_inference_mode_enabled()
         if flags & _CTX_FLAGS:

@@ -339,17 +339,90 @@ def test_warnings_are_still_raised():
         assert [str(m.message) for m in w if "copy construct" in str(m.message)], traced
 
 
-@pytest.mark.xfail(strict=True, reason="warnings raised from C++ by a traced op are attributed to the "
-                   "recorder's frame (gradscope/_recorder.py), not the user's line: filters by module/line "
-                   "and once-per-location deduplication behave differently under the trace")
-def test_warnings_point_at_the_users_line():
-    x = torch.randn(3, requires_grad=True)
+def _warnings_of(program, traced, action="always"):
+    """(file, line, category, first words) of every warning ``program`` raised, with or without a trace."""
     with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        with gradscope.trace():
-            torch.tensor(x)
-    (m,) = [m for m in w if "copy construct" in str(m.message)]
-    assert m.filename == __file__
+        warnings.simplefilter(action)
+        if traced:
+            with gradscope.trace():
+                program()
+        else:
+            program()
+    return [(m.filename, m.lineno, m.category.__name__, str(m.message)[:40]) for m in w]
+
+
+def _copy_construct():
+    x = torch.randn(3, requires_grad=True)
+    return torch.tensor(x)  # a warning from C++, attributed to this line
+
+
+def _implicit_softmax_dim():
+    x = torch.randn(2, 3, requires_grad=True)
+    return F.softmax(x)  # warnings.warn(stacklevel=3) inside a Python-level torch function
+
+
+class _Warns(nn.Module):
+    def forward(self, x):
+        return torch.tensor(x) * 2  # inside a module's forward
+
+
+def _in_module():
+    return _Warns()(torch.randn(3, requires_grad=True))
+
+
+def _twice():
+    x = torch.randn(3, requires_grad=True)
+    for _ in range(2):
+        torch.tensor(x)  # one line, reached twice: "default" shows it once
+
+
+@pytest.mark.parametrize("program", [_copy_construct, _implicit_softmax_dim, _in_module])
+def test_warnings_point_at_the_same_line_as_without_the_trace(program):
+    plain = _warnings_of(program, traced=False)
+    assert plain and all(f == __file__ for f, *_ in plain), plain  # (the premise: attributed to this file)
+    assert _warnings_of(program, traced=True) == plain
+
+
+def _shape_mismatch():
+    return torch.randn(2, 3) @ torch.randn(4, 5)  # raises from C++
+
+
+def test_a_raising_op_traceback_ends_at_the_same_line_as_without_the_trace():
+    import traceback
+
+    last = {}
+    for traced in (False, True):
+        with pytest.raises(RuntimeError) as info:
+            if traced:
+                with gradscope.trace():
+                    _shape_mismatch()
+            else:
+                _shape_mismatch()
+        fr = traceback.extract_tb(info.value.__traceback__)[-1]
+        last[traced] = (fr.filename, fr.lineno, fr.name, fr.line)
+    assert last[True] == last[False]
+    assert last[False][0] == __file__
+
+
+def test_once_per_location_warnings_are_shown_as_often_as_without_the_trace():
+    # "default" shows a warning once per (module, line), remembered in the caller module's globals
+    globals().pop("__warningregistry__", None)
+    plain = _warnings_of(_twice, traced=False, action="default")
+    globals().pop("__warningregistry__", None)
+    traced = _warnings_of(_twice, traced=True, action="default")
+    assert len(plain) == 1 and traced == plain
+
+
+def test_a_filter_by_module_turns_the_warning_into_the_same_error():
+    for traced in (False, True):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message="To copy construct", module=__name__)
+            with pytest.raises(UserWarning, match="To copy construct"):
+                if traced:
+                    with gradscope.trace():
+                        _copy_construct()
+                else:
+                    _copy_construct()
 
 
 # --- hypothesis: random small programs -----------------------------------------------------------
