@@ -70,6 +70,9 @@ _ZERO_GRAD_OPS = {torch.bernoulli, _T.bernoulli, torch.poisson, torch.heaviside,
                   torch.sgn, _T.sgn, _T.__rfloordiv__}
 _CAST_NAMES = {"to", "long", "int", "short", "char", "byte", "bool", "type", "type_as", "view", "int_repr"}
 _HOOK_REG = {_T.register_hook}
+_POST_ACC_HOOK = getattr(_T, "register_post_accumulate_grad_hook", None)
+if _POST_ACC_HOOK is not None:
+    _HOOK_REG.add(_POST_ACC_HOOK)
 _RETAIN = {_T.retain_grad}
 _GRAD_SET = _T.grad.__set__
 _DATA_SET = _T.data.__set__
@@ -148,17 +151,27 @@ def _tensors(obj, out, depth=0):
     t = type(obj)
     if isinstance(obj, _T):
         out.append(obj)
-    elif depth < 2 and (t is list or t is tuple):
+    elif depth < 2 and (t is list or t is tuple or isinstance(obj, (list, tuple))):
+        # (tuple subclasses included: torch.return_types of max/topk/sort, named tuples)
         for x in obj:
             if isinstance(x, _T):
                 out.append(x)
-            elif depth < 1 and type(x) in (list, tuple):
+            elif depth < 1 and isinstance(x, (list, tuple)):
                 _tensors(x, out, depth + 1)
-    elif depth < 1 and t is dict:
+    elif depth < 1 and isinstance(obj, dict):  # (dict subclasses too: model outputs like OrderedDicts)
         for x in obj.values():
             if isinstance(x, _T):
                 out.append(x)
     return out
+
+
+def _is_leaf(t) -> bool:
+    """``t.is_leaf``; True for a view made under no_grad whose base was then written in place (reading
+    is_leaf or grad_fn of such a view raises; it has no history of its own)."""
+    try:
+        return t.is_leaf
+    except RuntimeError:
+        return True
 
 
 def _floats(obj, out, budget=4096):
@@ -499,6 +512,10 @@ class Recorder(TorchFunctionMode):
         self._names_dirty = True
         self._param_names: dict = {}  # id(param) -> (weakref, name)
         self._param_owner: dict = {}  # id(param) -> (weakref(param), class name, attr, raw site)
+        # module_set events made before the model's root was seen: (weakref(module), attr name, event
+        # index, {old param tid: name within the old module}); their paths are filled in at stop
+        self._late_attrs: list = []
+        self._hooked: set = set()  # id() of tensors whose hook registration was recorded
         self._consumers: dict = {}  # tid -> list of output tids (grad-recording ops that used it)
         self._values: dict = {}  # escaped python float -> event index
         self._arrays: list = []  # (ptr, nbytes, shape, event index)
@@ -612,7 +629,7 @@ class Recorder(TorchFunctionMode):
         if dt is None:
             dt = _DTYPES[t.dtype] = str(t.dtype).replace("torch.", "")
         info = TensorInfo(
-            tid, shape, dt, "cpu" if t.is_cpu else str(t.device), t.requires_grad, t.is_leaf,
+            tid, shape, dt, "cpu" if t.is_cpu else str(t.device), t.requires_grad, _is_leaf(t),
             producer=producer, role="param" if is_param else "tensor",
             base=self._tid(base, link=False) if base is not None else None,
         )
@@ -627,7 +644,7 @@ class Recorder(TorchFunctionMode):
                         info.name = k
                         break
         if producer is None and not is_param and link:
-            if self._recent and t.is_leaf and self._link_alias(t, info):
+            if self._recent and info.is_leaf and self._link_alias(t, info):
                 pass
             elif (self._arrays or self._values) and not t.requires_grad:
                 self._link_external(t, info)
@@ -658,7 +675,11 @@ class Recorder(TorchFunctionMode):
                 v = t._version
             except RuntimeError:  # inference tensors have no version counter
                 v = -1
-            out.append(((v + 1) << 34) | (tid << 2) | (2 if t.requires_grad else 0) | (1 if t.is_leaf else 0))
+            try:
+                leaf = t.is_leaf
+            except RuntimeError:  # a view made under no_grad whose base was then written in place
+                leaf = True
+            out.append(((v + 1) << 34) | (tid << 2) | (2 if t.requires_grad else 0) | (1 if leaf else 0))
         return out
 
     def _ref(self, t):
@@ -764,7 +785,27 @@ class Recorder(TorchFunctionMode):
             self._post(pre, func, args, kwargs, out)
         except Exception as e:
             self._internal(e)
+            self._guard(self._post_minimal, pre, func, e)
         return out
+
+    def _post_minimal(self, pre, func, err):
+        """_post failed (an odd tensor, or a gradscope bug): still record that the call happened, with
+        its inputs and, for a write, its target, so the rules that need the event still see it."""
+        refs, ins, raw, flags, grad_on, kind, target, before, saved, _ = pre
+        detail = {"internal_error": f"{type(err).__name__}: {err}"[:300]}
+        if kind == "inplace" and target is not None:
+            detail["target"] = self._tid(target)
+            detail["version_before"] = before
+            try:
+                detail["version_after"] = target._version
+            except RuntimeError:
+                detail["version_after"] = -1
+            if saved is not None:
+                detail["saved"] = True
+                detail["saved_by"] = saved
+        idx = len(self.events)
+        self.events.append(Event(idx, kind, _name(func), raw, refs, (), grad_on, torch.is_inference_mode_enabled(),
+                                 self._module(), self._context(flags, grad_on), None, detail))
 
     def _other_call(self, code, func, args, kwargs):
         if code == _C_IGNORE:
@@ -915,7 +956,10 @@ class Recorder(TorchFunctionMode):
                 orefs.append(self._ref(o))
                 continue
             tid = self._tid(o, producer=idx)
-            leaf = o.is_leaf
+            try:
+                leaf = o.is_leaf
+            except RuntimeError:  # (see _is_leaf)
+                leaf = True
             rg = o.requires_grad
             orefs.append((1 << 34) | (tid << 2) | (2 if rg else 0) | (1 if leaf else 0))  # _pk
             if not leaf:
@@ -1015,6 +1059,10 @@ class Recorder(TorchFunctionMode):
             if fr is not None:
                 detail["hook_return"] = fr.to_json()
             detail["hook"] = getattr(fn, "__qualname__", repr(fn))[:200]
+            if func is _POST_ACC_HOOK:  # runs after .grad is written and may change it in place
+                detail["post_accumulate"] = True
+            if ins:
+                self._hooked.add(id(ins[0]))
             gf = ins[0].grad_fn if ins else None
             if gf is not None:  # the hook rewrites what this node receives: its hook sees it afterwards
                 try:
@@ -1050,8 +1098,20 @@ class Recorder(TorchFunctionMode):
                     if len(lst) > 64:  # only recent consumers can still hold saved tensors that matter
                         del lst[:32]
         st = self._mod_stack
-        events.append(Event(idx, kind, _NAMES.get(func) or _name(func), raw, refs, tuple(orefs), grad_on, inference,
+        name = _NAMES.get(func) or _name(func)
+        events.append(Event(idx, kind, name, raw, refs, tuple(orefs), grad_on, inference,
                             st[-1][0] if st else None, ctx, cut, detail or _NO_DETAIL))
+        if out_rg and in_rg and grad_on and cut is None and kind == "op" and len(orefs) > 1 and special is None:
+            # max(dim=...), topk, sort, max_pool(return_indices=True): the values carry gradient, the
+            # indices do not. Taking the indices is a cut of its own (a second event on the same line).
+            nd = [r for r, o in zip(orefs, outs_t) if not r & 2 and not o.is_floating_point() and not o.is_complex()]
+            if nd:
+                j = len(events)
+                tens = self.tensors
+                for r in nd:
+                    tens[(r >> 2) & 0xFFFFFFFF].producer = j
+                events.append(Event(j, "cut", name, raw, refs, tuple(nd), grad_on, inference,
+                                    st[-1][0] if st else None, ctx, "nondiff", {"outputs_of": idx}))
 
     # --- value lineage ---------------------------------------------------------------------
     def _escape(self, idx, func, out, ins):
@@ -1248,6 +1308,7 @@ class Recorder(TorchFunctionMode):
         n_roots = len(order)
         leaf_obs = api != "torch.autograd.grad" and not inputs_t  # a leaf's .grad shows what reached it
         opaque = set()  # nodes whose hook does not see what their parent sent (tensor hooks)
+        post_acc_leaves = []  # leaves with post-accumulate-grad hooks
         ids = self._ids
         i = 0
         while i < len(order) and i < 200_000:
@@ -1281,9 +1342,13 @@ class Recorder(TorchFunctionMode):
                     leaves.append((i, leaf))
                 # what reached it is its .grad after backward, if it had none before and no hooks
                 # (a post-accumulate hook may step and clear it: optimizer-in-backward)
+                post_acc = getattr(var, "_post_accumulate_grad_hooks", None)
+                if post_acc:  # it may rewrite .grad in place: what was sent is measured as it is sent
+                    post_acc_leaves.append(i)
+                if (post_acc or var._backward_hooks) and id(var) not in self._hooked and leaf is not None:
+                    self._hooks_before_trace(var, leaf)
                 mode = _M_LEAF_SEEN if (leaf_obs and leaf is not None and var.grad is None
-                                        and not var._backward_hooks
-                                        and not getattr(var, "_post_accumulate_grad_hooks", None)) else _M_LEAF
+                                        and not var._backward_hooks and not post_acc) else _M_LEAF
                 raw_nodes.append([nm, None, nxt, leaf, tp, mode, nrs])
             else:
                 try:
@@ -1336,8 +1401,19 @@ class Recorder(TorchFunctionMode):
                         c = raw_nodes[c][2][0]
                     if c is not None:
                         need_go[c] = True
+        # senders into leaves whose .grad a post-accumulate hook may rewrite in place (and .grad may
+        # be the very buffer sent): measure what they send at once, not when backward ends
+        now = set()
+        if post_acc_leaves:
+            targets = set(post_acc_leaves)
+            for i, rn in enumerate(raw_nodes):
+                for c in rn[2]:
+                    while c is not None and raw_nodes[c][5] == _M_PASS:
+                        c = raw_nodes[c][2][0]
+                    if c in targets:
+                        now.add(i)
         handles = []
-        hstate = [got, raw_nodes, self._refs, 0, need_go]  # (.., bytes of big gradients kept so far, ..)
+        hstate = [got, raw_nodes, self._refs, 0, need_go, now]  # (.., bytes of big gradients kept so far, ..)
         for i in hooked:
             try:
                 handles.append(order[i].register_hook(partial(_node_post, hstate, i)))
@@ -1347,6 +1423,23 @@ class Recorder(TorchFunctionMode):
                     or (api == "Tensor.backward" and len(args) > 2 and args[2]))
         return rec, handles, (raw_nodes, got, leaves, inputs_t and [self._tid(t) for t in inputs_t],
                               None if keep else order)
+
+    def _hooks_before_trace(self, var, tid):
+        """Hooks on a leaf registered before the trace began: recorded (once) as hook events without a
+        registration site, so the diagnosis can still name the hook's line."""
+        self._hooked.add(id(var))
+        for hooks, post in ((var._backward_hooks, False), (getattr(var, "_post_accumulate_grad_hooks", None), True)):
+            for fn in list((hooks or {}).values()):
+                detail = {"hook": getattr(fn, "__qualname__", repr(fn))[:200], "before_trace": True}
+                fr = _frames.return_lines(fn)
+                if fr is not None:
+                    detail["hook_return"] = fr.to_json()
+                if post:
+                    detail["post_accumulate"] = True
+                idx = len(self.events)
+                self.events.append(Event(idx, "hook", "torch.Tensor.register_post_accumulate_grad_hook" if post else
+                                         "torch.Tensor.register_hook", (), (self._ref(var),), (),
+                                         torch.is_grad_enabled(), False, None, "user", None, detail))
 
     def _backward_post(self, rec, state, out, err):
         raw_nodes, got, leaves, input_tids, graph = state
@@ -1588,16 +1681,72 @@ class Recorder(TorchFunctionMode):
         idx = len(self.events)
         path = self._mod_path.get(module)
         attr = f"{path}.{name}" if path else name
+        if path is None:
+            self._late_attr(module, name, idx, {t: self.tensors[t].name.rsplit(".", 1)[-1] for t in old_params})
         self.events.append(Event(idx, "module_set", attr, raw, (), (), torch.is_grad_enabled(), False,
                                  self._module(), self._context(flags, True), None,
                                  {"attr": attr, "old_class": type(old).__name__, "new_class": type(sub).__name__,
                                   "old_params": old_params}))
         self._names_dirty = True
 
+    def _late_attr(self, module, name, idx, old, new=None):
+        try:
+            self._late_attrs.append((weakref.ref(module), name, idx, old, weakref.ref(new) if new is not None else None))
+        except TypeError:
+            pass
+
+    def _fill_late_attrs(self):
+        """Paths of modules changed before the model was called (now that its root is known), and
+        whether a parameter put in place of another belongs to another module (tied weights)."""
+        keep = []
+        for r, name, idx, old, newr in self._late_attrs:
+            m = r()
+            path = self._mod_path.get(m) if m is not None else None
+            if path is None:
+                keep.append((r, name, idx, old, newr))
+                continue
+            attr = f"{path}.{name}" if path else name
+            e = self.events[idx]
+            e.op = attr
+            e.detail["attr"] = attr
+            new = newr() if newr is not None else None
+            ent = self._param_names.get(id(new)) if new is not None else None
+            if ent is not None and ent[0]() is new and ent[1] != attr:
+                e.detail["tied"] = True
+                e.detail["tied_to"] = ent[1]
+                own = self._param_owner.get(id(new))
+                if own is not None and own[3] is e.site:  # (the tying line did not create it)
+                    del self._param_owner[id(new)]
+            for tid, short in old.items():  # the old parameters still carry the fallback name
+                info = self.tensors.get(tid)
+                if info is not None and info.name in (name, f"{name}.{short}"):
+                    info.name = attr if info.name == name else f"{attr}.{short}"
+        self._late_attrs = keep
+
     def _param_registered(self, module, name, param):
         if param is None:
             return
         raw, flags = _frames.walk(sys._getframe(), self._entry, limit=6)
+        old = getattr(module, "_parameters", {}).get(name)
+        if old is not None and old is not param and not (flags & F_INIT and not raw):
+            # `layer.weight = other_param` (weight tying) or `= nn.Parameter(...)`: the old parameter
+            # (perhaps the one an optimizer holds) leaves the model, like a replaced submodule
+            tid = self._tid(old)
+            info = self.tensors[tid]
+            path = self._mod_path.get(module)
+            attr = f"{path}.{name}" if path else name
+            if info.name is None:
+                ent = self._param_names.get(id(old))
+                info.name = ent[1] if ent and ent[0]() is old else attr
+            idx = len(self.events)
+            # (its path, if the model was not called yet, and whether the new parameter is another
+            # module's, i.e. tied weights, are filled in at stop)
+            self._late_attr(module, name, idx, {tid: ""}, param)
+            self.events.append(Event(idx, "module_set", attr, raw, (), (), torch.is_grad_enabled(), False,
+                                     self._module(), self._context(flags, True), None,
+                                     {"attr": attr, "old_class": "Parameter", "new_class": "Parameter",
+                                      "old_params": [tid], "tied": False}))
+            self._names_dirty = True
         # nn.Parameter(t) around a tensor with history: a re-wrap that cuts the graph
         if self.tid_of(param) is None and self.events:
             try:
@@ -1615,6 +1764,9 @@ class Recorder(TorchFunctionMode):
                                                  torch.is_inference_mode_enabled(), self._module(),
                                                  self._context(flags, True), "rewrap", {"attr": name}))
                         break
+        prev = self._param_owner.get(id(param))
+        if prev is not None and prev[0]() is param:
+            return  # (tied: the module that created it stays its owner)
         try:
             self._param_owner[id(param)] = (weakref.ref(param), type(module).__name__, name, raw)
         except TypeError:
@@ -1734,6 +1886,8 @@ class Recorder(TorchFunctionMode):
         tens = self.tensors
         if self._roots:
             self._rename()
+        if self._late_attrs:
+            self._fill_late_attrs()
         for pid, (r, name) in list(self._param_names.items()):
             p = r()
             if p is None:
@@ -1860,8 +2014,10 @@ def _node_post(state, nid, gi, go):
     straight into a hook-free leaf is not kept (its accumulated .grad is measured afterwards, and
     holding it would make AccumulateGrad copy it)."""
     got = state[0]
+    if nid in state[5]:
+        gi = tuple(g if g is None or isinstance(g, float) else _norm(g) for g in gi)
     for g in gi:
-        if g is not None and g.numel() > _BIG:
+        if g is not None and not isinstance(g, float) and g.numel() > _BIG:
             gi = _keep_big(state, nid, gi, True)
             break
     if state[4][nid]:

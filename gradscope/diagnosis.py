@@ -87,7 +87,10 @@ _short = strip_torch_prefix
 
 def _opname(e: Event) -> str:
     s = _short(e.op)
-    return s.rsplit(".", 1)[-1] if "." in s and not s.startswith("nn.") else s
+    s = s.rsplit(".", 1)[-1] if "." in s and not s.startswith("nn.") else s
+    if e.kind == "cut" and e.detail.get("outputs_of") is not None:
+        s += "'s indices"  # the integer outputs of max(dim)/topk/sort (their values carry gradient)
+    return s
 
 
 def _code(site: Site | None) -> str:
@@ -486,17 +489,25 @@ class Diagnosis:
             if tid not in b.leaf_grads:
                 continue
             arrived = b.arrived.get(tid)
-            if hooks and arrived:
+            if hooks and arrived and (arrived > 0 or arrived == -1.0):  # (-1: sent, not measured)
                 h = hooks[-1]
                 site = self._hook_site(h)
+                post = bool(h.detail.get("post_accumulate"))
                 return Explanation(
                     "hook_modified", site, name,
-                    f"{name}.grad is all zeros: backward delivered a non-zero gradient (norm {arrived:.3g}), but the hook "
-                    f"{h.detail.get('hook', '')} registered{_at(h.site)} replaced it{_at(site)}{_code(site)}.",
-                    detail="Tensor hooks run before the gradient is accumulated into .grad; what the hook returns "
-                           "replaces the gradient.",
-                    fix="check the hook's arithmetic (e.g. a clip value of 0 clamps everything to zero); "
-                        "return None from the hook to leave the gradient unchanged.",
+                    f"{name}.grad is all zeros: backward delivered a non-zero gradient"
+                    f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the "
+                    f"{'post-accumulate-grad ' if post else ''}hook {h.detail.get('hook', '')} registered"
+                    f"{' before the trace' if h.detail.get('before_trace') else _at(h.site)} "
+                    f"{'zeroed .grad' if post else 'replaced it'}{_at(site)}{_code(site)}.",
+                    detail=("A post-accumulate-grad hook runs after the gradient is stored in .grad and can change it in "
+                            "place (pruning masks, optimizer-in-backward)." if post else
+                            "Tensor hooks run before the gradient is accumulated into .grad; what the hook returns "
+                            "replaces the gradient."),
+                    fix=("check what the hook multiplies or overwrites .grad with (e.g. a mask that is all False)."
+                         if post else
+                         "check the hook's arithmetic (e.g. a clip value of 0 clamps everything to zero); "
+                         "return None from the hook to leave the gradient unchanged."),
                     evidence=[h])
             # find the node that turned a non-zero incoming gradient into zero on the way to the leaf
             node, e = self._zeroing_node(b, tid)
@@ -751,6 +762,22 @@ class Diagnosis:
                       and e.detail.get("value") is None]
             later_bw = [e for e in real if e.index > last]
             if clears and not [b for b in later_bw if b.index > clears[-1].index]:
+                # cleared on purpose (SAM, two-pass schemes), then the next gradients were computed with
+                # torch.autograd.grad, which returns them instead of storing them: that call is the cause
+                ag = [b for b in bws if b.op == "torch.autograd.grad" and b.index > clears[-1].index
+                      and tid in (b.detail.get("inputs") or ())]
+                if ag:
+                    e = ag[-1]
+                    return Explanation(
+                        "autograd_grad_not_backward", e.site, name,
+                        f"{name}.grad is None: it was cleared{_at(clears[-1].site)}, then its next gradient was computed "
+                        f"with torch.autograd.grad{_at(e.site)}{_code(e.site)}, which returns it instead of storing it "
+                        f"in .grad.",
+                        detail="torch.autograd.grad(outputs, inputs) never writes .grad; optimizer.step() then sees no "
+                               "gradients.",
+                        fix="use loss.backward() for that pass, or assign the returned gradients: "
+                            "`for p, g in zip(params, grads): p.grad = g`.",
+                        evidence=[e, clears[-1]])
                 e = clears[0]
                 via = "zero_grad()" if e.context in ("optimizer",) or "zero_grad" in (e.site.code if e.site else "") else ".grad = None"
                 return Explanation(
@@ -1001,13 +1028,17 @@ class Diagnosis:
             if e.kind == "module_set" and tid in (e.detail.get("old_params") or ()):
                 return Explanation(
                     "param_recreated", e.site, name,
-                    f"{name}.grad is None: {e.detail.get('attr')} was replaced by a new {e.detail.get('new_class')}"
-                    f"{_at(e.site)}{_code(e.site)}; the forward uses the new one, while this parameter belongs to the "
+                    f"{name}.grad is None: {e.detail.get('attr')} was "
+                    + (f"tied to `{e.detail['tied_to']}`" if e.detail.get("tied_to") else
+                       f"replaced by a new {e.detail.get('new_class')}")
+                    + f"{_at(e.site)}{_code(e.site)}; the forward uses the new one, while this parameter belongs to the "
                     f"old instance (which the optimizer may still hold).",
                     detail="Parameters are objects: an optimizer built before the replacement keeps updating the old "
                            "module's parameters, which no longer take part in the forward.",
-                    fix="create the optimizer after replacing layers (or add the new parameters with "
-                        "optimizer.add_param_group), and drop the old module's parameters.",
+                    fix=("tie the weights before creating the optimizer (or create it again after tying)."
+                         if e.detail.get("tied") else
+                         "create the optimizer after replacing layers (or add the new parameters with "
+                         "optimizer.add_param_group), and drop the old module's parameters."),
                     evidence=[e])
         used = {r.tid for e in self.ev if e.context == "user" for r in e.inputs}
         owners = d.meta.get("param_owner") or {}
@@ -1209,9 +1240,13 @@ class Diagnosis:
                 "(it may have happened through .data, NumPy, or outside the traced block).",
                 detail=msg.splitlines()[0], fix="look for in-place writes (+=, x[...] =, add_, relu_(inplace=True)) on "
                 "tensors used earlier in the forward.", evidence=[bw] if bw else [])
-        e, tgt, _, _, _, saver = best[1]
+        e, tgt, base, _, _, saver = best[1]
         se = self.ev[saver] if isinstance(saver, int) and 0 <= saver < len(self.ev) else None
         tname = self.label(tgt) if tgt is not None else "a tensor"
+        what = f"`{tname}`"
+        if tgt is not None and base is not None and tname == f"t{tgt}" and self.label(base) != f"t{base}":
+            tname = self.label(base)  # an unnamed view (w[i], w[:, k]) of a named tensor: name the tensor
+            what = f"a view of `{tname}`"
         op = _opname(e) if e.op else "in-place write"
         if op == "__setitem__":
             op = "slice assignment"
@@ -1222,7 +1257,7 @@ class Diagnosis:
         who = " (inside optimizer.step())" if e.context == "optimizer" and not op.endswith(".step()") else ""
         return Explanation(
             "inplace_saved_tensor", e.site, tname,
-            f"backward failed: {op}{who}{_at(e.site)}{_code(e.site)} modified `{tname}` in place after it was saved "
+            f"backward failed: {op}{who}{_at(e.site)}{_code(e.site)} modified {what} in place after it was saved "
             f"for backward{saved_txt}.",
             detail=("Autograd saves some inputs/outputs of an operation to compute its gradient; writing into them "
                     "afterwards (+=, x[...] = v, add_, relu(inplace=True), optimizer.step()) makes the saved value wrong, "
@@ -1476,6 +1511,9 @@ class Diagnosis:
             return b
 
         starving = 0
+        if not trainable:  # no optimizer seen: the leaves that took part in a graph somewhere (not, say, a
+            # target network only ever run under no_grad)
+            used = {r.tid for e in ev if e.grad_enabled and e.kind in ("op", "module") for r in e.inputs}
         for e in ev:
             acc = 0
             for r in e.inputs:
@@ -1487,7 +1525,7 @@ class Diagnosis:
                             r.requires_grad or info.role == "param"):
                         b = leaf_bit(r.tid)
                         ok = status.get(r.tid) in ("received",)
-                        want = (r.tid in trainable) if trainable else True
+                        want = (r.tid in trainable) if trainable else (r.tid in used)
                         if not ok and want:
                             starving |= b
                     bits[r.tid] = b

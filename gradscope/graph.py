@@ -541,6 +541,8 @@ def _is_method(op: str) -> bool:
 def cut_label(e: Event) -> str:
     """How a cut reads in the diagram: ``detach()``, ``numpy()``, ``.data``, ``linear under no_grad``."""
     short = op_short(e.op)
+    if e.detail.get("outputs_of") is not None:  # the integer outputs of max(dim)/topk/sort
+        return f"{short}() indices"
     if e.cut in ("data", "data_set") and short in ("data", ".data", ".data ="):
         return ".data" if e.cut == "data" else ".data ="
     if e.cut in ("no_grad", "inference_mode") and short not in ("detach",):

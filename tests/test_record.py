@@ -890,3 +890,182 @@ def test_optimizer_in_backward_leaves_are_read_from_the_sender():
     senders = [n for n in bw.nodes.values() if leaf.nid in n.next]
     assert senders and all(n.ran for n in senders)
     assert all(n.out_norms[n.next.index(leaf.nid)] is not None for n in senders)
+
+
+# --- outputs in containers; odd tensors; late parameter changes --------------------------------
+def test_structseq_outputs_of_max_topk_sort_are_recorded():
+    """torch.return_types (a tuple subclass) hold the values and indices: both are outputs."""
+    x = torch.randn(4, 6, requires_grad=True)
+    with gradscope.trace() as tr:
+        m = x.max(dim=1)  # L:max
+        t = torch.topk(x, 2)  # L:topk
+        s = x.sort(dim=0)  # L:sort
+    for marker, res in (("max", m), ("topk", t), ("sort", s)):
+        e = one(tr, marker, kind="op")
+        assert e.output_ids() == [tid(tr, res.values), tid(tr, res.indices)][: len(e.output_ids())]
+        assert tid(tr, res.values) in e.output_ids()
+        assert tr.data.tensors[tid(tr, res.values)].producer == e.index
+
+
+def test_indices_of_a_differentiable_op_are_a_cut_of_their_own():
+    x = torch.randn(4, 6, requires_grad=True)
+    with gradscope.trace() as tr:
+        vals, idx = x.max(dim=1)  # L:maxidx
+    op = one(tr, "maxidx", kind="op")
+    cut = one(tr, "maxidx", kind="cut")
+    assert cut.cut == "nondiff" and cut.detail["outputs_of"] == op.index
+    assert cut.output_ids() == [tid(tr, idx)]  # the values stay on the op (they carry gradient)
+    assert op.output_ids() == [tid(tr, vals), tid(tr, idx)]
+    assert tr.data.tensors[tid(tr, idx)].producer == cut.index
+    assert tr.data.tensors[tid(tr, vals)].producer == op.index
+
+
+def test_taking_the_indices_of_max_as_predictions_is_explained_at_that_line():
+    net = nn.Linear(5, 3)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            logits = net(torch.randn(8, 5))
+            _, pred = logits.max(dim=1)  # L:pred
+            loss = (pred.float() - torch.ones(8)).pow(2).mean()
+            loss.backward()
+    f = tr.failure
+    assert f.cause == "nondifferentiable_op" and f.site.lineno == line_of("pred")
+    assert "max's indices" in f.summary
+
+
+def test_dict_subclass_module_outputs_are_recorded():
+    from collections import OrderedDict
+
+    class Out(OrderedDict):
+        pass
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return Out(logits=self.lin(x))
+
+    m = M()
+    with gradscope.trace() as tr:
+        out = m(torch.randn(4, 3))  # L:dictout
+    ev = [e for e in at(tr, "dictout", kind="module") if e.op == ""] or at(tr, "dictout", kind="module")
+    assert tid(tr, out["logits"]) in ev[-1].output_ids()
+
+
+def test_write_through_a_view_made_under_no_grad_is_recorded():
+    """Reading is_leaf/grad_fn of such a view raises in PyTorch; the write must still be an event."""
+    emb = nn.Embedding(10, 4)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        with tr:
+            h = emb(torch.tensor([1, 2, 0]))
+            logits = F.linear(h, emb.weight)  # saves the weight for backward
+            with torch.no_grad():
+                emb.weight[0].zero_()  # L:padrow
+            logits.sum().backward()
+    e = one(tr, "padrow", kind="inplace")
+    assert e.detail.get("base") == tid(tr, emb.weight)
+    f = tr.failure
+    assert f.cause == "inplace_saved_tensor" and f.site.lineno == line_of("padrow")
+    assert "a view of `emb.weight`" in f.summary
+
+
+def test_a_failing_recording_step_still_leaves_the_event(monkeypatch):
+    """If turning a call into an event fails (a gradscope bug, an odd tensor), the call is still
+    recorded, with its inputs and, for a write, its target."""
+    from gradscope import _recorder
+
+    def broken(self, *a, **k):
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(_recorder.Recorder, "_post", broken)
+    x = torch.randn(3)
+    with gradscope.trace() as tr:
+        x.add_(1)  # L:broken
+    e = one(tr, "broken", kind="inplace")
+    assert e.detail["target"] == tid(tr, x) and e.detail["version_after"] == e.detail["version_before"] + 1
+    assert "injected" in e.detail["internal_error"]
+    assert any("injected" in m for m in tr.data.meta["internal_errors"])
+
+
+def test_weight_tying_after_the_optimizer_is_a_replaced_parameter():
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(20, 8)
+            self.head = nn.Linear(8, 20, bias=False)
+
+        def forward(self, ids):
+            return self.head(self.embed(ids))
+
+    torch.manual_seed(0)
+    model = LM()
+    old = model.head.weight
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        model.head.weight = model.embed.weight  # L:tie
+        ids = torch.randint(0, 20, (2, 5))
+        F.cross_entropy(model(ids).reshape(-1, 20), ids.reshape(-1)).backward()
+        opt.step()
+    e = one(tr, "tie", kind="module_set")
+    assert e.detail["attr"] == "head.weight" and e.detail["tied"] is True and e.detail["tied_to"] == "embed.weight"
+    assert e.detail["old_params"] == [tid(tr, old)]
+    exp = tr.why(old)
+    assert exp.cause == "param_recreated" and exp.site.lineno == line_of("tie")
+    assert ".grad is None: head.weight was tied to `embed.weight`" in exp.summary
+    assert "tie the weights before" in exp.fix
+    # the embedding keeps its own name, and the tying line is not taken for where it was created
+    assert tr.data.tensors[tid(tr, model.embed.weight)].name == "embed.weight"
+    assert str(tid(tr, model.embed.weight)) not in tr.data.meta["param_owner"]
+
+
+def test_post_accumulate_grad_hook_that_zeroes_grad_is_named():
+    torch.manual_seed(0)
+    lin = nn.Linear(4, 3)
+    mask = torch.zeros_like(lin.weight)
+
+    def prune(p):
+        p.grad.mul_(mask)  # L:prune
+
+    with gradscope.trace() as tr:
+        h = lin.weight.register_post_accumulate_grad_hook(prune)  # L:pa-reg
+        lin(torch.randn(5, 4)).pow(2).sum().backward()
+    h.remove()
+    assert torch.count_nonzero(lin.weight.grad) == 0
+    exp = tr.why(lin.weight)
+    assert exp.cause == "hook_modified" and exp.site.lineno == line_of("prune")
+    assert "post-accumulate-grad hook" in exp.summary
+    # what reached the weight is measured as it was sent, before the hook zeroed .grad in place
+    bw = tr.data.backwards[-1]
+    assert bw.arrived[tr.resolve(lin.weight)] > 0
+
+
+@pytest.mark.parametrize("kind", ["post_accumulate", "tensor"])
+def test_leaf_hooks_registered_before_the_trace_are_named(kind):
+    torch.manual_seed(0)
+    lin = nn.Linear(4, 3)
+
+    def prune(p):
+        p.grad.mul_(0.0)  # L:pre-prune
+
+    def zero(g):
+        return g * 0.0  # L:pre-zero
+
+    h = (lin.weight.register_post_accumulate_grad_hook(prune) if kind == "post_accumulate"
+         else lin.weight.register_hook(zero))
+    try:
+        with gradscope.trace() as tr:
+            lin(torch.randn(5, 4)).pow(2).sum().backward()
+            lin(torch.randn(5, 4)).pow(2).sum().backward()  # (recorded once)
+    finally:
+        h.remove()
+    assert torch.count_nonzero(lin.weight.grad) == 0
+    hooks = [e for e in tr.events if e.kind == "hook"]
+    assert len(hooks) == 1 and hooks[0].detail["before_trace"] and hooks[0].site is None
+    exp = tr.why(lin.weight)
+    assert exp.cause == "hook_modified"
+    assert exp.site.lineno == line_of("pre-prune" if kind == "post_accumulate" else "pre-zero")
+    assert "registered before the trace" in exp.summary

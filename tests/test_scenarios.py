@@ -3,7 +3,8 @@
 Two folders are collected:
 
 * the public scenarios in ``<repo>/../shared/scenarios`` (skipped cleanly when absent), and
-* ``tests/scenarios_extra`` (real-world shapes written for generalization; see its FINDINGS.md).
+* ``tests/scenarios_extra`` (real-world shapes written for generalization; see its FINDINGS.md), and
+* ``tests/scenarios_more`` (a second such batch, written later; see its FINDINGS.md).
 
 Each scenario is run plain and under ``gradscope.trace()``; the test asserts that the bug
 still shows the same way under tracing (transparency), that the explanation's cause is the
@@ -26,6 +27,7 @@ import gradscope
 HERE = Path(__file__).resolve().parent
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "scenarios"
 EXTRA = HERE / "scenarios_extra"
+MORE = HERE / "scenarios_more"
 
 
 def _load_scoring():
@@ -46,7 +48,7 @@ def _load_scoring():
 
 SCORING = _load_scoring()
 
-#: scenario file name -> why it fails today (gradscope gap, see tests/scenarios_extra/FINDINGS.md).
+#: scenario file name -> why it fails today (gradscope gap, see the folder's FINDINGS.md).
 KNOWN_GAPS: dict[str, str] = {}
 
 
@@ -65,6 +67,7 @@ def _cases(folder: Path, tag: str):
 
 SHARED_CASES = _cases(SHARED, "shared")
 EXTRA_CASES = _cases(EXTRA, "extra")
+MORE_CASES = _cases(MORE, "more")
 
 
 def _score(path: Path) -> dict:
@@ -102,18 +105,25 @@ def test_extra_scenario(path):
     _assert_scenario(path)
 
 
-def test_extra_scenarios_are_well_formed():
+@pytest.mark.skipif(not MORE_CASES, reason=f"no scenarios in {MORE}")
+@pytest.mark.parametrize("path", MORE_CASES or [None])
+def test_more_scenario(path):
+    _assert_scenario(path)
+
+
+@pytest.mark.parametrize("folder", [EXTRA, MORE], ids=["extra", "more"])
+def test_extra_scenarios_are_well_formed(folder):
     """Each extra scenario has the metadata check.py needs and exactly one CUT line."""
-    names = sorted(p.name for p in EXTRA.glob("[0-9][0-9]_*.py"))
-    assert names, "tests/scenarios_extra is empty"
+    names = sorted(p.name for p in folder.glob("[0-9][0-9]_*.py"))
+    assert names, f"{folder} is empty"
     nums = [int(n[:2]) for n in names]
     assert nums == list(range(1, len(names) + 1)), "extra scenarios must be numbered 01..N without gaps"
     vocab = set(gradscope.CAUSES)
     for n in names:
-        mod = SCORING.load(str(EXTRA / n))
+        mod = SCORING.load(str(folder / n))
         assert mod.CUT_LINE_MARK == "# <-- CUT", n
         assert mod.EXPECT in ("grad_none", "grad_zero", "backward_error", "grad_ok"), n
         assert (mod.CAUSE == "ok") == (mod.EXPECT == "grad_ok"), n
         assert mod.CAUSE in vocab, f"{n}: cause {mod.CAUSE!r} is not one of gradscope.CAUSES"
         assert mod.EXPECT == "backward_error" or isinstance(mod.QUERY, str), n
-        SCORING.cut_line(str(EXTRA / n), mod.CUT_LINE_MARK)
+        SCORING.cut_line(str(folder / n), mod.CUT_LINE_MARK)
