@@ -1624,6 +1624,22 @@ class Recorder(TorchFunctionMode):
                             if any(m is module for m in v.modules()):
                                 var, root = k, v
                                 break
+                owner = loc.get("self") if var is None else None
+                if isinstance(owner, nn.Module) and any(m is module for m in owner.modules()):
+                    # called from a method of a bigger module (pinn.residual(...) calls self.net(x)):
+                    # the caller's variable for that module names the model
+                    g = f.f_back
+                    for _ in range(6):
+                        g = _frames.first_user_frame(g, self._entry) if g is not None and f is not self._entry else None
+                        if g is None:
+                            break
+                        for k, v in _frames.locals_of(g).items():
+                            if k != "self" and v is owner:
+                                var, root = k, owner
+                                break
+                        if var is not None or g is self._entry:
+                            break
+                        g = g.f_back
             except Exception:
                 pass
         if var is None:

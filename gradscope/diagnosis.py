@@ -73,6 +73,36 @@ def _receiver(code: str, call: str) -> str | None:
     return expr
 
 
+_MODULE_NAMES = {"torch", "np", "numpy", "F", "nn", "math", "jnp", "functional", "torch.nn.functional"}
+_DUNDER_CALLS = {"__float__": "float(", "__int__": "int(", "__bool__": "bool(", "__index__": "int(",
+                 "__complex__": "complex("}
+
+
+def _first_arg(code: str, call: str) -> str | None:
+    """The first argument of a call, as written: ``torch.tensor(boxes, dtype=...)`` -> ``boxes``."""
+    i = code.find(call)
+    if i < 0:
+        return None
+    j = i + len(call)
+    depth = 0
+    k = j
+    while k < len(code):
+        ch = code[k]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif ch == "," and depth == 0:
+            break
+        k += 1
+    arg = code[j:k].strip()
+    if not arg or "=" in arg.split("(")[0] or len(arg) > 60:
+        return None
+    return arg
+
+
 def py_expr(name: str) -> str:
     """A parameter name as Python: "model.0.weight" -> "model[0].weight"."""
     parts = name.split(".")
@@ -369,6 +399,25 @@ class Diagnosis:
                 break
         return s
 
+    def _grad_off_elsewhere(self, e: Event) -> str:
+        """For a cut made with grad off: when grad was switched off by a call that is not a `with` line or
+        decorator in the cut's own call chain (a context manager's __enter__, a helper, a global switch),
+        the sentence naming it; else ""."""
+        if e.site is None or e.cut != "no_grad":
+            return ""
+        for j in range(e.index - 1, -1, -1):
+            g = self.ev[j]
+            if g.kind != "grad_mode" or g.context != "user" or g.site is None:
+                continue
+            if g.detail.get("enabled") is not False:
+                return ""
+            if any(fr.filename == g.site.filename and fr.function == g.site.function for fr in e.site.stack):
+                return ""  # a `with torch.no_grad():` / decorator the user can see around the line
+            fn = g.site.function
+            return (f"grad was switched off by `{g.site.code.split('#')[0].strip() or _short(g.op)}`"
+                    f"{_at(g.site)}" + (f" (in {fn})" if fn and fn != "<module>" else ""))
+        return ""
+
     # --- public: why ----------------------------------------------------------------------------
     def why(self, tid, now=None) -> Explanation:
         self.query_tids.add(tid)
@@ -583,6 +632,9 @@ class Diagnosis:
             return "Every value was outside the clamp range, so the clamp passes back no gradient (saturated)."
         if "mask" in op or "mul" in op or "where" in op:
             return "The gradient was multiplied by zero (a mask or gate that is all zero)."
+        if "embedding" in op:
+            return ("The rows looked up got no gradient: the embedding's padding_idx row never gets one, so when "
+                    "every index is the padding index, the whole gradient is zero.")
         return "This operation's gradient was exactly zero for this input."
 
     @staticmethod
@@ -591,6 +643,9 @@ class Diagnosis:
             return "check the initialisation of the preceding layer (bias), or use LeakyReLU/GELU."
         if "clamp" in op or "clip" in op:
             return "check the scale of the value being clamped (e.g. a percentage instead of a fraction)."
+        if "embedding" in op:
+            return ("check the indices: are they all the padding id (e.g. every token mapped to <pad>/<unk> by the "
+                    "tokenizer or vocabulary)?")
         return "check the values entering this operation."
 
     def _zeroing_node(self, b, tid):
@@ -903,6 +958,7 @@ class Diagnosis:
 
     def _cut_explanation(self, tid, name, cause, se, e, path, k, root, returned=True):
         site = self._region_site(se) if cause == "no_grad_block" else se.site
+        off_by = self._grad_off_elsewhere(se) if cause == "no_grad_block" else ""
         what = self._cut_input_label(e, tid)
         plain = bool(re.fullmatch(r"[A-Za-z_][\w\.\[\]]*", what)) and not (what.startswith("t") and what[1:].isdigit())
         came_back = ""
@@ -946,11 +1002,15 @@ class Diagnosis:
                               "history.",
                               "combine tensors with torch.stack / torch.cat (or use the tensor directly) instead of "
                               "torch.tensor([...]) / new_tensor(...)."),
-            "no_grad_block": (f"{what} was used inside a no_grad region{_at(site)}{_code(site)}",
+            "no_grad_block": ((f"{what} was used while grad was switched off{_at(site)}{_code(site)}; "
+                               f"{off_by}" if off_by else
+                               f"{what} was used inside a no_grad region{_at(site)}{_code(site)}"),
                               "Inside torch.no_grad() (or @torch.no_grad(), set_grad_enabled(False)) results are "
                               "recorded without history.",
-                              "move this computation out of the no_grad block (or enable grad for it) in the training "
-                              "step; keep no_grad for evaluation and target computations."),
+                              ("keep grad on for the training forward: do not switch it off there (or switch it off "
+                               "only around evaluation and target computations)." if off_by else
+                               "move this computation out of the no_grad block (or enable grad for it) in the training "
+                               "step; keep no_grad for evaluation and target computations.")),
             "inference_mode": (f"{what} was used under torch.inference_mode(){_at(site)}{_code(site)}",
                                "Tensors created under inference_mode have no history; .clone() afterwards makes a "
                                "normal tensor but cannot restore it.",
@@ -1010,7 +1070,15 @@ class Diagnosis:
         # the expression the method was called on, as written: `torch.relu(self.fc1(x))`.detach()
         if e.site is not None and e.site.code:
             op = _opname(e)
-            recv = _receiver(e.site.code, f".{op}(") if op.isidentifier() else None
+            code = e.site.code
+            dunder = _DUNDER_CALLS.get(op)
+            if dunder:  # float(x), int(x)
+                arg = _first_arg(code, dunder)
+                if arg:
+                    return arg
+            recv = _receiver(code, f".{op}(") if op.isidentifier() else None
+            if recv in _MODULE_NAMES or (recv and recv.split(".")[0] in ("torch", "np", "numpy")):
+                recv = _first_arg(code, f".{op}(")  # torch.tensor(boxes): what it copies
             if recv and recv != "self":
                 return recv
         # name after the module that produced the input
@@ -1089,19 +1157,20 @@ class Diagnosis:
                         fix="check the condition of that return (e.g. the module is still in eval() mode, or a "
                             "probability/flag has the wrong value).",
                         evidence=parent[-1:])
-            mod = name.rsplit(".", 1)[0] if "." in name else name
+            mod = name.rsplit(".", 1)[0] if "." in name else None
             called = [e for e in self.ev if e.kind == "module" and e.op == mod]
             return Explanation(
                 "unused_parameter", None, name,
                 f"{name}.grad is None: {name} was never used by any torch call in the traced step"
-                + ("" if called else f" (module `{mod}` was never called)") + ".",
+                + ("" if called or mod is None else f" (module `{mod}` was never called)") + ".",
                 detail="A parameter that takes no part in the forward gets no gradient.",
-                fix=f"call `{mod}` in forward, or leave it out of the model/optimizer.",
+                fix=(f"call `{mod}` in forward, or leave it out of the model/optimizer." if mod else
+                     f"use {name} in the forward, or leave it out of the optimizer."),
                 evidence=[])
         # used, but its output was thrown away
         dead = None
         mods = [e for e in cone if e.kind == "module" and e.context == "user"]
-        for e in mods:
+        for e in reversed(mods):  # (the outermost module whose output is dropped: it completes last)
             outs = e.output_ids()
             if outs and all(not [i for i in self.consumers.get(o, ()) if i > e.index and self.ev[i].kind != "module"]
                             for o in outs):
@@ -1114,6 +1183,11 @@ class Diagnosis:
                     if outs and all(not self.consumers.get(o) for o in outs):
                         dead = e
                         break
+        if dead is not None and dead.kind == "module":  # a container that returned this output as its own
+            outs = dead.output_ids()
+            for e in self.ev[dead.index + 1: dead.index + 64]:
+                if e.kind == "module" and e.output_ids() == outs and dead.op.startswith(e.op + ".") and e.op:
+                    dead = e
         site = dead.site if dead else None
         what = f"{dead.op}'s output" if dead is not None and dead.kind == "module" else "its result"
         return Explanation(
@@ -1121,7 +1195,9 @@ class Diagnosis:
             f"{name}.grad is None: {name} was used{_at(site)}{_code(site)}, but {what} was never used afterwards, "
             f"so it does not reach the loss.",
             detail="A result that is computed and then discarded contributes nothing to the loss.",
-            fix="assign the result (e.g. `out = self.bn2(out)`) or remove the unused layer.",
+            fix=(f"use the output of `{dead.op}`{_at(site)} in what the loss is computed from (assign it and pass it "
+                 f"on), or remove `{dead.op}`." if dead is not None and dead.kind == "module" else
+                 "assign the result (e.g. `out = self.bn2(out)`) or remove the unused layer."),
             evidence=[dead] if dead else [])
 
     # --- failure ---------------------------------------------------------------------------------
@@ -1342,6 +1418,18 @@ class Diagnosis:
                 fix="unfreeze the parameters that should train.", evidence=[use] if use else [])
         site = bw.site if bw else None
         leaves = [t for t in tids if self.d.tensors.get(t) and self.d.tensors[t].producer is None]
+        rg = [t for t in leaves if self.d.tensors[t].requires_grad]
+        if rg:  # trainable tensors went in, yet nothing recorded cut them off: say so, do not guess
+            return Explanation(
+                "unknown", site, root,
+                f"backward on `{root}` failed: `{root}` does not require grad, although it was computed from "
+                f"{', '.join(self.label(t) for t in rg[:3])}, which do; the trace did not see where the connection "
+                f"was cut.",
+                detail="Something between them dropped the graph without a recorded call: code outside the traced "
+                       "block, an extension op, or a value rebuilt from Python numbers.",
+                fix=f"print `.requires_grad` / `.grad_fn` of the intermediate results between "
+                    f"{self.label(rg[0])} and `{root}`; the first one without a grad_fn is the cut.",
+                evidence=[bw] if bw else [])
         return Explanation(
             "requires_grad_false", site, root,
             f"backward on `{root}` failed: none of the tensors it was computed from requires grad"

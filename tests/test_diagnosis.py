@@ -685,3 +685,102 @@ def test_why_unseen_tensor_raises_clear_error():
     msg = str(ei.value)
     assert re.search(r"never seen", msg)
     assert "[7, 3]" in msg
+
+
+# =============================================================================================
+# wording: what the explanation names (batch `scenarios_more`)
+# =============================================================================================
+def test_rewrap_names_what_was_copied_not_the_torch_module():
+    head = nn.Linear(4, 4)
+
+    class Boxes:
+        def __init__(self, boxes):
+            self.t = torch.tensor(boxes, dtype=torch.float32)  # L:w_rewrap
+
+    with gradscope.trace() as tr:
+        out = head(torch.randn(2, 4))
+        b = Boxes(out)
+        loss = (b.t * torch.ones(2, 4, requires_grad=True)).sum()
+        loss.backward()
+    exp = tr.why(head.weight)
+    assert_explains(exp, "tensor_rewrap", "out was copied", "w_rewrap", "torch.stack")
+    assert "torch was copied" not in exp.summary
+
+
+def test_float_of_an_expression_names_the_expression():
+    scale = nn.Parameter(torch.tensor(0.5))
+    w = torch.randn(3, requires_grad=True)
+    with gradscope.trace() as tr:
+        s = float(scale.exp())  # L:w_float
+        (w * s).sum().backward()
+    exp = tr.why(scale)
+    assert_explains(exp, "item_roundtrip", "scale.exp() became a Python number", "w_float", "tensor")
+
+
+class _GradOff:
+    """A user context manager that switches grad off in __enter__ (not a `with torch.no_grad()` line)."""
+
+    def __enter__(self):
+        torch.set_grad_enabled(False)  # L:w_enter
+
+    def __exit__(self, *exc):
+        torch.set_grad_enabled(True)
+
+
+def test_grad_switched_off_by_a_user_context_manager_is_named():
+    enc, head = nn.Linear(4, 4), nn.Linear(4, 2)
+    with gradscope.trace() as tr:
+        with _GradOff():
+            h = enc(torch.randn(3, 4))  # L:w_cm
+        head(h).sum().backward()
+    exp = tr.why(enc.weight)
+    assert_explains(exp, "no_grad_block", "switched off by `torch.set_grad_enabled(False)`", "w_cm",
+                    "keep grad on")
+    assert f"{BASENAME}:{line('w_enter')}" in exp.summary and "_GradOff.__enter__" in exp.summary
+
+
+def test_discarded_container_output_names_the_container():
+    class Two(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.used = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+            self.aux = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+
+        def forward(self, x):
+            self.aux(x)  # L:w_dead
+            return self.used(x)
+
+    m = Two()
+    with gradscope.trace() as tr:
+        m(torch.randn(2, 4)).sum().backward()
+    exp = tr.why(m.aux[0].weight)
+    assert_explains(exp, "unused_parameter", "aux's output was never used", "w_dead", "use the output of `aux`")
+    assert "aux.1" not in exp.summary
+
+
+def test_embedding_of_only_padding_indices_says_so():
+    emb = nn.Embedding(10, 4, padding_idx=0)
+    head = nn.Linear(4, 2)
+    with gradscope.trace() as tr:
+        e = emb(torch.zeros(3, 5, dtype=torch.long))  # L:w_pad
+        head(e.mean(1)).sum().backward()
+    exp = tr.why(emb.weight)
+    assert_explains(exp, "zero_gradient", "emb.weight", "w_pad", "padding id")
+    assert "padding_idx" in exp.detail
+
+
+def test_model_called_only_through_its_methods_is_named_from_the_callers_variable():
+    class PINN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.u = nn.Linear(2, 1)
+            self.log_nu = nn.Parameter(torch.tensor(-1.0))
+
+        def residual(self, x):
+            return self.u(x) * self.log_nu.exp()
+
+    pinn = PINN()
+    with gradscope.trace() as tr:
+        pinn.residual(torch.randn(5, 2)).pow(2).mean().backward()
+    names = {t.name for t in tr.data.tensors.values() if t.role == "param"}
+    assert {"u.weight", "u.bias", "log_nu"} <= names, names
