@@ -1061,6 +1061,10 @@ class Recorder(TorchFunctionMode):
             detail["hook"] = getattr(fn, "__qualname__", repr(fn))[:200]
             if func is _POST_ACC_HOOK:  # runs after .grad is written and may change it in place
                 detail["post_accumulate"] = True
+            cells = getattr(fn, "__closure__", None)
+            if cells:  # which closure cells it reads (hooks made in a loop that share one: late binding)
+                detail["cells"] = [id(c) for c in cells]
+                detail["freevars"] = list(fn.__code__.co_freevars)
             if ins:
                 self._hooked.add(id(ins[0]))
             gf = ins[0].grad_fn if ins else None
@@ -1614,16 +1618,19 @@ class Recorder(TorchFunctionMode):
         if f is not None:
             try:
                 loc = _frames.locals_of(f)  # a copy: never keep the user's locals alive
+                # the largest module in the user's locals that contains it: `for lin in layers: lin(x)`
+                # names layers.0.weight, layers.1.weight (not lin.weight three times)
+                best = -1
                 for k, v in loc.items():
-                    if v is module and k != "self":
-                        var = k
-                        break
-                if var is None:
-                    for k, v in loc.items():
-                        if isinstance(v, nn.Module) and k != "self" and v is not module:
-                            if any(m is module for m in v.modules()):
-                                var, root = k, v
-                                break
+                    if k == "self" or not isinstance(v, nn.Module):
+                        continue
+                    if v is module:
+                        if best < 1:
+                            var, root, best = k, v, 1
+                        continue
+                    mods = list(v.modules())
+                    if len(mods) > best and any(m is module for m in mods):
+                        var, root, best = k, v, len(mods)
                 owner = loc.get("self") if var is None else None
                 if isinstance(owner, nn.Module) and any(m is module for m in owner.modules()):
                     # called from a method of a bigger module (pinn.residual(...) calls self.net(x)):

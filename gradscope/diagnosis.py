@@ -166,6 +166,29 @@ class Diagnosis:
     def _label(self, filename: str) -> str:
         return self._labels.get(filename, "")
 
+    def _late_binding(self, h: Event) -> str | None:
+        """The free variable a hook shares with other hooks registered at the same line (lambdas made in a
+        loop all read the loop variable's last value), or None."""
+        cells = h.detail.get("cells")
+        if not cells or h.site is None:
+            return None
+        for o in self.ev:
+            if o is not h and o.kind == "hook" and o.site is not None and o.site.stack == h.site.stack:
+                shared = set(cells) & set(o.detail.get("cells") or ())
+                if shared:
+                    names = h.detail.get("freevars") or []
+                    i = cells.index(next(c for c in cells if c in shared))
+                    return names[i] if i < len(names) else "a variable"
+        return None
+
+    def _hook_fix(self, h: Event, default: str) -> str:
+        var = self._late_binding(h)
+        if var is None:
+            return default
+        return (f"the hooks registered on this line all read `{var}` when they run, i.e. its last value (Python closures "
+                f"bind late); bind the value when you create each hook: `lambda g, {var}={var}: ...` or "
+                f"functools.partial.")
+
     def _hook_site(self, h: Event) -> Site | None:
         """Where a registered hook returns its value (else where it was registered)."""
         fr = h.detail.get("hook_return")
@@ -553,10 +576,10 @@ class Diagnosis:
                             "place (pruning masks, optimizer-in-backward)." if post else
                             "Tensor hooks run before the gradient is accumulated into .grad; what the hook returns "
                             "replaces the gradient."),
-                    fix=("check what the hook multiplies or overwrites .grad with (e.g. a mask that is all False)."
-                         if post else
-                         "check the hook's arithmetic (e.g. a clip value of 0 clamps everything to zero); "
-                         "return None from the hook to leave the gradient unchanged."),
+                    fix=self._hook_fix(h, "check what the hook multiplies or overwrites .grad with (e.g. a mask that "
+                                          "is all False)." if post else
+                                       "check the hook's arithmetic (e.g. a clip value of 0 clamps everything to zero); "
+                                       "return None from the hook to leave the gradient unchanged."),
                     evidence=[h])
             # find the node that turned a non-zero incoming gradient into zero on the way to the leaf
             node, e = self._zeroing_node(b, tid)
@@ -596,8 +619,8 @@ class Diagnosis:
                         f"{name}.grad is all zeros: the hook on `{tn}` registered{_at(h.site)} returns a zero gradient"
                         f"{_at(site)}{_code(site)}, so nothing flows back to {name}.",
                         detail="A tensor hook's return value replaces the gradient flowing through that tensor.",
-                        fix="check the hook's scale factor (e.g. a schedule that is 0 at the first step); return None "
-                            "from the hook to leave the gradient unchanged.",
+                        fix=self._hook_fix(h, "check the hook's scale factor (e.g. a schedule that is 0 at the first "
+                                              "step); return None from the hook to leave the gradient unchanged."),
                         evidence=[h, e])
                 op = _opname(e)
                 is_nd = e.cut == "zero_grad_op" or op in _ZERO_OPS

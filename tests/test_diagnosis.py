@@ -784,3 +784,32 @@ def test_model_called_only_through_its_methods_is_named_from_the_callers_variabl
         pinn.residual(torch.randn(5, 2)).pow(2).mean().backward()
     names = {t.name for t in tr.data.tensors.values() if t.role == "param"}
     assert {"u.weight", "u.bias", "log_nu"} <= names, names
+
+
+def test_hooks_made_in_a_loop_that_share_the_loop_variable_say_so():
+    layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(3)])
+    scales = [1.0, 0.5, 0.0]
+    with gradscope.trace() as tr:
+        hs = []
+        for lin, mult in zip(layers, scales):
+            hs.append(lin.weight.register_hook(lambda g: g * mult))  # L:w_late
+        x = torch.randn(2, 3)
+        for lin in layers:
+            x = lin(x)
+        x.sum().backward()
+    for h in hs:
+        h.remove()
+    exp = tr.why(layers[0].weight)
+    assert_explains(exp, "hook_modified", "layers.0.weight", "w_late", "lambda g, mult=mult")
+    assert "`mult`" in exp.fix
+
+
+def test_one_hook_with_a_closure_gets_the_usual_fix():
+    lin = nn.Linear(3, 3)
+    mult = 0.0
+    with gradscope.trace() as tr:
+        h = lin.weight.register_hook(lambda g: g * mult)  # L:w_one
+        lin(torch.randn(2, 3)).sum().backward()
+    h.remove()
+    exp = tr.why(lin.weight)
+    assert_explains(exp, "hook_modified", "lin.weight", None, "hook's arithmetic")

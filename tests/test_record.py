@@ -1069,3 +1069,14 @@ def test_leaf_hooks_registered_before_the_trace_are_named(kind):
     assert exp.cause == "hook_modified"
     assert exp.site.lineno == line_of("pre-prune" if kind == "post_accumulate" else "pre-zero")
     assert "registered before the trace" in exp.summary
+
+
+def test_modules_called_through_a_loop_variable_are_named_from_their_container():
+    layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(3)])
+    with gradscope.trace() as tr:
+        x = torch.randn(2, 3)
+        for lin in layers:
+            x = lin(x)
+        x.sum().backward()
+    names = sorted(t.name for t in tr.data.tensors.values() if t.role == "param")
+    assert names == [f"layers.{i}.{p}" for i in range(3) for p in ("bias", "weight")]
