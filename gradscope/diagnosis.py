@@ -1405,13 +1405,23 @@ class Diagnosis:
             cause, se = self._cause_of_cut(e, evs, k)
             site = self._region_site(se) if cause == "no_grad_block" else se.site
             what = self._cut_input_label(e, e.inputs[0].tid if e.inputs else None)
+            fix = self._cut_explanation(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root).fix
+            same = [c for c in cuts if c.site is not None and e.site is not None and c.site.stack == e.site.stack
+                    and c.cut == e.cut]
+            if len(same) > 1:  # one line, many tensors: a loop or comprehension (every parameter detached)
+                labels = [self._cut_input_label(c, c.inputs[0].tid if c.inputs else None) for c in same]
+                what = (f"every one of {len(same)} tensors on that line ({', '.join(labels[:3])}"
+                        + (", …" if len(labels) > 3 else "") + ")")
+                fix = (f"drop the {_opname(se)}() in that loop/comprehension for the tensors that should train "
+                       f"(torch.func.functional_call and friends keep the graph through the tensors you pass); "
+                       f"keep it only where no gradient is wanted.")
             return Explanation(
                 cause, site, root,
-                f"backward on `{root}` failed: `{root}` does not require grad because {what} was cut off from autograd"
+                f"backward on `{root}` failed: `{root}` does not require grad because {what} "
+                f"{'were' if len(same) > 1 else 'was'} cut off from autograd"
                 f"{_at(site)}{_code(site)} ({_opname(se)}), and nothing else in it requires grad.",
                 detail="backward() needs a result with a grad_fn; every path from a trainable tensor to it was cut.",
-                fix=self._cut_explanation(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root).fix,
-                evidence=[e])
+                fix=fix, evidence=[e])
         if not evs or all(self.d.tensors.get(t) is None or self.d.tensors[t].producer is None for t in roots):
             # the loss came from outside torch: the last value that left autograd before it
             lim = bw.index if bw else len(self.ev)

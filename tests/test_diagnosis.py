@@ -813,3 +813,18 @@ def test_one_hook_with_a_closure_gets_the_usual_fix():
     h.remove()
     exp = tr.why(lin.weight)
     assert_explains(exp, "hook_modified", "lin.weight", None, "hook's arithmetic")
+
+
+def test_every_parameter_detached_in_a_comprehension_is_one_explanation_for_all():
+    from torch.func import functional_call
+
+    net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            params = {n: p.detach() for n, p in net.named_parameters()}  # L:w_comp
+            out = functional_call(net, params, (torch.randn(5, 3),)).sum()
+            out.backward()
+    f = tr.failure
+    assert_explains(f, "detach", "every one of 4 tensors on that line (net.0.weight", "w_comp", "drop the detach()")
+    assert "were cut off" in f.summary
