@@ -211,6 +211,32 @@ def return_lines(fn) -> Frame | None:
     return Frame(co.co_filename, line, getattr(co, "co_qualname", co.co_name), linecache.getline(co.co_filename, line).strip())
 
 
+def value_return(fn) -> Frame | None:
+    """The last ``return <value>`` (not a bare/None return) of a function, or None when it only
+    returns None: a forward hook that replaces the module's output."""
+    fn = getattr(fn, "__func__", fn)
+    co = getattr(fn, "__code__", None)
+    if co is None:
+        return None
+    line = None
+    cur = co.co_firstlineno
+    prev = None
+    for ins in dis.get_instructions(co):
+        if ins.starts_line is not None and not isinstance(ins.starts_line, bool):
+            cur = ins.starts_line
+        elif getattr(ins, "line_number", None):
+            cur = ins.line_number
+        if ins.opname == "RETURN_CONST" and ins.argval is not None:
+            line = cur
+        elif ins.opname == "RETURN_VALUE" and not (prev is not None and prev.opname == "LOAD_CONST"
+                                                   and prev.argval is None):
+            line = cur
+        prev = ins
+    if line is None:
+        return None
+    return Frame(co.co_filename, line, getattr(co, "co_qualname", co.co_name), linecache.getline(co.co_filename, line).strip())
+
+
 def early_return_of_input(module) -> Frame | None:
     """The line in ``module.forward`` that returns one of its own arguments unchanged
     (``return x``), found by reading the bytecode; None when there is no such line."""
@@ -247,23 +273,57 @@ def caller_frame():
 
 def return_before_attr(module, attr: str) -> Frame | None:
     """The first ``return`` in ``module.forward`` that comes before any use of ``self.<attr>``:
-    the early exit that skipped that child module (found by reading the bytecode)."""
-    fwd = getattr(type(module), "forward", None)
+    the early exit that skipped that child module (found by reading the bytecode). Helper methods
+    of the module called from forward are read too (``return self.head(self._maybe_refine(h))``,
+    where ``_maybe_refine`` returns early); a return is only early if ``self.<attr>`` is named after it."""
+    cls = type(module)
+    fwd = getattr(cls, "forward", None)
     co = getattr(fwd, "__code__", None)
     if co is None:
         return None
+    kind, fr = _scan_for_attr(co, attr, cls, 0)
+    return fr if kind == "early" else None
+
+
+def _method_code(cls, name):
+    for klass in getattr(cls, "__mro__", ()):
+        if klass.__module__.startswith("torch."):
+            break
+        fn = klass.__dict__.get(name)
+        if fn is not None:
+            return getattr(getattr(fn, "__func__", fn), "__code__", None)
+    return None
+
+
+def _scan_for_attr(co, attr, cls, depth):
+    """("used", None) when ``self.<attr>`` comes before any return; ("early", frame) for a return before
+    it that has a use of it after; ("none", None) when the code (and its helpers) never name it."""
     cur = co.co_firstlineno
+    first_return = None
     for ins in dis.get_instructions(co):
         if ins.starts_line is not None and not isinstance(ins.starts_line, bool):
             cur = ins.starts_line
         elif getattr(ins, "line_number", None):
             cur = ins.line_number
-        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == attr:
-            return None
-        if ins.opname in ("RETURN_VALUE", "RETURN_CONST"):
-            return Frame(co.co_filename, cur, getattr(co, "co_qualname", co.co_name),
-                         linecache.getline(co.co_filename, cur).strip())
-    return None
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and isinstance(ins.argval, str):
+            if ins.argval == attr:
+                if first_return is None:
+                    return "used", None
+                return "early", first_return
+            if depth < 3 and ins.argval != "forward":
+                sub = _method_code(cls, ins.argval)
+                if sub is not None and sub is not co:
+                    kind, fr = _scan_for_attr(sub, attr, cls, depth + 1)
+                    if kind == "early":
+                        return kind, fr
+                    if kind == "used":
+                        if first_return is None:
+                            return "used", None
+                        return "early", first_return
+        if ins.opname in ("RETURN_VALUE", "RETURN_CONST") and first_return is None:
+            first_return = Frame(co.co_filename, cur, getattr(co, "co_qualname", co.co_name),
+                                 linecache.getline(co.co_filename, cur).strip())
+    return "none", None
 
 
 _CTX_FILES = ("autograd/grad_mode.py", "utils/_contextlib.py", "autograd/grad_mode")

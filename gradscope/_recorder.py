@@ -1940,12 +1940,19 @@ class Recorder(TorchFunctionMode):
         called = {e.op for e in self.events if e.kind == "module"}
         skipped = {}
         hooks = {}
+        fwd_hooks = {}
         for m, path in self._mod_path.items():
             try:
                 hk = list(getattr(m, "_backward_hooks", {}).values()) + list(getattr(m, "_backward_pre_hooks", {}).values())
                 if hk:
                     frs = [_frames.return_lines(h) for h in hk]
                     hooks[path] = [f.to_json() for f in frs if f is not None]
+                fh = list(getattr(m, "_forward_hooks", {}).values())
+                if fh:  # a forward hook that returns a value replaces the module's output (after our hook saw it)
+                    frs = [_frames.value_return(h) for h in fh]
+                    frs = [f.to_json() for f in frs if f is not None]
+                    if frs:
+                        fwd_hooks[path] = frs
                 if path not in called and (path or "") != "":
                     continue
                 for cname, child in m.named_children():
@@ -1959,6 +1966,7 @@ class Recorder(TorchFunctionMode):
                 self._internal(e)
         self.data.meta["skipped_children"] = skipped
         self.data.meta["module_hooks"] = hooks
+        self.data.meta["module_forward_hooks"] = fwd_hooks
 
     def _refresh_alive(self):
         tens = self.tensors
@@ -2172,7 +2180,10 @@ def _build_backward(rec, raw_nodes, seen, leaf_val, note):
         cb = _CUSTOM_BW.get(tp, _MISSING)
         if cb is _MISSING:
             fwd = getattr(tp, "_forward_cls", None)
-            fr = _frames.return_lines(fwd.backward) if fwd is not None and hasattr(fwd, "backward") else None
+            bwf = getattr(fwd, "backward", None) if fwd is not None else None
+            while bwf is not None and hasattr(bwf, "__wrapped__"):  # @once_differentiable, user decorators
+                bwf = bwf.__wrapped__
+            fr = _frames.return_lines(bwf) if bwf is not None else None
             cb = _CUSTOM_BW[tp] = None if fr is None or fr.filename.startswith(_frames.TORCH_DIR) else fr
         if "CompiledFunction" in nm and not rec.compiled:
             rec.compiled = True

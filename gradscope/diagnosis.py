@@ -838,7 +838,11 @@ class Diagnosis:
             last = got[-1].event
             clears = [e for e in self.ev if e.kind == "grad_set" and e.index > last and tid in e.input_ids()
                       and e.detail.get("value") is None]
-            later_bw = [e for e in real if e.index > last]
+            # a later backward refills it only if it reaches it: the same backward line again (the next step
+            # of the loop). Another loss's backward (a GAN's D step) that never reaches it does not.
+            fill = self.ev[last]
+            later_bw = [e for e in real if e.index > last and e.site is not None and fill.site is not None
+                        and e.site.stack == fill.site.stack]
             if clears and not [b for b in later_bw if b.index > clears[-1].index]:
                 # cleared on purpose (SAM, two-pass schemes), then the next gradients were computed with
                 # torch.autograd.grad, which returns them instead of storing them: that call is the cause
@@ -858,6 +862,19 @@ class Diagnosis:
                         evidence=[e, clears[-1]])
                 e = clears[0]
                 via = "zero_grad()" if e.context in ("optimizer",) or "zero_grad" in (e.site.code if e.site else "") else ".grad = None"
+                owners = {s.site.stack if s.site else s.index for s in self.ev
+                          if s.kind == "optimizer_step" and tid in (s.detail.get("params") or ())}
+                if via == "zero_grad()" and len(owners) > 1:  # two optimizers hold it: one's zero_grad clears the other's
+                    return Explanation(
+                        "set_to_none_timing", e.site, name,
+                        f"{name}.grad is None: backward filled it, then {via}{_at(e.site)}{_code(e.site)} set it back "
+                        f"to None before it was read: {name} is in the param_groups of {len(owners)} optimizers, so "
+                        f"this zero_grad() clears it too.",
+                        detail="Each optimizer's zero_grad() clears every parameter it holds; an optimizer built from "
+                               "model.parameters() holds the other model's parameters as well.",
+                        fix="give each optimizer only its own parameters (e.g. `Adam(D.parameters())`, "
+                            "`Adam(G.parameters())`).",
+                        evidence=[e])
                 return Explanation(
                     "set_to_none_timing", e.site, name,
                     f"{name}.grad is None: backward filled it, then {via}{_at(e.site)}{_code(e.site)} set it back "
@@ -921,6 +938,9 @@ class Diagnosis:
                                     f"(same shape as {name}).",
                                 evidence=[fe] if fe else [])
         # data path: which root should it have reached, and where did it stop?
+        res = self._replaced(tid, name)  # (before the value's path: a new Parameter made from it is no cut)
+        if res is not None:
+            return res
         res = self._data_cut(tid, name, real)
         if res is not None:
             return res
@@ -1111,26 +1131,43 @@ class Diagnosis:
                 return f"{p.module}'s output"
         return self.label(tid) if e.inputs and e.inputs[0].tid == tid else "the value"
 
-    def _unused(self, tid, name):
-        d = self.d
-        cone = self.cone(tid)
-        # replaced module
+    def _replaced(self, tid, name):
+        """param_recreated when ``tid`` is a parameter (or belongs to a module) that was replaced."""
         for e in self.ev:
             if e.kind == "module_set" and tid in (e.detail.get("old_params") or ()):
+                rewrapped = e.detail.get("new_class") == "Parameter" and any(
+                    x.kind == "cut" and x.op == "torch.nn.Parameter" and x.site is not None and e.site is not None
+                    and x.site.stack == e.site.stack for x in self.ev[max(0, e.index - 8): e.index + 3])
+                attr = e.detail.get("attr")
+                if e.detail.get("tied"):
+                    fix = "tie the weights before creating the optimizer (or create it again after tying)."
+                elif rewrapped:  # `m.w = nn.Parameter(m.w.clamp(...))` every step
+                    m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=[^=]", e.site.code or "") if e.site else None
+                    lhs = m.group(1) if m else attr
+                    fix = (f"change the values in place so the optimizer keeps its Parameter: "
+                           f"`with torch.no_grad(): {lhs}.clamp_(...)` (or .copy_(new_values)), not a new "
+                           f"nn.Parameter.")
+                else:
+                    fix = ("create the optimizer after replacing layers (or add the new parameters with "
+                           "optimizer.add_param_group), and drop the old module's parameters.")
                 return Explanation(
                     "param_recreated", e.site, name,
-                    f"{name}.grad is None: {e.detail.get('attr')} was "
+                    f"{name}.grad is None: {attr} was "
                     + (f"tied to `{e.detail['tied_to']}`" if e.detail.get("tied_to") else
                        f"replaced by a new {e.detail.get('new_class')}")
                     + f"{_at(e.site)}{_code(e.site)}; the forward uses the new one, while this parameter belongs to the "
                     f"old instance (which the optimizer may still hold).",
                     detail="Parameters are objects: an optimizer built before the replacement keeps updating the old "
                            "module's parameters, which no longer take part in the forward.",
-                    fix=("tie the weights before creating the optimizer (or create it again after tying)."
-                         if e.detail.get("tied") else
-                         "create the optimizer after replacing layers (or add the new parameters with "
-                         "optimizer.add_param_group), and drop the old module's parameters."),
-                    evidence=[e])
+                    fix=fix, evidence=[e])
+        return None
+
+    def _unused(self, tid, name):
+        d = self.d
+        cone = self.cone(tid)
+        rep = self._replaced(tid, name)
+        if rep is not None:
+            return rep
         used = {r.tid for e in self.ev if e.context == "user" for r in e.inputs}
         owners = d.meta.get("param_owner") or {}
         mine = owners.get(str(tid))
@@ -1173,8 +1210,9 @@ class Diagnosis:
                     site = self._frame_site(f, outer)
                     return Explanation(
                         "unused_parameter", site, name,
-                        f"{name}.grad is None: `{cpath}` was never called: the forward returned early"
-                        f"{_at(site)}{_code(site)} before reaching it.",
+                        f"{name}.grad is None: `{cpath}` was never called: "
+                        + ("the forward" if f.function.endswith("forward") else f"`{f.function.rsplit('.', 1)[-1]}`")
+                        + f" returned early{_at(site)}{_code(site)} before reaching it.",
                         detail="A module that is skipped in the forward gets no gradient for its parameters "
                                "(and DDP reports them as unused).",
                         fix="check the condition of that return (e.g. the module is still in eval() mode, or a "
@@ -1211,6 +1249,19 @@ class Diagnosis:
             for e in self.ev[dead.index + 1: dead.index + 64]:
                 if e.kind == "module" and e.output_ids() == outs and dead.op.startswith(e.op + ".") and e.op:
                     dead = e
+        if dead is not None and dead.kind == "module":
+            fh = (self.d.meta.get("module_forward_hooks") or {}).get(dead.op)
+            if fh:  # its output was replaced by a forward hook's return value, not dropped by the forward
+                f = Frame.from_json(fh[0])
+                site = self._frame_site(f, dead.site.stack if dead.site else ())
+                return Explanation(
+                    "hook_modified", site, name,
+                    f"{name}.grad is None: a forward hook on `{dead.op}` returns a value{_at(site)}{_code(site)}, "
+                    f"which replaces the module's output, so what {name} computed never reaches the loss.",
+                    detail="A forward hook (register_forward_hook) that returns something other than None replaces "
+                           "the module's output with it.",
+                    fix="return None from a hook that only looks at (or collects) the output; return a modified "
+                        "output only on purpose.", evidence=[dead])
         site = dead.site if dead else None
         what = f"{dead.op}'s output" if dead is not None and dead.kind == "module" else "its result"
         return Explanation(
@@ -1240,6 +1291,8 @@ class Diagnosis:
             exp = self._fail_inference()
         elif "backward through the graph a second time" in msg:
             exp = self._fail_twice()
+        elif "marked with @once_differentiable" in msg:
+            exp = self._fail_once_differentiable(msg)
         elif ("returned an incorrect number of gradients" in msg or "returned an invalid gradient" in msg
               or "function " in msg and "returned" in msg):
             exp = self._fail_custom(msg)
@@ -1494,6 +1547,33 @@ class Diagnosis:
                    "of that input.",
             fix="return one value per forward input, in order, with matching shapes (None for inputs that need no "
                 "gradient).", evidence=[bw] if bw else [])
+
+    def _fail_once_differentiable(self, msg):
+        """A second differentiation (create_graph=True: gradient penalty, double backward) through a custom
+        Function whose backward is decorated with @once_differentiable."""
+        node = None
+        for b in reversed(self.d.backwards):
+            for n in b.nodes.values():
+                if n.custom_backward is not None:
+                    node = n
+                    break
+            if node:
+                break
+        if node is None:
+            return None
+        f = node.custom_backward
+        site = self._frame_site(f)
+        fn = node.name.replace("Backward", "")
+        cg = [e for e in self._backward_events() if e.detail.get("create_graph")]
+        where = f" (create_graph=True{_at(cg[-1].site)}{_code(cg[-1].site)})" if cg and cg[-1].site else ""
+        return Explanation(
+            "custom_function", site, fn,
+            f"backward failed: {fn}.backward{_at(site)} is decorated with @once_differentiable, but the step "
+            f"differentiates through it a second time{where}.",
+            detail="@once_differentiable runs backward without recording a graph, so its result cannot be "
+                   "differentiated again (gradient penalties, double backward, meta-learning).",
+            fix=f"remove @once_differentiable and write {fn}.backward with differentiable torch operations, or keep "
+                f"this Function out of the part that is differentiated twice.", evidence=cg[-1:])
 
     def _fail_no_derivative(self, msg):
         m = re.search(r"derivative for '([\w\.:]+)' is not implemented", msg)
