@@ -1244,6 +1244,12 @@ class Diagnosis:
                     if outs and all(not self.consumers.get(o) for o in outs):
                         dead = e
                         break
+        if dead is not None and dead.kind != "module" and dead.output_ids():  # the module that returned it
+            outs = dead.output_ids()
+            for e in self.ev[dead.index + 1: dead.index + 64]:
+                if e.kind == "module" and e.output_ids() == outs:
+                    dead = e
+                    break
         if dead is not None and dead.kind == "module":  # a container that returned this output as its own
             outs = dead.output_ids()
             for e in self.ev[dead.index + 1: dead.index + 64]:

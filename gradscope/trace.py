@@ -151,7 +151,10 @@ class Trace:
                 raise UnknownTargetError("a loaded trace holds no tensors: ask by name, e.g. tr.why(\"fc1.weight\")")
             tid = rec.tid_of(target)
             if tid is None and isinstance(target, torch.nn.Parameter):
-                tid = rec._tid(target)
+                tid = rec._tid(target, link=False)
+                ent = rec._param_names.get(id(target))  # a parameter of a called model that no call used
+                if ent is not None and ent[0]() is target and rec.tensors[tid].name is None:
+                    rec.tensors[tid].name = ent[1]
                 rec.sync()
             if tid is None:
                 shape = list(target.shape)

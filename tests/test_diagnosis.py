@@ -828,3 +828,110 @@ def test_every_parameter_detached_in_a_comprehension_is_one_explanation_for_all(
     f = tr.failure
     assert_explains(f, "detach", "every one of 4 tensors on that line (net.0.weight", "w_comp", "drop the detach()")
     assert "were cut off" in f.summary
+
+
+def test_zero_grad_of_an_optimizer_that_also_holds_the_other_models_parameters():
+    G, D = nn.Linear(4, 4), nn.Linear(4, 1)
+    opt_g = torch.optim.SGD(G.parameters(), lr=0.1)
+    opt_d = torch.optim.SGD(list(G.parameters()) + list(D.parameters()), lr=0.1)
+    with gradscope.trace() as tr:
+        fake = G(torch.randn(8, 4))
+        (-D(fake).mean()).backward()  # fills G's gradients
+        opt_d.zero_grad()  # L:w_two_opts
+        d_loss = D(fake.detach()).mean() - D(torch.randn(8, 4)).mean()
+        d_loss.backward()  # never reaches G
+        opt_d.step()
+        opt_g.step()
+    exp = tr.why(G.weight)
+    assert_explains(exp, "set_to_none_timing", "param_groups of 2 optimizers", "w_two_opts", "only its own parameters")
+
+
+def test_parameter_rewrapped_every_step_gets_an_in_place_fix():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.alpha = nn.Parameter(torch.tensor(0.5))
+            self.lin = nn.Linear(3, 1)
+
+        def forward(self, x):
+            return self.lin(x) * self.alpha
+
+    model = M()
+    old = model.alpha
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        for _ in range(2):
+            opt.zero_grad()
+            model(torch.randn(4, 3)).pow(2).mean().backward()
+            opt.step()
+            model.alpha = nn.Parameter(model.alpha.clamp(0.0, 1.0))  # L:w_rewrap_step
+    exp = tr.why(old)
+    assert exp.cause == "param_recreated" and site_hits(exp.site, "w_rewrap_step")
+    assert "with torch.no_grad(): model.alpha.clamp_(" in exp.fix
+
+
+class _Refine(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 4)
+        self.refiner = nn.Linear(4, 4)
+        self.refine = False
+
+    def _maybe_refine(self, h):
+        if not self.refine:
+            return h  # L:w_helper_return
+        return self.refiner(h)
+
+    def forward(self, x):
+        return self._maybe_refine(self.body(x))
+
+
+def test_early_return_in_a_helper_method_is_the_site():
+    m = _Refine()
+    with gradscope.trace() as tr:
+        m(torch.randn(2, 4)).sum().backward()
+    exp = tr.why(m.refiner.weight)
+    assert_explains(exp, "unused_parameter", "`_maybe_refine` returned early", "w_helper_return", "condition")
+
+
+def test_forward_hook_that_returns_its_input_replaces_the_output():
+    net = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 1))
+
+    def collect(mod, inp, out):
+        return inp[0]  # L:w_fwd_hook
+
+    h = net[1].register_forward_hook(collect)
+    try:
+        with gradscope.trace() as tr:
+            net(torch.randn(3, 4)).sum().backward()
+    finally:
+        h.remove()
+    exp = tr.why(net[1].weight)
+    assert_explains(exp, "hook_modified", "a forward hook on `net.1` returns a value", "w_fwd_hook", "return None")
+
+
+class _Leaky(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.where(x > 0, x, 0.2 * x)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * torch.where(x > 0, 1.0, 0.2)  # L:w_once
+
+
+def test_second_differentiation_through_once_differentiable_is_explained():
+    critic = nn.Linear(3, 1)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        with tr:
+            x = torch.randn(4, 3, requires_grad=True)
+            out = critic(_Leaky.apply(x)).sum()
+            (g,) = torch.autograd.grad(out, x, create_graph=True)  # L:w_penalty
+            g.pow(2).sum().backward()
+    f = tr.failure
+    assert_explains(f, "custom_function", "decorated with @once_differentiable", "w_once", "remove @once_differentiable")
+    assert f"{BASENAME}:{line('w_penalty')}" in f.summary
