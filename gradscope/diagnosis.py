@@ -636,6 +636,12 @@ class Diagnosis:
                 else:
                     why = self._zero_reason(op)
                     fix = self._zero_fix(op)
+                    if ("relu" in op or "clamp" in op) and self._feeds_loss_directly(e, b):
+                        # a hinge (triplet / margin / hinge loss): every term is already satisfied
+                        why = (f"{op}() here is a hinge inside the loss (max(0, ...)): every term was <= 0, so the "
+                               f"loss is exactly 0 and sends no gradient back (all examples already satisfy it).")
+                        fix = ("use a positive margin (e.g. margin=0.2 in a triplet/hinge loss) or harder examples "
+                               "(hard-negative mining); check the margin's sign.")
                 site = e.site
                 return Explanation(
                     cause, site, name,
@@ -645,6 +651,32 @@ class Diagnosis:
         return Explanation("zero_gradient", None, name, f"{name}.grad is all zeros.",
                            detail="The trace did not record which operation zeroed it.",
                            fix="check activations for dead units and saturated clamps.")
+
+    def _feeds_loss_directly(self, e, b) -> bool:
+        """True when ``e``'s result reaches the backward root through reductions and arithmetic only (a few
+        steps): a relu/clamp used as the hinge of a loss rather than as an activation."""
+        roots = set(b.roots) if getattr(b, "roots", None) else set()
+        if not roots:
+            bev = self.ev[b.event] if 0 <= b.event < len(self.ev) else None
+            roots = set((bev.detail.get("roots") or bev.input_ids()) if bev is not None else ())
+        frontier = set(e.output_ids())
+        for _ in range(4):
+            if frontier & roots:
+                return True
+            nxt = set()
+            for t in frontier:
+                for i in self.consumers.get(t, ()):
+                    c = self.ev[i]
+                    if c.kind == "module":
+                        continue
+                    if _opname(c) not in ("mean", "sum", "add", "__add__", "__radd__", "mul", "__mul__", "__rmul__",
+                                          "div", "__truediv__", "sub", "__sub__", "__rsub__", "pow", "__pow__"):
+                        return False
+                    nxt |= set(c.output_ids())
+            if not nxt:
+                return False
+            frontier = nxt
+        return bool(frontier & roots)
 
     @staticmethod
     def _zero_reason(op):
@@ -823,13 +855,20 @@ class Diagnosis:
                 fix="call loss.backward() inside the traced block.")
         if not real:
             e = bws[-1]
+            # torch.func.grad / grad_and_value / vjp run torch.autograd.grad inside functorch
+            func_api = e.context == "functorch" or bool(e.site and re.search(r"(?<![\w.])(grad|grad_and_value|vjp)\(",
+                                                                           _code(e.site)))
+            api = "torch.func.grad" if func_api else "torch.autograd.grad"
             return Explanation(
                 "autograd_grad_not_backward", e.site, name,
-                f"{name}.grad is None: the step computed gradients with torch.autograd.grad{_at(e.site)}{_code(e.site)}, "
+                f"{name}.grad is None: the step computed gradients with {api}{_at(e.site)}{_code(e.site)}, "
                 f"which returns them instead of storing them in .grad.",
-                detail="torch.autograd.grad(outputs, inputs) never writes .grad; optimizer.step() then sees no gradients.",
-                fix="use loss.backward() (then clip with torch.nn.utils.clip_grad_norm_), or assign the returned "
-                    "gradients: `for p, g in zip(params, grads): p.grad = g`.",
+                detail=f"{api} never writes .grad; optimizer.step() then sees no gradients.",
+                fix=("assign the returned gradients before optimizer.step(): torch.func.grad returns them in the "
+                     "structure of its input, e.g. `for n, p in model.named_parameters(): p.grad = grads[n]`."
+                     if func_api else
+                     "use loss.backward() (then clip with torch.nn.utils.clip_grad_norm_), or assign the returned "
+                     "gradients: `for p, g in zip(params, grads): p.grad = g`."),
                 evidence=[e])
         # got a gradient, then lost it
         got = [b for b in d.backwards if b.api != "torch.autograd.grad" and tid in b.leaf_grads

@@ -935,3 +935,28 @@ def test_second_differentiation_through_once_differentiable_is_explained():
     f = tr.failure
     assert_explains(f, "custom_function", "decorated with @once_differentiable", "w_once", "remove @once_differentiable")
     assert f"{BASENAME}:{line('w_penalty')}" in f.summary
+
+
+def test_a_hinge_that_is_zero_everywhere_is_not_called_a_dead_relu():
+    emb = nn.Linear(4, 4)
+    with gradscope.trace() as tr:
+        a, p, n = emb(torch.randn(6, 4)), emb(torch.randn(6, 4)), emb(torch.randn(6, 4))
+        d_ap, d_an = (a - p).pow(2).sum(1), (a - n).pow(2).sum(1)
+        loss = F.relu(d_ap - d_an - 1e6).mean()  # L:w_hinge
+        loss.backward()
+    exp = tr.why(emb.weight)
+    assert_explains(exp, "zero_gradient", "emb.weight", "w_hinge", "positive margin")
+    assert "hinge" in exp.detail and "dead ReLU" not in exp.detail
+
+
+def test_torch_func_grad_is_named_with_a_dict_fix():
+    from torch.func import functional_call, grad
+
+    net = nn.Linear(3, 1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        params = dict(net.named_parameters())
+        grads = grad(lambda p: functional_call(net, p, (torch.randn(4, 3),)).pow(2).mean())(params)  # L:w_func
+        opt.step()
+    exp = tr.why(net.weight)
+    assert_explains(exp, "autograd_grad_not_backward", "torch.func.grad", "w_func", "grads[n]")
