@@ -773,14 +773,22 @@ class Diagnosis:
                         "requires_grad=True)), or keep a name for the original leaf and read its .grad.",
                     evidence=[prod])
             site = prod.site if prod else None
+            fix = (f"call `{name}.retain_grad()` right after it is created (before backward), or use "
+                   f"torch.autograd.grad(loss, {name}).")
+            if prod is not None and site is not None and "Parameter(" in (site.code or "") and any(
+                    self.d.tensors.get(r.tid) is not None and self.d.tensors[r.tid].role == "param"
+                    for r in prod.inputs):
+                # `self.U = nn.Parameter(torch.randn(d, r)) * 0.02`: the Parameter is a temporary, the module
+                # holds a computed tensor (not registered, not in the optimizer)
+                fix = (f"apply the arithmetic inside the Parameter: `nn.Parameter(torch.randn(...) * 0.02)`; as "
+                       f"written, `{name}` is a computed tensor that the module does not register and the optimizer "
+                       f"never sees (retain_grad() would show a .grad, but it would still never train).")
             return Explanation(
                 "non_leaf_no_retain_grad", site, name,
                 f"{name}.grad is None: `{name}` is not a leaf (it was computed{_at(site)}{_code(site)}), and PyTorch "
                 f"only fills .grad of leaves unless retain_grad() is called.",
                 detail="Gradient flows through non-leaf tensors but is not stored on them by default.",
-                fix=f"call `{name}.retain_grad()` right after it is created (before backward), or use "
-                    f"torch.autograd.grad(loss, {name}).",
-                evidence=[prod] if prod else [])
+                fix=fix, evidence=[prod] if prod else [])
         if requires_grad and is_leaf:
             uses = [e for e in self.ev if e.context == "user" and e.kind in ("op", "cut", "module")
                     and tid in e.input_ids()]

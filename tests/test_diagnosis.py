@@ -960,3 +960,20 @@ def test_torch_func_grad_is_named_with_a_dict_fix():
         opt.step()
     exp = tr.why(net.weight)
     assert_explains(exp, "autograd_grad_not_backward", "torch.func.grad", "w_func", "grads[n]")
+
+
+def test_parameter_scaled_outside_its_constructor_is_not_fixed_by_retain_grad():
+    class Adapter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.U = nn.Parameter(torch.randn(4, 2)) * 0.02  # L:w_scaled_param
+
+        def forward(self, x):
+            return x @ self.U
+
+    with gradscope.trace() as tr:
+        ad = Adapter()
+        ad(torch.randn(3, 4)).sum().backward()
+    exp = tr.why(ad.U)
+    assert_explains(exp, "non_leaf_no_retain_grad", "is not a leaf", "w_scaled_param", "inside the Parameter")
+    assert "never sees" in exp.fix
