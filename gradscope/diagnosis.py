@@ -74,6 +74,8 @@ def _receiver(code: str, call: str) -> str | None:
 
 
 _MODULE_NAMES = {"torch", "np", "numpy", "F", "nn", "math", "jnp", "functional", "torch.nn.functional"}
+# cuts the user writes as a call of their own (not ops inside a module under no_grad)
+_EXPLICIT_CUTS = {"detach", "data", "numpy", "item", "tolist", "rewrap"}
 _DUNDER_CALLS = {"__float__": "float(", "__int__": "int(", "__bool__": "bool(", "__index__": "int(",
                  "__complex__": "complex("}
 
@@ -422,6 +424,34 @@ class Diagnosis:
                 break
         return s
 
+    def _computed_once_reused(self, e: Event) -> str:
+        """For a value made (under no_grad / inference_mode) whose line never ran again although the function
+        holding it (or one around it) was called again later: a cache filled once (e.g. by a validation call)
+        and reused. Returns that function's name; else ""."""
+        if e.site is None or not e.site.stack:
+            return ""
+        key = (e.site.filename, e.site.lineno)
+        later = [x for x in self.ev[e.index + 1:] if x.site is not None and x.kind not in ("module", "backward", "grad_mode")]
+        for fr in reversed(e.site.stack):  # the cut's own function first, then its callers
+            if fr.function in ("<module>", "", None):
+                break
+            fn = (fr.filename, fr.function)
+            left = False
+            again = None
+            for j, x in enumerate(later):
+                if any((f.filename, f.function) == fn for f in x.site.stack):
+                    if left:
+                        again = j
+                        break
+                else:
+                    left = True
+            if again is not None:
+                if any((x.site.filename, x.site.lineno) == key for x in later[again:]):
+                    return ""  # called again, and computed it again
+                name = fr.function
+                return name.rsplit(".", 1)[0] if name.endswith(".forward") else name
+        return ""
+
     def _grad_off_elsewhere(self, e: Event) -> str:
         """For a cut made with grad off: when grad was switched off by a call that is not a `with` line or
         decorator in the cut's own call chain (a context manager's __enter__, a helper, a global switch),
@@ -437,8 +467,12 @@ class Diagnosis:
             if any(fr.filename == g.site.filename and fr.function == g.site.function for fr in e.site.stack):
                 return ""  # a `with torch.no_grad():` / decorator the user can see around the line
             fn = g.site.function
-            return (f"grad was switched off by `{g.site.code.split('#')[0].strip() or _short(g.op)}`"
-                    f"{_at(g.site)}" + (f" (in {fn})" if fn and fn != "<module>" else ""))
+            code = g.site.code.split('#')[0].strip()
+            gen = code.startswith("with ")  # a `with` in a function not on the stack: a suspended generator
+            return (f"grad was switched off by `{code or _short(g.op)}`"
+                    f"{_at(g.site)}" + (f" (in {fn})" if fn and fn != "<module>" else "")
+                    + (f", and {fn or 'that generator'} yields inside that block, so grad stays off in the caller "
+                       f"until it resumes" if gen else ""))
         return ""
 
     # --- public: why ----------------------------------------------------------------------------
@@ -1063,12 +1097,17 @@ class Diagnosis:
                         f"; linked by {by})" if by else ")")
                 else:
                     came_back = f" and came back through {how}{_at(back[0].site)}" + (f" (linked by {by})" if by else "")
+        users = {i for o in e.output_ids() for i in self.consumers.get(o, ()) if self.ev[i].kind != "module"}
+        cached = cause in ("inference_mode", "no_grad_block") and self._computed_once_reused(se)
         texts = {
             "detach": (f"{what} was detached{_at(site)}{_code(site)}",
                        "detach() returns a tensor that shares the values but has no history, so backward stops there.",
-                       (f"use `{what}` instead of `{what}.detach()`" if plain else "remove that .detach()") +
-                       f" where the result should train {name}; keep detach() only for logging or for targets that "
-                       f"must not get gradients."),
+                       (f"keep that detach() for the terms that must not train through it (it feeds {len(users)} "
+                        f"computations), but compute the term that should train {name} from the undetached value"
+                        + (f" `{what}`" if plain else "") + "." if len(users) > 1 else
+                        (f"use `{what}` instead of `{what}.detach()`" if plain else "remove that .detach()") +
+                        f" where the result should train {name}; keep detach() only for logging or for targets that "
+                        f"must not get gradients.")),
             "data_attr": (f"{what} was read through .data{_at(site)}{_code(site)}",
                           ".data gives the values without autograd history, so the result is a constant to backward.",
                           (f"use `{what}` directly instead of `{what}.data`" if plain else "use the tensor itself "
@@ -1097,14 +1136,20 @@ class Diagnosis:
                                f"{what} was used inside a no_grad region{_at(site)}{_code(site)}"),
                               "Inside torch.no_grad() (or @torch.no_grad(), set_grad_enabled(False)) results are "
                               "recorded without history.",
-                              ("keep grad on for the training forward: do not switch it off there (or switch it off "
-                               "only around evaluation and target computations)." if off_by else
+                              (("close the no_grad block before the yield (compute what needs no gradient inside it, "
+                                "yield after it)." if "yields inside" in off_by else
+                                "keep grad on for the training forward: do not switch it off there (or switch it off "
+                                "only around evaluation and target computations).") if off_by else
                                "move this computation out of the no_grad block (or enable grad for it) in the training "
                                "step; keep no_grad for evaluation and target computations.")),
-            "inference_mode": (f"{what} was used under torch.inference_mode(){_at(site)}{_code(site)}",
+            "inference_mode": (f"{what} was used under torch.inference_mode(){_at(site)}{_code(site)}"
+                               + ("; that result was cached: later calls of "
+                                  f"`{cached}` reused it instead of computing it again" if cached else ""),
                                "Tensors created under inference_mode have no history; .clone() afterwards makes a "
                                "normal tensor but cannot restore it.",
-                               "run this part of the forward outside torch.inference_mode() during training."),
+                               ("do not keep tensors computed from parameters across calls (recompute them in training, "
+                                "or invalidate the cache when grad is on / in train mode)." if cached else
+                                "run this part of the forward outside torch.inference_mode() during training.")),
             "nondifferentiable_op": self._lib_nograd_text(e, what, site) or (
                                      f"{what} went through {_opname(e)}(){_at(site)}{_code(site)}",
                                      f"{_opname(e)}() has no gradient (its result is integer/boolean or piecewise "
@@ -1513,7 +1558,7 @@ class Diagnosis:
             what = self._cut_input_label(e, e.inputs[0].tid if e.inputs else None)
             fix = self._cut_explanation(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root).fix
             same = [c for c in cuts if c.site is not None and e.site is not None and c.site.stack == e.site.stack
-                    and c.cut == e.cut]
+                    and c.cut == e.cut and c.op == e.op and e.cut in _EXPLICIT_CUTS and c.module == e.module]
             if len(same) > 1:  # one line, many tensors: a loop or comprehension (every parameter detached)
                 labels = [self._cut_input_label(c, c.inputs[0].tid if c.inputs else None) for c in same]
                 what = (f"every one of {len(same)} tensors on that line ({', '.join(labels[:3])}"
@@ -1521,11 +1566,14 @@ class Diagnosis:
                 fix = (f"drop the {_opname(se)}() in that loop/comprehension for the tensors that should train "
                        f"(torch.func.functional_call and friends keep the graph through the tensors you pass); "
                        f"keep it only where no gradient is wanted.")
+            off = self._grad_off_elsewhere(se) if cause == "no_grad_block" else ""
             return Explanation(
                 cause, site, root,
-                f"backward on `{root}` failed: `{root}` does not require grad because {what} "
-                f"{'were' if len(same) > 1 else 'was'} cut off from autograd"
-                f"{_at(site)}{_code(site)} ({_opname(se)}), and nothing else in it requires grad.",
+                (f"backward on `{root}` failed: `{root}` does not require grad because {what} was computed while grad "
+                 f"was switched off{_at(site)}{_code(site)}; {off}." if off else
+                 f"backward on `{root}` failed: `{root}` does not require grad because {what} "
+                 f"{'were' if len(same) > 1 else 'was'} cut off from autograd"
+                 f"{_at(site)}{_code(site)} ({_opname(se)}), and nothing else in it requires grad."),
                 detail="backward() needs a result with a grad_fn; every path from a trainable tensor to it was cut.",
                 fix=fix, evidence=[e])
         if not evs or all(self.d.tensors.get(t) is None or self.d.tensors[t].producer is None for t in roots):

@@ -977,3 +977,60 @@ def test_parameter_scaled_outside_its_constructor_is_not_fixed_by_retain_grad():
     exp = tr.why(ad.U)
     assert_explains(exp, "non_leaf_no_retain_grad", "is not a leaf", "w_scaled_param", "inside the Parameter")
     assert "never sees" in exp.fix
+
+
+def _pseudo_batches(teacher, n):
+    with torch.no_grad():  # L:w_gen_with
+        for _ in range(n):
+            x = torch.randn(4, 3)
+            yield x, teacher(x).argmax(1)
+
+
+def test_a_generator_that_yields_inside_no_grad_is_named():
+    teacher, student = nn.Linear(3, 2), nn.Linear(3, 2)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            for x, y in _pseudo_batches(teacher, 1):
+                F.cross_entropy(student(x), y).backward()  # L:w_gen_use
+    f = tr.failure
+    assert f.cause == "no_grad_block" and site_hits(f.site, "w_gen_use")
+    assert f"{BASENAME}:{line('w_gen_with')}" in f.summary and "yields inside that block" in f.summary
+    assert "before the yield" in f.fix
+
+
+def test_a_detached_value_that_feeds_two_terms_keeps_its_detach_in_the_fix():
+    actor, critic = nn.Linear(3, 2), nn.Linear(3, 1)
+    with gradscope.trace() as tr:
+        s = torch.randn(5, 3)
+        adv = (torch.randn(5) - critic(s).squeeze(1)).detach()  # L:w_adv
+        actor_loss = -(actor(s).log_softmax(1)[:, 0] * adv).mean()
+        critic_loss = adv.pow(2).mean()
+        (actor_loss + critic_loss).backward()
+    exp = tr.why(critic.weight)
+    assert_explains(exp, "detach", "was detached", "w_adv", "undetached value")
+    assert "keep that detach()" in exp.fix
+
+
+class _CachedBias(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Linear(2, 4)
+        self.proj = nn.Linear(4, 4)
+        self._bias = None
+
+    def forward(self, x):
+        if self._bias is None:
+            self._bias = self.table(torch.ones(1, 2))  # L:w_cache
+        return self.proj(x) + self._bias
+
+
+def test_a_value_cached_under_inference_mode_and_reused_in_training_says_so():
+    m = _CachedBias()
+    with gradscope.trace() as tr:
+        with torch.inference_mode():
+            m(torch.randn(3, 4))  # a sanity/validation call fills the cache
+        for _ in range(2):
+            m(torch.randn(3, 4)).sum().backward()
+    exp = tr.why(m.table.weight)
+    assert_explains(exp, "inference_mode", "that result was cached", "w_cache", "across calls")
