@@ -211,6 +211,28 @@ def return_lines(fn) -> Frame | None:
     return Frame(co.co_filename, line, getattr(co, "co_qualname", co.co_name), linecache.getline(co.co_filename, line).strip())
 
 
+def loop_over_attr(module, attr: str) -> Frame | None:
+    """The line of ``type(module).forward`` (or a helper it calls) that loops over ``self.<attr>``
+    sliced or zipped (``for blk in self.blocks[:-1]``, ``zip(self.blocks, self.norms)``)."""
+    import re
+
+    pat = re.compile(r"\bfor\b.*\bin\b.*(self\.%s\s*\[|zip\(.*self\.%s\b|self\.%s\s*\)\s*\[)"
+                     % (re.escape(attr), re.escape(attr), re.escape(attr)))
+    cls = type(module)
+    for name in ["forward"] + [n for n, v in vars(cls).items() if callable(v) and n != "forward"]:
+        fn = getattr(cls, name, None)
+        co = getattr(getattr(fn, "__func__", fn), "__code__", None)
+        if co is None or co.co_filename.startswith(TORCH_DIR):
+            continue
+        lines = linecache.getlines(co.co_filename)
+        last = max((ln for _, _, ln in co.co_lines() if ln is not None), default=co.co_firstlineno)
+        for ln in range(co.co_firstlineno, min(last, len(lines)) + 1):
+            text = lines[ln - 1]
+            if pat.search(text):
+                return Frame(co.co_filename, ln, getattr(co, "co_qualname", co.co_name), text.strip())
+    return None
+
+
 def value_return(fn) -> Frame | None:
     """The last ``return <value>`` (not a bare/None return) of a function, or None when it only
     returns None: a forward hook that replaces the module's output."""

@@ -1065,6 +1065,14 @@ class Recorder(TorchFunctionMode):
             if cells:  # which closure cells it reads (hooks made in a loop that share one: late binding)
                 detail["cells"] = [id(c) for c in cells]
                 detail["freevars"] = list(fn.__code__.co_freevars)
+                vals = []
+                for c in cells:  # their values now (a loop variable changes between registrations)
+                    try:
+                        v = c.cell_contents
+                        vals.append(repr(v)[:60] if type(v) in (int, float, bool, str, type(None)) else None)
+                    except ValueError:  # an empty cell
+                        vals.append(None)
+                detail["cell_values"] = vals
             if ins:
                 self._hooked.add(id(ins[0]))
             gf = ins[0].grad_fn if ins else None
@@ -1954,6 +1962,8 @@ class Recorder(TorchFunctionMode):
                     if frs:
                         fwd_hooks[path] = frs
                 if path not in called and (path or "") != "":
+                    if isinstance(m, (nn.ModuleList, nn.ModuleDict)) and path:
+                        self._partly_iterated(m, path, called, skipped)
                     continue
                 for cname, child in m.named_children():
                     cpath = f"{path}.{cname}" if path else cname
@@ -1967,6 +1977,23 @@ class Recorder(TorchFunctionMode):
         self.data.meta["skipped_children"] = skipped
         self.data.meta["module_hooks"] = hooks
         self.data.meta["module_forward_hooks"] = fwd_hooks
+
+    def _partly_iterated(self, box, path, called, skipped):
+        """A ModuleList/ModuleDict (iterated, never called) of which only some children ran: the loop in its
+        owner's forward that goes over part of it (`for blk in self.blocks[:-1]`, a zip with a shorter list)."""
+        kids = [(f"{path}.{c}", ch) for c, ch in box.named_children()]
+        ran = [k for k, _ in kids if k in called]
+        if not ran or len(ran) == len(kids):
+            return
+        owner_path, _, attr = path.rpartition(".")
+        owner = next((m for m, p in self._mod_path.items() if p == owner_path), None)
+        fr = _frames.loop_over_attr(owner, attr) if owner is not None else None
+        if fr is None:
+            return
+        for k, _ in kids:
+            if k not in called:
+                skipped[k] = {"parent": owner_path, "return_line": fr.to_json(), "loop": path,
+                              "ran": len(ran), "of": len(kids)}
 
     def _refresh_alive(self):
         tens = self.tensors

@@ -105,6 +105,26 @@ def _first_arg(code: str, call: str) -> str | None:
     return arg
 
 
+def _find_in_function(filename: str, lineno: int, needle: str):
+    """(line, code) of the first line containing ``needle`` in the function around ``filename:lineno``."""
+    import linecache
+
+    lines = linecache.getlines(filename)
+    if not lines or not 0 < lineno <= len(lines):
+        return None
+    start = lineno - 1
+    while start > 0 and not lines[start].lstrip().startswith(("def ", "async def ")):
+        start -= 1
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    for i in range(start + 1, len(lines)):
+        text = lines[i]
+        if text.strip() and len(text) - len(text.lstrip()) <= indent:
+            break
+        if needle in text:
+            return i + 1, text.strip()
+    return None
+
+
 def py_expr(name: str) -> str:
     """A parameter name as Python: "model.0.weight" -> "model[0].weight"."""
     parts = name.split(".")
@@ -174,13 +194,21 @@ class Diagnosis:
         cells = h.detail.get("cells")
         if not cells or h.site is None:
             return None
+        vals = h.detail.get("cell_values") or []
         for o in self.ev:
             if o is not h and o.kind == "hook" and o.site is not None and o.site.stack == h.site.stack:
-                shared = set(cells) & set(o.detail.get("cells") or ())
-                if shared:
-                    names = h.detail.get("freevars") or []
-                    i = cells.index(next(c for c in cells if c in shared))
-                    return names[i] if i < len(names) else "a variable"
+                ovals = o.detail.get("cell_values") or []
+                ocells = o.detail.get("cells") or []
+                for i, c in enumerate(cells):
+                    if c not in ocells:
+                        continue
+                    # the same cell, holding different values when each hook was made: a loop variable
+                    a = vals[i] if i < len(vals) else None
+                    j = ocells.index(c)
+                    b = ovals[j] if j < len(ovals) else None
+                    if a is not None and b is not None and a != b:
+                        names = h.detail.get("freevars") or []
+                        return names[i] if i < len(names) else "a variable"
         return None
 
     def _hook_fix(self, h: Event, default: str) -> str:
@@ -366,6 +394,49 @@ class Diagnosis:
                 if ins and any(r.requires_grad for r in ins) and e.outputs and not any(r.requires_grad for r in e.outputs):
                     return k, e
             flowing.update(e.output_ids())
+        return None
+
+    def _custom_output_cut(self, path, name):
+        """A custom autograd.Function whose output (used outside it) does not require grad although what went
+        in did: ctx.mark_non_differentiable() on it, or forward() called directly instead of .apply()."""
+        for k in range(len(path) - 1):
+            e, nx = path[k], path[k + 1]
+            if e.context != "custom_function" or nx.context == "custom_function":
+                continue
+            passed = set(e.output_ids()) & set(nx.input_ids())
+            refs = [r for r in nx.inputs if r.tid in passed]
+            if not refs or any(r.requires_grad for r in refs):
+                continue
+            j = k
+            while j > 0 and path[j - 1].context == "custom_function":
+                j -= 1
+            if not any(r.requires_grad for r in path[j].inputs):
+                continue
+            fn = e.site.function if e.site else ""
+            cls = fn.rsplit(".", 1)[0] if "." in fn else "the custom Function"
+            hit = _find_in_function(e.site.filename, e.site.lineno, "mark_non_differentiable(") if e.site else None
+            if hit is not None:
+                site = Site(e.site.filename, hit[0], fn, hit[1], e.site.stack[:-1] + (Frame(e.site.filename, hit[0], fn,
+                                                                                               hit[1]),),
+                            self._label(e.site.filename))
+                return Explanation(
+                    "nondifferentiable_op", site, name,
+                    f"{name}.grad is None: the custom autograd.Function {cls} marks its output non-differentiable"
+                    f"{_at(site)}{_code(site)}, so autograd treats that output as a constant and never calls its "
+                    f"backward.",
+                    detail="ctx.mark_non_differentiable() is for outputs that cannot have a gradient (integer indices, "
+                           "masks); a marked output gets no grad_fn.",
+                    fix="remove ctx.mark_non_differentiable(...) for outputs that should carry gradient; the "
+                        "Function's backward() is then used (a straight-through estimator needs no mark).",
+                    evidence=[e, nx])
+            return Explanation(
+                "nondifferentiable_op", nx.site, name,
+                f"{name}.grad is None: the result of {cls}{_at(nx.site)}{_code(nx.site)} does not require grad "
+                f"although its input did: its forward ran without autograd recording it.",
+                detail="A custom Function's output gets a grad_fn only through Function.apply, and only if it is not "
+                       "marked non-differentiable.",
+                fix="call the Function through .apply(...) (not .forward(...)), and do not mark outputs that should "
+                    "carry gradient with ctx.mark_non_differentiable().", evidence=[e, nx])
         return None
 
     def _cause_of_cut(self, e: Event, path=None, k=None):
@@ -1056,6 +1127,9 @@ class Diagnosis:
                 continue
             hit = self._cut_on_path(path, tid)
             if hit is None:
+                res = self._custom_output_cut(path, name)
+                if res is not None:
+                    return res
                 continue
             k, e = hit
             cause, se = self._cause_of_cut(e, path, k)
@@ -1300,6 +1374,15 @@ class Diagnosis:
                     parent = [e for e in self.ev if e.kind == "module" and (e.op == info["parent"] or not info["parent"])]
                     outer = parent[-1].site.stack if parent and parent[-1].site else ()
                     site = self._frame_site(f, outer)
+                    if info.get("loop"):
+                        return Explanation(
+                            "unused_parameter", site, name,
+                            f"{name}.grad is None: `{cpath}` was never called: the loop{_at(site)}{_code(site)} goes "
+                            f"over only part of `{info['loop']}` ({info.get('ran')} of its {info.get('of')} modules ran).",
+                            detail="A module that is skipped in the forward gets no gradient for its parameters "
+                                   "(and DDP reports them as unused).",
+                            fix=f"loop over all of `{info['loop']}` (check the slice, or a zip with a shorter list).",
+                            evidence=parent[-1:])
                     return Explanation(
                         "unused_parameter", site, name,
                         f"{name}.grad is None: `{cpath}` was never called: "

@@ -1034,3 +1034,59 @@ def test_a_value_cached_under_inference_mode_and_reused_in_training_says_so():
             m(torch.randn(3, 4)).sum().backward()
     exp = tr.why(m.table.weight)
     assert_explains(exp, "inference_mode", "that result was cached", "w_cache", "across calls")
+
+
+class _MarkedSTE(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = torch.round(x)
+        ctx.mark_non_differentiable(out)  # L:w_mark
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+def test_mark_non_differentiable_on_a_float_output_is_the_site():
+    enc, dec = nn.Linear(4, 4), nn.Linear(4, 1)
+    with gradscope.trace() as tr:
+        dec(_MarkedSTE.apply(enc(torch.randn(3, 4)))).sum().backward()
+    exp = tr.why(enc.weight)
+    assert_explains(exp, "nondifferentiable_op", "marks its output non-differentiable", "w_mark",
+                    "remove ctx.mark_non_differentiable")
+
+
+class _Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x):
+        for blk in self.blocks[:-1]:  # L:w_slice
+            x = blk(x)
+        return x
+
+
+def test_a_loop_over_part_of_a_module_list_is_the_site():
+    m = _Stack()
+    with gradscope.trace() as tr:
+        m(torch.randn(2, 4)).sum().backward()
+    exp = tr.why(m.blocks[2].weight)
+    assert_explains(exp, "unused_parameter", "goes over only part of `blocks` (2 of its 3 modules ran)", "w_slice",
+                    "loop over all of `blocks`")
+
+
+def test_hooks_sharing_a_variable_that_never_changed_are_not_called_late_binding():
+    layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(2)])
+    factor = 1 // 4  # 0: integer division
+    with gradscope.trace() as tr:
+        hs = [lin.weight.register_hook(lambda g: g * factor) for lin in layers]  # L:w_shared_const
+        x = torch.randn(2, 3)
+        for lin in layers:
+            x = lin(x)
+        x.sum().backward()
+    for h in hs:
+        h.remove()
+    exp = tr.why(layers[0].weight)
+    assert exp.cause == "hook_modified" and "bind late" not in exp.fix
