@@ -1173,6 +1173,10 @@ class Diagnosis:
                     came_back = f" and came back through {how}{_at(back[0].site)}" + (f" (linked by {by})" if by else "")
         users = {i for o in e.output_ids() for i in self.consumers.get(o, ()) if self.ev[i].kind != "module"}
         cached = cause in ("inference_mode", "no_grad_block") and self._computed_once_reused(se)
+        rebind = None  # `w = w - lr * w.grad` under no_grad: a manual SGD step that rebinds the leaf
+        if cause == "no_grad_block" and site is not None and ".grad" in (site.code or ""):
+            m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=\s*\1\s*[-+]", site.code or "")
+            rebind = m.group(1) if m else None
         texts = {
             "detach": (f"{what} was detached{_at(site)}{_code(site)}",
                        "detach() returns a tensor that shares the values but has no history, so backward stops there.",
@@ -1205,12 +1209,17 @@ class Diagnosis:
                               "history.",
                               "combine tensors with torch.stack / torch.cat (or use the tensor directly) instead of "
                               "torch.tensor([...]) / new_tensor(...)."),
-            "no_grad_block": ((f"{what} was used while grad was switched off{_at(site)}{_code(site)}; "
+            "no_grad_block": ((f"`{rebind}` was rebound{_at(site)}{_code(site)} to the result of an update made under "
+                               f"no_grad, a new tensor that does not require grad" if rebind else
+                               f"{what} was used while grad was switched off{_at(site)}{_code(site)}; "
                                f"{off_by}" if off_by else
                                f"{what} was used inside a no_grad region{_at(site)}{_code(site)}"),
                               "Inside torch.no_grad() (or @torch.no_grad(), set_grad_enabled(False)) results are "
                               "recorded without history.",
-                              (("close the no_grad block before the yield (compute what needs no gradient inside it, "
+                              (f"update it in place under no_grad so it stays the leaf that requires grad: "
+                               f"`{rebind} -= lr * {rebind}.grad`, then `{rebind}.grad = None` (or use torch.optim.SGD)."
+                               if rebind else
+                               ("close the no_grad block before the yield (compute what needs no gradient inside it, "
                                 "yield after it)." if "yields inside" in off_by else
                                 "keep grad on for the training forward: do not switch it off there (or switch it off "
                                 "only around evaluation and target computations).") if off_by else
@@ -1650,6 +1659,16 @@ class Diagnosis:
                        f"(torch.func.functional_call and friends keep the graph through the tensors you pass); "
                        f"keep it only where no gradient is wanted.")
             off = self._grad_off_elsewhere(se) if cause == "no_grad_block" else ""
+            m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=\s*\1\s*[-+]", (site.code or "") if site else "")
+            if cause == "no_grad_block" and m and ".grad" in site.code:  # a manual SGD step that rebinds the leaf
+                return Explanation(
+                    cause, site, root,
+                    f"backward on `{root}` failed: `{m.group(1)}` was rebound{_at(site)}{_code(site)} to the result of "
+                    f"an update made under no_grad, a new tensor that does not require grad, so `{root}` computed "
+                    f"from it has no grad_fn.",
+                    detail="Under no_grad, `w = w - lr * w.grad` creates a new tensor without history and rebinds the "
+                           "name; the original leaf that required grad is no longer used.",
+                    fix=fix, evidence=[e])
             return Explanation(
                 cause, site, root,
                 (f"backward on `{root}` failed: `{root}` does not require grad because {what} was computed while grad "

@@ -1090,3 +1090,17 @@ def test_hooks_sharing_a_variable_that_never_changed_are_not_called_late_binding
         h.remove()
     exp = tr.why(layers[0].weight)
     assert exp.cause == "hook_modified" and "bind late" not in exp.fix
+
+
+def test_a_manual_sgd_step_that_rebinds_the_leaf_under_no_grad():
+    w = torch.randn(3, requires_grad=True)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            for _ in range(2):
+                loss = (w * torch.randn(3)).pow(2).sum()
+                loss.backward()
+                with torch.no_grad():
+                    w = w - 0.1 * w.grad  # L:w_sgd
+    f = tr.failure
+    assert_explains(f, "no_grad_block", "`w` was rebound", "w_sgd", "w -= lr * w.grad")
