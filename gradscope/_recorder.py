@@ -638,11 +638,18 @@ class Recorder(TorchFunctionMode):
             return tid
         if producer is None and link and self._entry is not None:  # parameters: module names win later
             f = _frames.first_user_frame(sys._getframe(), self._entry)
-            if f is not None:
+            # a trainable leaf first used deep inside (a Dataset's __getitem__ reading self.prompt): the
+            # caller's variable for it, a few frames up
+            depth = 4 if info.requires_grad and info.is_leaf else 1
+            while f is not None and depth > 0 and info.name is None:
                 for k, v in _frames.locals_of(f).items():
                     if v is t and not k.startswith("_"):
                         info.name = k
                         break
+                depth -= 1
+                if f is self._entry:
+                    break
+                f = _frames.first_user_frame(f.f_back, self._entry) if depth else None
         if producer is None and not is_param and link:
             if self._recent and info.is_leaf and self._link_alias(t, info):
                 pass

@@ -251,11 +251,17 @@ class Diagnosis:
     def _last_on_line(self, e: Event) -> Event:
         """The last event recorded on the same source line (the one whose result is assigned)."""
         last = e
+        n = len(e.site.stack) if e.site else 0
         for j in range(e.index + 1, min(len(self.ev), e.index + 64)):
             x = self.ev[j]
             if x.site is e.site or (x.site and e.site and x.site.stack == e.site.stack):
                 if x.kind not in ("grad_mode", "module", "backward"):
                     last = x
+            elif x.site and e.site and len(x.site.stack) > n and x.site.stack[:n] == e.site.stack \
+                    and x.kind not in ("grad_mode", "module", "backward"):
+                # a function called later from the same line (`loss = f(model(x))`): its result, not this
+                # event's, is what the line assigns
+                return x
             else:
                 break
         return last

@@ -32,6 +32,9 @@ def infer_names(data: TraceData) -> None:
         nxt = ev[i + 1] if i + 1 < n else None
         if nxt is not None and nxt.site is e.site and nxt.kind in _NAMING_KINDS:
             continue  # not the last call on this line
+        if nxt is not None and nxt.site is not None and len(nxt.site.stack) > len(e.site.stack) \
+                and nxt.site.stack[:len(e.site.stack)] == e.site.stack:
+            continue  # `loss = f(model(x))`: a function called next from this line makes the assigned value
         m = _ASSIGN.match(e.site.code)
         if not m:
             continue

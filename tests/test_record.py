@@ -1080,3 +1080,31 @@ def test_modules_called_through_a_loop_variable_are_named_from_their_container()
         x.sum().backward()
     names = sorted(t.name for t in tr.data.tensors.values() if t.role == "param")
     assert names == [f"layers.{i}.{p}" for i in range(3) for p in ("bias", "weight")]
+
+
+def _loss_of(logits):
+    return logits.argmax(1).float().mean()
+
+
+def test_a_value_passed_straight_into_a_function_is_not_named_after_the_lines_target():
+    net = nn.Linear(4, 3)
+    with gradscope.trace() as tr:
+        loss = _loss_of(net(torch.randn(2, 4)))  # L:passed-in
+    out = [e for e in at(tr, "passed-in", kind="module")][-1]
+    assert tr.data.tensors[out.output_ids()[0]].name != "loss"  # (it is the function's input, not its result)
+
+
+class _Holder:
+    def __init__(self, p):
+        self.p = p
+
+    def get(self):
+        return self.p * 1.0  # first use, deep inside
+
+
+def test_a_trainable_leaf_first_used_deep_inside_is_named_from_the_callers_variable():
+    prompt = nn.Parameter(torch.randn(3))
+    h = _Holder(prompt)
+    with gradscope.trace() as tr:
+        h.get().sum().backward()
+    assert tr.data.tensors[tid(tr, prompt)].name == "prompt"
