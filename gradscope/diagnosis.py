@@ -402,6 +402,33 @@ class Diagnosis:
             flowing.update(e.output_ids())
         return None
 
+    def _copied_into_new_param(self, steps, tid, name):
+        """After the cut, the values were copied into a different trainable parameter (a rebuilt model loaded with
+        load_state_dict): the forward uses that new parameter, the optimizer this one. param_recreated at the
+        new parameter's creation (the user's `model = build(cfg)` is in its stack)."""
+        owners = self.d.meta.get("param_owner") or {}
+        for x in steps:
+            tgt = x.detail.get("target") if x.kind == "inplace" else None
+            info = self.d.tensors.get(tgt) if tgt is not None else None
+            if info is None or tgt == tid or info.role != "param" or not info.requires_grad:
+                continue
+            if self.trainable and tid not in self.trainable:
+                continue
+            o = owners.get(str(tgt))
+            site = Site.from_json(o["site"]) if o and o.get("site") else x.site
+            new = self.label(tgt)
+            return Explanation(
+                "param_recreated", site, name,
+                f"{name}.grad is None: its values were copied{_at(x.site)}{_code(x.site)} into a new parameter "
+                f"({new}) created{_at(site)}{_code(site)}; the forward uses the new one, while the optimizer holds "
+                f"this one.",
+                detail="Rebuilding a model and loading a state_dict into it creates new Parameter objects; an "
+                       "optimizer built earlier keeps the old ones, which no longer take part in the forward.",
+                fix="build the optimizer after the model is rebuilt and loaded, or load the state into the existing "
+                    "model (model.load_state_dict(...)) instead of a new instance.",
+                evidence=[x])
+        return None
+
     def _custom_output_cut(self, path, name):
         """A custom autograd.Function whose output (used outside it) does not require grad although what went
         in did: ctx.mark_non_differentiable() on it, or forward() called directly instead of .apply()."""
@@ -1138,6 +1165,9 @@ class Diagnosis:
                     return res
                 continue
             k, e = hit
+            moved = self._copied_into_new_param(path[k:], tid, name)
+            if moved is not None:
+                return moved
             cause, se = self._cause_of_cut(e, path, k)
             if cause == "item_roundtrip" and se.site is not None and _REWRAP_CODE.search(se.site.code or "") \
                     and not _EXPLICIT_ITEM.search(se.site.code or ""):

@@ -1104,3 +1104,22 @@ def test_a_manual_sgd_step_that_rebinds_the_leaf_under_no_grad():
                     w = w - 0.1 * w.grad  # L:w_sgd
     f = tr.failure
     assert_explains(f, "no_grad_block", "`w` was rebound", "w_sgd", "w -= lr * w.grad")
+
+
+def _build():
+    return nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))  # L:w_build
+
+
+def test_a_model_rebuilt_and_loaded_after_the_optimizer_is_a_recreated_parameter():
+    model = _build()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    old = model[0].weight
+    with gradscope.trace() as tr:
+        state = {k: v.clone() for k, v in model.state_dict().items()}
+        model = _build()  # L:w_rebuild
+        model.load_state_dict(state)
+        model(torch.randn(5, 3)).pow(2).mean().backward()
+        opt.step()
+    exp = tr.why(old)
+    assert exp.cause == "param_recreated" and site_hits(exp.site, "w_rebuild")
+    assert "copied" in exp.summary and "into a new parameter" in exp.summary and "load the state" in exp.fix
