@@ -76,6 +76,8 @@ def _receiver(code: str, call: str) -> str | None:
 _MODULE_NAMES = {"torch", "np", "numpy", "F", "nn", "math", "jnp", "functional", "torch.nn.functional"}
 # cuts the user writes as a call of their own (not ops inside a module under no_grad)
 _EXPLICIT_CUTS = {"detach", "data", "numpy", "item", "tolist", "rewrap"}
+# library calls that replace a module's weight by new Parameters (the old weight leaves the model)
+_PARAMETRIZERS = {"weight_norm", "spectral_norm", "register_parametrization", "orthogonal", "_weight_norm"}
 _DUNDER_CALLS = {"__float__": "float(", "__int__": "int(", "__bool__": "bool(", "__index__": "int(",
                  "__complex__": "complex("}
 
@@ -491,6 +493,9 @@ class Diagnosis:
         if cause == "no_grad_block":
             g = self._governing_grad_mode(e)
             if g is not None and g.detail.get("lib_fn"):
+                lib = g.detail["lib_fn"].rsplit(".", 1)[-1]
+                if lib in _PARAMETRIZERS:  # it moved the weight into new Parameters: the old one is left behind
+                    return "param_recreated", site_e
                 return "nondifferentiable_op", site_e
         if cause is None:
             if not e.grad_enabled:
@@ -1261,6 +1266,13 @@ class Diagnosis:
                                 "only around evaluation and target computations).") if off_by else
                                "move this computation out of the no_grad block (or enable grad for it) in the training "
                                "step; keep no_grad for evaluation and target computations.")),
+            "param_recreated": (f"{what} went through {self._lib_name(e)}(){_at(site)}{_code(site)}, which moves the "
+                                f"weight into new Parameters that the forward uses from then on",
+                                "A parametrization (weight_norm, spectral_norm, ...) replaces the module's weight with "
+                                "new Parameters; an optimizer built before holds the old weight, which no longer takes "
+                                "part in the forward.",
+                                "apply it before creating the optimizer (or add the new parameters with "
+                                "optimizer.add_param_group)."),
             "inference_mode": (f"{what} was used under torch.inference_mode(){_at(site)}{_code(site)}"
                                + ("; that result was cached: later calls of "
                                   f"`{cached}` reused it instead of computing it again" if cached else ""),
@@ -1301,6 +1313,11 @@ class Diagnosis:
             steps.append(PathStep(root))
         ev = [e] + ([se] if se is not e else [])
         return Explanation(cause, site, name, summary, detail=why, fix=fix, path=steps, evidence=ev)
+
+    def _lib_name(self, e) -> str:
+        g = self._governing_grad_mode(e)
+        lib = g.detail.get("lib_fn") if g is not None else None
+        return lib.rsplit(".", 1)[-1] if lib else "a parametrization"
 
     def _lib_nograd_text(self, e, what, site):
         if e.cut != "no_grad":

@@ -1123,3 +1123,17 @@ def test_a_model_rebuilt_and_loaded_after_the_optimizer_is_a_recreated_parameter
     exp = tr.why(old)
     assert exp.cause == "param_recreated" and site_hits(exp.site, "w_rebuild")
     assert "copied" in exp.summary and "into a new parameter" in exp.summary and "load the state" in exp.fix
+
+
+def test_weight_norm_applied_after_the_optimizer_is_a_recreated_parameter():
+    from torch.nn.utils.parametrizations import weight_norm
+
+    disc = nn.Sequential(nn.Linear(3, 4), nn.LeakyReLU(0.2), nn.Linear(4, 1))
+    opt = torch.optim.SGD(disc.parameters(), lr=0.1)
+    old = disc[0].weight
+    with gradscope.trace() as tr:
+        disc[0] = weight_norm(disc[0])  # L:w_wn
+        disc(torch.randn(5, 3)).mean().backward()
+        opt.step()
+    exp = tr.why(old)
+    assert_explains(exp, "param_recreated", "moves the weight into new Parameters", "w_wn", "before creating the optimizer")
