@@ -1956,6 +1956,7 @@ class Recorder(TorchFunctionMode):
         skipped = {}
         hooks = {}
         fwd_hooks = {}
+        hook_params = {}  # tid -> the module whose forward hook uses it (an adapter attached by a hook)
         for m, path in self._mod_path.items():
             try:
                 hk = list(getattr(m, "_backward_hooks", {}).values()) + list(getattr(m, "_backward_pre_hooks", {}).values())
@@ -1968,6 +1969,8 @@ class Recorder(TorchFunctionMode):
                     frs = [f.to_json() for f in frs if f is not None]
                     if frs:
                         fwd_hooks[path] = frs
+                    for h in fh + list(getattr(m, "_forward_pre_hooks", {}).values()):
+                        self._hook_modules(h, path, hook_params)
                 if path not in called and (path or "") != "":
                     if isinstance(m, (nn.ModuleList, nn.ModuleDict)) and path:
                         self._partly_iterated(m, path, called, skipped)
@@ -1984,6 +1987,31 @@ class Recorder(TorchFunctionMode):
         self.data.meta["skipped_children"] = skipped
         self.data.meta["module_hooks"] = hooks
         self.data.meta["module_forward_hooks"] = fwd_hooks
+        self.data.meta["hook_params"] = hook_params
+
+    def _hook_modules(self, fn, path, out):
+        """Parameters of the modules a forward hook closes over (`lambda m, i, o: o + self.up(...)`)."""
+        fn = getattr(fn, "__func__", fn)
+        mods = []
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, nn.Module):
+            mods.append(owner)
+        for c in getattr(fn, "__closure__", None) or ():
+            try:
+                v = c.cell_contents
+            except ValueError:
+                continue
+            if isinstance(v, nn.Module):
+                mods.append(v)
+        for mod in mods:
+            base = self._mod_path.get(mod)
+            prefix = base if base else type(mod).__name__.lower()
+            for pn, p in mod.named_parameters():
+                tid = self._tid(p, link=False)
+                info = self.tensors[tid]
+                if info.name is None:
+                    info.name = f"{prefix}.{pn}"
+                out[str(tid)] = {"owner": path, "hook": getattr(fn, "__qualname__", "")[:200]}
 
     def _partly_iterated(self, box, path, called, skipped):
         """A ModuleList/ModuleDict (iterated, never called) of which only some children ran: the loop in its

@@ -779,7 +779,12 @@ class Diagnosis:
                 else:
                     why = self._zero_reason(op)
                     fix = self._zero_fix(op)
-                    if ("relu" in op or "clamp" in op) and self._feeds_loss_directly(e, b):
+                    if self._single_class(e):
+                        why = (f"{op}() over a class dimension of size 1: the softmax of a single logit is always 1, so "
+                               f"the loss is constant and its gradient is exactly zero.")
+                        fix = ("for one output unit use BCEWithLogitsLoss (binary), or give the model one output per "
+                               "class for cross_entropy (with integer class labels).")
+                    elif ("relu" in op or "clamp" in op) and self._feeds_loss_directly(e, b):
                         # a hinge (triplet / margin / hinge loss): every term is already satisfied
                         why = (f"{op}() here is a hinge inside the loss (max(0, ...)): every term was <= 0, so the "
                                f"loss is exactly 0 and sends no gradient back (all examples already satisfy it).")
@@ -820,6 +825,14 @@ class Diagnosis:
                 return False
             frontier = nxt
         return bool(frontier & roots)
+
+    def _single_class(self, e) -> bool:
+        """A softmax / cross entropy over a class dimension of size 1: constant, zero gradient."""
+        op = _opname(e)
+        if not ("cross_entropy" in op or "softmax" in op or "nll" in op) or not e.inputs:
+            return False
+        t = self.d.tensors.get(e.inputs[0].tid)
+        return t is not None and len(t.shape) >= 2 and t.shape[1] == 1
 
     @staticmethod
     def _zero_reason(op):
@@ -875,9 +888,18 @@ class Diagnosis:
                 if not p.ran:
                     continue
                 out = p.out_norms[j] if j < len(p.out_norms) else None
-                if (out is None or out == 0.0) and inc(p.nid) > 0.0 and (
-                        p.event is not None or "BackwardHook" in p.name or p.custom_backward is not None):
-                    return p, (self.ev[p.event] if p.event is not None else None)
+                if (out is None or out == 0.0) and inc(p.nid) > 0.0:
+                    if p.event is not None or "BackwardHook" in p.name or p.custom_backward is not None:
+                        return p, (self.ev[p.event] if p.event is not None else None)
+                    # a node inside a recorded call (LogSoftmaxBackward0 inside cross_entropy): that call
+                    up, hops = p, 0
+                    while up.event is None and hops < 16:
+                        ps = [q for q, _ in parents.get(up.nid, ()) if q.ran]
+                        if len(ps) != 1:
+                            break
+                        up, hops = ps[0], hops + 1
+                    if up.event is not None:
+                        return p, self.ev[up.event]
                 if p.nid not in seen:
                     seen.add(p.nid)
                     q.append(p.nid)
@@ -1396,6 +1418,23 @@ class Diagnosis:
         rep = self._replaced(tid, name)
         if rep is not None:
             return rep
+        hp = (d.meta.get("hook_params") or {}).get(str(tid))
+        if hp is not None and not cone:
+            owner = hp["owner"]
+            if not [e for e in self.ev if e.kind == "module" and e.op == owner]:
+                # the hooked module ran without __call__ (module.forward(x)): its hooks never ran
+                ran = [e for e in self.ev if e.kind == "op" and any(
+                    (self.d.tensors.get(r.tid) and (self.d.tensors[r.tid].name or "").startswith(owner + "."))
+                    for r in e.inputs)]
+                site = ran[0].site if ran else None
+                return Explanation(
+                    "unused_parameter", site, name,
+                    f"{name}.grad is None: it is used only by a forward hook on `{owner}`, and `{owner}` was run"
+                    f"{_at(site)}{_code(site)} without calling the module (its .forward(...)), which skips its hooks.",
+                    detail="Hooks run in Module.__call__; calling module.forward(x) directly runs the layer but none of "
+                           "its forward hooks.",
+                    fix=f"call the module itself (`{owner.rsplit('.', 1)[-1]}(x)`), not its .forward(x).",
+                    evidence=ran[:1])
         used = {r.tid for e in self.ev if e.context == "user" for r in e.inputs}
         owners = d.meta.get("param_owner") or {}
         mine = owners.get(str(tid))

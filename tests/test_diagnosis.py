@@ -1137,3 +1137,38 @@ def test_weight_norm_applied_after_the_optimizer_is_a_recreated_parameter():
         opt.step()
     exp = tr.why(old)
     assert_explains(exp, "param_recreated", "moves the weight into new Parameters", "w_wn", "before creating the optimizer")
+
+
+def test_cross_entropy_over_a_single_logit_is_named():
+    net = nn.Linear(4, 1)
+    with gradscope.trace() as tr:
+        out = net(torch.randn(6, 4))
+        loss = F.cross_entropy(out, torch.rand(6, 1))  # L:w_one_logit
+        loss.backward()
+    exp = tr.why(net.weight)
+    assert_explains(exp, "zero_gradient", "net.weight", "w_one_logit", "BCEWithLogitsLoss")
+    assert "size 1" in exp.detail
+
+
+def test_a_forward_hook_adapter_skipped_by_calling_forward_directly():
+    class Adapter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.down = nn.Linear(4, 2, bias=False)
+            self.up = nn.Linear(2, 4, bias=False)
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone, self.head = nn.Linear(4, 4), nn.Linear(4, 1)
+
+    model, adapter = Model(), Adapter()
+    h = model.backbone.register_forward_hook(lambda m, i, o: o + adapter.up(adapter.down(i[0])))
+    try:
+        with gradscope.trace() as tr:
+            feats = model.backbone.forward(torch.randn(3, 4))  # L:w_direct
+            model.head(feats).sum().backward()
+    finally:
+        h.remove()
+    exp = tr.why(adapter.down.weight)
+    assert_explains(exp, "unused_parameter", "skips its hooks", "w_direct", "not its .forward(x)")
