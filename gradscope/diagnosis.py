@@ -127,6 +127,27 @@ def _find_in_function(filename: str, lineno: int, needle: str):
     return None
 
 
+def _out_of_place(code: str) -> str | None:
+    """The line rewritten without the in-place write: `z -= m` -> `z = z - m`, `x.add_(y)` -> `x = x.add(y)`,
+    `x[mask] = 0` -> masked_fill / torch.where."""
+    code = (code or "").split("  #")[0].strip()
+    m = re.fullmatch(r"([A-Za-z_][\w.]*)\s*([-+*/])=\s*(.+)", code)
+    if m:
+        return (f"write it out-of-place: `{m.group(1)} = {m.group(1)} {m.group(2)} {m.group(3)}` (a new tensor; the "
+                f"saved one stays intact).")
+    m = re.fullmatch(r"([A-Za-z_][\w.]*)\.([a-z]\w*)_\((.*)\)", code)
+    if m:
+        return (f"write it out-of-place: `{m.group(1)} = {m.group(1)}.{m.group(2)}({m.group(3)})` (a new tensor; the "
+                f"saved one stays intact).")
+    m = re.fullmatch(r"([A-Za-z_][\w.]*)\[(.+)\]\s*=\s*(.+)", code)
+    if m:
+        x, idx, v = m.groups()
+        mask = idx if re.search(r"[<>]=?|==|!=", idx) else "mask"
+        return (f"build a new tensor instead of assigning into `{x}`: e.g. `{x} = {x}.masked_fill({mask}, {v})` or "
+                f"`{x} = torch.where({mask}, {v}, {x})` (or clone it first: `{x} = {x}.clone()`).")
+    return None
+
+
 def py_expr(name: str) -> str:
     """A parameter name as Python: "model.0.weight" -> "model[0].weight"."""
     parts = name.split(".")
@@ -774,8 +795,10 @@ class Diagnosis:
                            "or a straight-through estimator `p + (torch.bernoulli(p) - p).detach()`.")
                 elif is_nd:
                     why = f"{op}() has a zero derivative almost everywhere"
-                    fix = ("use a straight-through estimator: `w + (torch.round(w) - w).detach()` keeps the rounded "
-                           "value in the forward and passes the gradient through unchanged.")
+                    f = op if op in ("round", "sign", "floor", "ceil", "trunc", "heaviside") else "round"
+                    what_kept = {"sign": "sign", "heaviside": "step"}.get(f, f"{f}ed value").replace("trunced", "truncated")
+                    fix = (f"use a straight-through estimator: `x + (torch.{f}(x) - x).detach()` keeps the {what_kept} "
+                           f"in the forward and passes the gradient through unchanged.")
                 else:
                     why = self._zero_reason(op)
                     fix = self._zero_fix(op)
@@ -1236,6 +1259,11 @@ class Diagnosis:
                     came_back = f" and came back through {how}{_at(back[0].site)}" + (f" (linked by {by})" if by else "")
         users = {i for o in e.output_ids() for i in self.consumers.get(o, ()) if self.ev[i].kind != "module"}
         cached = cause in ("inference_mode", "no_grad_block") and self._computed_once_reused(se)
+        copied = None  # torch.tensor(z, ...) of one tensor (not a list): use z itself
+        if cause == "tensor_rewrap" and site is not None:
+            arg = _first_arg(site.code or "", "tensor(") or _first_arg(site.code or "", "as_tensor(")
+            if arg and re.fullmatch(r"[A-Za-z_][\w.]*", arg):
+                copied = arg
         rebind = None  # `w = w - lr * w.grad` under no_grad: a manual SGD step that rebinds the leaf
         if cause == "no_grad_block" and site is not None and ".grad" in (site.code or ""):
             m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=\s*\1\s*[-+]", site.code or "")
@@ -1270,8 +1298,10 @@ class Diagnosis:
             "tensor_rewrap": (f"{what} was copied into a new tensor{_at(site)}{_code(site)}",
                               "torch.tensor()/new_tensor()/as_tensor(copy) copy the values into a fresh tensor without "
                               "history.",
-                              "combine tensors with torch.stack / torch.cat (or use the tensor directly) instead of "
-                              "torch.tensor([...]) / new_tensor(...)."),
+                              (f"use `{copied}` itself (torch.tensor() copies it without history); for another dtype "
+                               f"or device use `{copied}.float()` / `{copied}.to(...)`." if copied else
+                               "combine tensors with torch.stack / torch.cat (or use the tensor directly) instead of "
+                               "torch.tensor([...]) / new_tensor(...).")),
             "no_grad_block": ((f"`{rebind}` was rebound{_at(site)}{_code(site)} to the result of an update made under "
                                f"no_grad, a new tensor that does not require grad" if rebind else
                                f"{what} was used while grad was switched off{_at(site)}{_code(site)}; "
@@ -1696,9 +1726,10 @@ class Diagnosis:
             detail=("Autograd saves some inputs/outputs of an operation to compute its gradient; writing into them "
                     "afterwards (+=, x[...] = v, add_, relu(inplace=True), optimizer.step()) makes the saved value wrong, "
                     "so backward refuses to run."),
-            fix=("use an out-of-place version (e.g. `out = out + identity`, `x = x.masked_fill(mask, 0)`, "
-                 "relu(inplace=False))" + (", or run backward for every loss before optimizer.step() changes the "
-                                           "weights" if e.context == "optimizer" else "") + "."),
+            fix=(_out_of_place(e.site.code if e.site else "") or
+                 ("use an out-of-place version (e.g. `out = out + identity`, `x = x.masked_fill(mask, 0)`, "
+                  "relu(inplace=False))" + (", or run backward for every loss before optimizer.step() changes the "
+                                            "weights" if e.context == "optimizer" else "") + ".")),
             path=[PathStep(_opname(se), se.op, se.site, note="saved for backward")] if se else [],
             evidence=[e] + ([se] if se else []))
 

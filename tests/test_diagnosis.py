@@ -703,7 +703,7 @@ def test_rewrap_names_what_was_copied_not_the_torch_module():
         loss = (b.t * torch.ones(2, 4, requires_grad=True)).sum()
         loss.backward()
     exp = tr.why(head.weight)
-    assert_explains(exp, "tensor_rewrap", "out was copied", "w_rewrap", "torch.stack")
+    assert_explains(exp, "tensor_rewrap", "out was copied", "w_rewrap", "use `boxes` itself")
     assert "torch was copied" not in exp.summary
 
 
