@@ -337,8 +337,9 @@ class Diagnosis:
         self._reach_cache[key] = seen_e
         return seen_e
 
-    def path_to(self, tid, root_tids, before: int | None = None):
-        """Shortest data path (list of events) from tensor ``tid`` to one of the roots."""
+    def path_to(self, tid, root_tids, before: int | None = None, no_writes: bool = False):
+        """Shortest data path (list of events) from tensor ``tid`` to one of the roots. ``no_writes``: not
+        through in-place writes (an EMA update `t.mul_(a).add_(b * p)` carries values, not the forward)."""
         anc = self.ancestors(root_tids, before)
         roots = set(root_tids)
         prev = {}
@@ -350,6 +351,8 @@ class Diagnosis:
                 if x in roots and x != tid:
                     return self._rebuild(prev, ("t", x))
                 for i in self.consumers.get(x, ()):
+                    if no_writes and self.ev[i].kind == "inplace":
+                        continue
                     if i in anc and ("e", i) not in seen:
                         seen.add(("e", i))
                         prev[("e", i)] = (kind, x)
@@ -431,10 +434,13 @@ class Diagnosis:
         new parameter's creation (the user's `model = build(cfg)` is in its stack)."""
         owners = self.d.meta.get("param_owner") or {}
         for x in steps:
-            tgt = x.detail.get("target") if x.kind == "inplace" else None
+            # a whole-value copy (load_state_dict, copy_), not an EMA update (mul_/add_/lerp_)
+            tgt = x.detail.get("target") if x.kind == "inplace" and _opname(x) in ("copy_", "set_") else None
             info = self.d.tensors.get(tgt) if tgt is not None else None
             if info is None or tgt == tid or info.role != "param" or not info.requires_grad:
                 continue
+            if self.trainable and tgt in self.trainable:
+                continue  # (both held by an optimizer: not a stale copy)
             if self.trainable and tid not in self.trainable:
                 continue
             o = owners.get(str(tgt))
@@ -1205,7 +1211,11 @@ class Diagnosis:
     def _data_cut(self, tid, name, real):
         for b in reversed(real):
             roots = b.detail.get("roots") or b.input_ids()
-            path = self.path_to(tid, roots, before=b.index)
+            path = None
+            for no_writes in (True, False):  # a path through the forward first, through in-place writes after
+                path = self.path_to(tid, roots, before=b.index, no_writes=no_writes)
+                if path and (self._cut_on_path(path, tid) is not None or self._custom_output_cut(path, name)):
+                    break
             if not path:
                 continue
             hit = self._cut_on_path(path, tid)
@@ -1693,9 +1703,9 @@ class Diagnosis:
             return s
 
         best = None
-        for c in cands:
+        for c in cands:  # (ties go to the latest write before backward)
             sc = score(c)
-            if sc >= 3 and (best is None or sc > best[0]):
+            if sc >= 3 and (best is None or sc >= best[0]):
                 best = (sc, c)
         if best is None:
             return Explanation(
