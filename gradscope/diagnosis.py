@@ -1858,18 +1858,18 @@ class Diagnosis:
             + (f" ({', '.join(self.label(t) for t in leaves[:3])})" if leaves else "") + ".",
             fix="create the parameters with requires_grad=True (or use nn.Parameter).", evidence=[bw] if bw else [])
 
-    def _fail_custom(self, msg):
-        m = re.search(r"[Ff]unction (\w+) returned", msg)
-        fname = m.group(1) if m else None
-        bw = self._failing_backward()
-        node = None
+    def _custom_node(self, fname=None):
+        """The latest backward node of a custom autograd.Function (named ``fname`` if given), or None."""
         for b in reversed(self.d.backwards):
             for n in b.nodes.values():
                 if n.custom_backward is not None and (fname is None or n.name == fname):
-                    node = n
-                    break
-            if node:
-                break
+                    return n
+        return None
+
+    def _fail_custom(self, msg):
+        m = re.search(r"[Ff]unction (\w+) returned", msg)
+        bw = self._failing_backward()
+        node = self._custom_node(m.group(1) if m else None)
         if node is None:
             return None
         f = node.custom_backward
@@ -1887,14 +1887,7 @@ class Diagnosis:
     def _fail_once_differentiable(self, msg):
         """A second differentiation (create_graph=True: gradient penalty, double backward) through a custom
         Function whose backward is decorated with @once_differentiable."""
-        node = None
-        for b in reversed(self.d.backwards):
-            for n in b.nodes.values():
-                if n.custom_backward is not None:
-                    node = n
-                    break
-            if node:
-                break
+        node = self._custom_node()
         if node is None:
             return None
         f = node.custom_backward
