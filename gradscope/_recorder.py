@@ -718,12 +718,39 @@ class Recorder(TorchFunctionMode):
                 idx = len(self.events)
                 info.producer = idx
                 raw, flags = _frames.walk(sys._getframe(), self._entry)
+                raw = self._rewrap_line(raw, t)
                 self.events.append(Event(idx, "cut", "re-wrap (torch.autograd.Variable / torch.Tensor(t))", raw,
                                          (_pk(htid, hrg, not hrg),), (_pk(info.tid, t.requires_grad, True),),
                                          torch.is_grad_enabled(), False, self._module(), self._context(flags, True),
                                          "rewrap", {"inferred": "memory"}))
                 return True
         return False
+
+    def _rewrap_line(self, raw, t):
+        """The re-wrap is noticed where the new tensor is first used; if the user's variable for it was
+        assigned a few lines above by a re-wrapping call (`feats = Variable(feats, requires_grad=True)`),
+        that line is the site."""
+        if not raw:
+            return raw
+        f = _frames.first_user_frame(sys._getframe(), self._entry)
+        if f is None or id(f.f_code) != raw[0][0]:
+            return raw
+        name = next((k for k, v in _frames.locals_of(f).items() if v is t), None)
+        if name is None:
+            return raw
+        import linecache
+        import re
+
+        pat = re.compile(r"\s*%s\s*=[^=].*\b(Variable|Tensor|FloatTensor|_make_subclass|Parameter)\(" % re.escape(name))
+        lo = f.f_code.co_firstlineno
+        for ln in range(raw[0][1] - 1, max(lo, raw[0][1] - 30) - 1, -1):
+            text = linecache.getline(f.f_code.co_filename, ln)
+            if pat.match(text):
+                if ".data" in text or ".detach(" in text or ".numpy(" in text:
+                    return raw  # (that line's own cut is recorded there and explains it)
+                new = ((raw[0][0], ln),) + tuple(raw[1:])
+                return self._raws.setdefault(new, new)
+        return raw
 
     def _link_external(self, t, info):
         """A tensor first seen without a producer: did it come back from NumPy (shared memory,

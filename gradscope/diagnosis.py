@@ -1271,7 +1271,8 @@ class Diagnosis:
         cached = cause in ("inference_mode", "no_grad_block") and self._computed_once_reused(se)
         copied = None  # torch.tensor(z, ...) of one tensor (not a list): use z itself
         if cause == "tensor_rewrap" and site is not None:
-            arg = _first_arg(site.code or "", "tensor(") or _first_arg(site.code or "", "as_tensor(")
+            arg = (_first_arg(site.code or "", "tensor(") or _first_arg(site.code or "", "as_tensor(")
+                   or _first_arg(site.code or "", "Variable(") or _first_arg(site.code or "", "Tensor("))
             if arg and re.fullmatch(r"[A-Za-z_][\w.]*", arg):
                 copied = arg
         rebind = None  # `w = w - lr * w.grad` under no_grad: a manual SGD step that rebinds the leaf
@@ -1484,6 +1485,24 @@ class Diagnosis:
                 o = owners.get(str(t.tid))
                 if (t.tid != tid and t.tid in used and o and o["class"] == mine["class"] and o["attr"] == mine["attr"]
                         and t.shape == info.shape and t.tid not in self.trainable and tid in self.trainable):
+                    order = list(owners)  # (registration order)
+                    if order.index(str(tid)) > order.index(str(t.tid)) and mine.get("site"):
+                        # the optimizer's instance is the newer one: `Adam(Net().parameters())`
+                        site = Site.from_json(mine["site"])
+                        other = Site.from_json(o["site"]) if o.get("site") else None
+                        if other is not None:  # the user line where the two creations part ways
+                            for i, (a, b) in enumerate(zip(site.stack, other.stack)):
+                                if a != b:
+                                    site = self._frame_site(a, site.stack[:i])
+                                    break
+                        return Explanation(
+                            "param_recreated", site, name,
+                            f"{name}.grad is None: it belongs to a second {mine['class']} instance created"
+                            f"{_at(site)}{_code(site)}, which the optimizer holds; the forward uses the first one.",
+                            detail="An optimizer built from a new instance (e.g. `Adam(Net().parameters())`) updates "
+                                   "parameters the forward never uses.",
+                            fix="pass the parameters of the model that runs the forward: `Adam(model.parameters())`.",
+                            evidence=[])
                     site = Site.from_json(o["site"]) if o.get("site") else None
                     return Explanation(
                         "param_recreated", site, name,
@@ -1985,6 +2004,18 @@ class Diagnosis:
             e, t = carried
             name = self.label(t)
             p = self.d.producer(t)
+            stepped = p is not None and any(x.kind == "optimizer_step" and p.index < x.index < bw.index for x in self.ev)
+            if p is not None and not stepped:
+                # no optimizer step in between: several losses on one shared computation in the same step
+                return Explanation(
+                    "backward_twice", p.site if p.site else e.site, name,
+                    f"backward{_at(bw.site)} failed: `{name}` (computed{_at(p.site)}) feeds more than one loss, and the "
+                    f"earlier backward{_at(prev.site)} already freed the graph behind it.",
+                    detail="Each backward frees the graph it ran through; a second loss built on the same shared "
+                           "part cannot backpropagate through it again.",
+                    fix="add the losses and call backward once (`sum(losses).backward()` or `(loss1 + loss2).backward()`), "
+                        "or pass retain_graph=True to every backward but the last.",
+                    evidence=[e, prev, bw])
             return Explanation(
                 "backward_twice", p.site if p is not None and p.site else e.site, name,
                 f"backward{_at(bw.site)} failed: `{name}` was computed{_at(p.site if p else None)} before the earlier "

@@ -1172,3 +1172,48 @@ def test_a_forward_hook_adapter_skipped_by_calling_forward_directly():
         h.remove()
     exp = tr.why(adapter.down.weight)
     assert_explains(exp, "unused_parameter", "skips its hooks", "w_direct", "not its .forward(x)")
+
+
+class _Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def test_an_optimizer_built_over_a_second_instance_is_blamed_at_that_line():
+    with gradscope.trace() as tr:
+        model = _Net()
+        opt = torch.optim.SGD(_Net().parameters(), lr=0.1)  # L:w_second
+        loss = F.cross_entropy(model(torch.randn(8, 4)), torch.randint(0, 2, (8,)))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    exp = tr.why(opt.param_groups[0]["params"][0])
+    assert_explains(exp, "param_recreated", "second Linear instance", "w_second", "Adam(model.parameters())")
+
+
+def test_variable_rewrap_is_reported_at_its_own_line():
+    from torch.autograd import Variable
+
+    enc, head = nn.Linear(4, 4), nn.Linear(4, 2)
+    with gradscope.trace() as tr:
+        feats = enc(torch.randn(8, 4))
+        feats = Variable(feats, requires_grad=True)  # L:w_variable
+        F.cross_entropy(head(feats), torch.randint(0, 2, (8,))).backward()
+    exp = tr.why(enc.weight)
+    assert_explains(exp, "tensor_rewrap", "feats was copied", "w_variable", "use `feats` itself")
+
+
+def test_one_backward_per_head_on_a_shared_trunk_suggests_one_backward():
+    trunk, heads = nn.Linear(4, 8), [nn.Linear(8, 2) for _ in range(2)]
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="second time"):
+        with tr:
+            feats = torch.relu(trunk(torch.randn(6, 4)))  # L:w_trunk
+            for h in heads:
+                F.cross_entropy(h(feats), torch.randint(0, 2, (6,))).backward()
+    f = tr.failure
+    assert_explains(f, "backward_twice", "feeds more than one loss", "w_trunk", "sum(losses).backward()")
