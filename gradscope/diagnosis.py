@@ -657,6 +657,18 @@ class Diagnosis:
                 site = p.site if p else self.ev[b.event].site
         n = f" (norm {norm:.3g})" if isinstance(norm, (int, float)) and norm is not None else ""
         via = f" from backward on `{root}`" if root else ""
+        info = self.d.tensors.get(tid)
+        if self.trainable and tid not in self.trainable and info is not None and info.is_leaf and any(
+                e.kind == "optimizer_step" for e in self.ev):
+            # it learns nothing: no optimizer holds it (a module in a plain list/dict is not registered)
+            return Explanation(
+                "ok", site, name,
+                f"{name}.grad is set and non-zero{n}: gradient flows{via}; but no optimizer in the trace holds "
+                f"{name}, so optimizer.step() never updates it.",
+                detail="model.parameters() only lists registered parameters: modules kept in a plain Python list or "
+                       "dict, or tensors stored as plain attributes, are not registered.",
+                fix="register it (nn.ModuleList / nn.ModuleDict / nn.ParameterList, or nn.Parameter as a module "
+                    "attribute) before building the optimizer, or add it with optimizer.add_param_group.")
         return Explanation("ok", site, name, f"{name}.grad is set and non-zero{n}: gradient flows{via}.",
                            fix="nothing to fix.")
 
@@ -1755,10 +1767,15 @@ class Diagnosis:
             detail=("Autograd saves some inputs/outputs of an operation to compute its gradient; writing into them "
                     "afterwards (+=, x[...] = v, add_, relu(inplace=True), optimizer.step()) makes the saved value wrong, "
                     "so backward refuses to run."),
-            fix=(_out_of_place(e.site.code if e.site else "") or
-                 ("use an out-of-place version (e.g. `out = out + identity`, `x = x.masked_fill(mask, 0)`, "
-                  "relu(inplace=False))" + (", or run backward for every loss before optimizer.step() changes the "
-                                            "weights" if e.context == "optimizer" else "") + ".")),
+            fix=(("a graph kept alive across steps (retain_graph=True, e.g. on a hidden state carried into the next "
+                  "batch) still holds the weights that optimizer.step() changed: detach the carried state every step "
+                  "(`h = h.detach()`) and drop retain_graph=True."
+                  if e.context == "optimizer" and any(b.kind == "backward" and b.detail.get("retain_graph")
+                                                      and b.index < e.index for b in self.ev) else
+                  _out_of_place(e.site.code if e.site else "") or
+                  ("use an out-of-place version (e.g. `out = out + identity`, `x = x.masked_fill(mask, 0)`, "
+                   "relu(inplace=False))" + (", or run backward for every loss before optimizer.step() changes the "
+                                             "weights" if e.context == "optimizer" else "") + "."))),
             path=[PathStep(_opname(se), se.op, se.site, note="saved for backward")] if se else [],
             evidence=[e] + ([se] if se else []))
 

@@ -1217,3 +1217,39 @@ def test_one_backward_per_head_on_a_shared_trunk_suggests_one_backward():
                 F.cross_entropy(h(feats), torch.randint(0, 2, (6,))).backward()
     f = tr.failure
     assert_explains(f, "backward_twice", "feeds more than one loss", "w_trunk", "sum(losses).backward()")
+
+
+def test_a_layer_kept_in_a_plain_list_gets_gradients_but_no_optimizer_holds_it():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inp = nn.Linear(4, 4)
+            self.extra = [nn.Linear(4, 4)]  # a plain list: not registered
+
+        def forward(self, x):
+            return self.extra[0](self.inp(x))
+
+    m = M()
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        opt.zero_grad()
+        m(torch.randn(3, 4)).sum().backward()
+        opt.step()
+    exp = tr.why(m.extra[0].weight)
+    assert exp.cause == "ok" and "no optimizer in the trace holds" in exp.summary and "nn.ModuleList" in exp.fix
+    assert "no optimizer" not in tr.why(m.inp.weight).summary
+
+
+def test_optimizer_step_under_a_graph_retained_across_steps_suggests_detaching_the_state():
+    rnn = nn.RNN(3, 4, batch_first=True)
+    opt = torch.optim.SGD(rnn.parameters(), lr=0.1)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="inplace"):
+        with tr:
+            h = torch.zeros(1, 2, 4)
+            for _ in range(2):
+                out, h = rnn(torch.randn(2, 5, 3), h)
+                out.pow(2).mean().backward(retain_graph=True)
+                opt.step()  # L:w_retained_step
+    f = tr.failure
+    assert_explains(f, "inplace_saved_tensor", "modified", "w_retained_step", "h = h.detach()")
