@@ -1062,6 +1062,10 @@ class Recorder(TorchFunctionMode):
                 detail["saved_by"] = saved
             if func == _DATA_SET:
                 kind, cut = "cut", "data_set"
+            elif grad_on and not (target.is_floating_point() or target.is_complex()) and any(
+                    r & 2 for i, r in zip(ins, refs) if i is not target):
+                # a grad-requiring value written into an integer/bool tensor: truncated, no gradient
+                kind, cut = "cut", "int_cast"
         elif special == "detach":
             if in_rg:
                 kind, cut = "cut", _DETACH[func]

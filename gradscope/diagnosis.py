@@ -321,7 +321,7 @@ class Diagnosis:
             # in-place writes into tid also feed it
             for i in self.consumers.get(tid, ()):
                 x = self.ev[i]
-                if x.kind == "inplace" and x.detail.get("target") == tid and (before is None or x.index < before):
+                if x.kind in ("inplace", "cut") and x.detail.get("target") == tid and (before is None or x.index < before):
                     producers.append(x)
             for e in producers:
                 if e.index in seen_e or (before is not None and e.index >= before):
@@ -360,6 +360,9 @@ class Diagnosis:
             else:
                 e = self.ev[x]
                 nxt = [("t", o) for o in e.output_ids()]
+                tgt = e.detail.get("target") if e.kind in ("inplace", "cut") else None
+                if tgt is not None and not e.output_ids():  # a write: the value flows into its target
+                    nxt.append(("t", tgt))
                 nxt += [("e", j) for j in self.value_users.get(x, ()) if j in anc]
                 for n in nxt:
                     if n not in seen:
@@ -1798,7 +1801,12 @@ class Diagnosis:
                     "penalties, meta-learning).", evidence=[e])
         frozen = [e for e in self.ev if e.kind == "requires_grad" and e.detail.get("value") is False
                   and set(e.input_ids()) & tids and (bw is None or e.index < bw.index)]
-        if frozen:
+        # a cut of a parameter that still requires grad (the student run inside the teacher's no_grad block)
+        # explains it better than a freeze that was meant (the teacher's)
+        param_cut = any(e.kind == "cut" and any(r.requires_grad and r.is_leaf and self.d.tensors.get(r.tid) is not None
+                                                and self.d.tensors[r.tid].role == "param" for r in e.inputs)
+                        for e in evs)
+        if frozen and not param_cut:
             e = frozen[-1]
             names = sorted({self.label(t) for f in frozen for t in f.input_ids() if t in tids})
             shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")

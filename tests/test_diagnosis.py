@@ -1253,3 +1253,33 @@ def test_optimizer_step_under_a_graph_retained_across_steps_suggests_detaching_t
                 opt.step()  # L:w_retained_step
     f = tr.failure
     assert_explains(f, "inplace_saved_tensor", "modified", "w_retained_step", "h = h.detach()")
+
+
+def test_student_run_inside_the_teachers_no_grad_block_is_not_the_teachers_freeze():
+    teacher, student = nn.Linear(4, 3), nn.Linear(4, 3)
+    teacher.requires_grad_(False)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            x = torch.randn(5, 4)
+            with torch.no_grad():
+                t_logits = teacher(x)
+                s_logits = student(x)  # L:w_student
+            F.kl_div(s_logits.log_softmax(1), t_logits.softmax(1), reduction="batchmean").backward()
+    f = tr.failure
+    assert f.cause == "no_grad_block" and site_hits(f.site, "w_student")
+
+
+def test_a_value_written_into_an_integer_buffer_is_an_integer_cast():
+    net = nn.Linear(3, 1)
+    y = torch.randint(0, 5, (4,))
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            x = torch.randn(4, 3)
+            preds = torch.zeros_like(y)
+            for i in range(4):
+                preds[i] = net(x[i]).squeeze() * 10  # L:w_intbuf
+            ((preds - y).float() ** 2).mean().backward()
+    f = tr.failure
+    assert f.cause == "integer_cast" and site_hits(f.site, "w_intbuf")

@@ -4,7 +4,7 @@ Two folders are collected:
 
 * the public scenarios in ``<repo>/../shared/scenarios`` (skipped cleanly when absent), and
 * ``tests/scenarios_extra`` (real-world shapes written for generalization; see its FINDINGS.md), and
-* ``tests/scenarios_more`` (a second such batch, written later; see its FINDINGS.md).
+* ``tests/scenarios_more`` and ``tests/scenarios_third`` (later batches; see their FINDINGS.md).
 
 Each scenario is run plain and under ``gradscope.trace()``; the test asserts that the bug
 still shows the same way under tracing (transparency), that the explanation's cause is the
@@ -28,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "scenarios"
 EXTRA = HERE / "scenarios_extra"
 MORE = HERE / "scenarios_more"
+THIRD = HERE / "scenarios_third"
 
 
 def _load_scoring():
@@ -70,6 +71,7 @@ def _cases(folder: Path, tag: str):
 SHARED_CASES = _cases(SHARED, "shared")
 EXTRA_CASES = _cases(EXTRA, "extra")
 MORE_CASES = _cases(MORE, "more")
+THIRD_CASES = _cases(THIRD, "third")
 
 
 def _score(path: Path) -> dict:
@@ -113,7 +115,13 @@ def test_more_scenario(path):
     _assert_scenario(path)
 
 
-@pytest.mark.parametrize("folder", [EXTRA, MORE], ids=["extra", "more"])
+@pytest.mark.skipif(not THIRD_CASES, reason=f"no scenarios in {THIRD}")
+@pytest.mark.parametrize("path", THIRD_CASES or [None])
+def test_third_scenario(path):
+    _assert_scenario(path)
+
+
+@pytest.mark.parametrize("folder", [EXTRA, MORE, THIRD], ids=["extra", "more", "third"])
 def test_extra_scenarios_are_well_formed(folder):
     """Each extra scenario has the metadata check.py needs and exactly one CUT line."""
     names = sorted(p.name for p in folder.glob("[0-9][0-9]_*.py"))
