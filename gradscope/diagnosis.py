@@ -1290,6 +1290,15 @@ class Diagnosis:
                    or _first_arg(site.code or "", "Variable(") or _first_arg(site.code or "", "Tensor("))
             if arg and re.fullmatch(r"[A-Za-z_][\w.]*", arg):
                 copied = arg
+        decorated = None  # the region is a @torch.no_grad() decorator on a helper the forward calls
+        if cause == "no_grad_block" and se.site is not None:
+            g = self._governing_grad_mode(se)
+            code = (g.site.code or "").lstrip() if g is not None and g.site is not None else "with"
+            if not code.startswith(("with", "torch.set_grad_enabled", "torch._C")):  # a call into a decorated function
+                for k, fr in enumerate(se.site.stack):
+                    if fr.filename == g.site.filename and fr.lineno == g.site.lineno and k + 1 < len(se.site.stack):
+                        decorated = se.site.stack[k + 1].function
+                        break
         rebind = None  # `w = w - lr * w.grad` under no_grad: a manual SGD step that rebinds the leaf
         if cause == "no_grad_block" and site is not None and ".grad" in (site.code or ""):
             m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=\s*\1\s*[-+]", site.code or "")
@@ -1338,6 +1347,8 @@ class Diagnosis:
                               (f"update it in place under no_grad so it stays the leaf that requires grad: "
                                f"`{rebind} -= lr * {rebind}.grad`, then `{rebind}.grad = None` (or use torch.optim.SGD)."
                                if rebind else
+                               f"remove @torch.no_grad() from `{decorated}` (it runs inside the training forward), or "
+                               f"call it only for evaluation." if decorated else
                                ("close the no_grad block before the yield (compute what needs no gradient inside it, "
                                 "yield after it)." if "yields inside" in off_by else
                                 "keep grad on for the training forward: do not switch it off there (or switch it off "

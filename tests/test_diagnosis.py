@@ -1283,3 +1283,25 @@ def test_a_value_written_into_an_integer_buffer_is_an_integer_cast():
             ((preds - y).float() ** 2).mean().backward()
     f = tr.failure
     assert f.cause == "integer_cast" and site_hits(f.site, "w_intbuf")
+
+
+class _Proto(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+        self.protos = nn.Parameter(torch.randn(3, 4))
+
+    @torch.no_grad()
+    def normed(self):
+        return F.normalize(self.protos, dim=-1)  # L:w_decorated
+
+    def forward(self, x):
+        return self.enc(x) @ self.normed().t()
+
+
+def test_a_no_grad_decorated_helper_called_from_forward_gets_a_decorator_fix():
+    m = _Proto()
+    with gradscope.trace() as tr:
+        m(torch.randn(2, 4)).sum().backward()
+    exp = tr.why(m.protos)
+    assert_explains(exp, "no_grad_block", "protos", "w_decorated", "remove @torch.no_grad() from `_Proto.normed`")
