@@ -591,6 +591,25 @@ class Diagnosis:
                 return name.rsplit(".", 1)[0] if name.endswith(".forward") else name
         return ""
 
+    def _froze_everything(self, e: Event):
+        """(sentence, fix) when the line that froze this parameter froze every parameter in the trace (a freeze loop
+        over named_modules() meets the whole model first, as ""), else None."""
+        if e.site is None:
+            return None
+        frozen = {t for x in self.ev if x.kind == "requires_grad" and x.detail.get("value") is False
+                  and x.site is not None and x.site.stack == e.site.stack for t in x.input_ids()}
+        params = {t.tid for t in self.d.tensors.values() if t.role == "param"}
+        if len(frozen) < 2 or not params or not params <= frozen:
+            return None
+        loop = _find_in_function(e.site.filename, e.site.lineno, "named_modules(") if e.site.function else None
+        why = f"That line froze every parameter in the step ({len(frozen)})" + (
+            ": a loop over named_modules() meets the whole model first (its name is \"\"), and requires_grad_ "
+            "on it freezes everything." if loop else ".")
+        if not loop:
+            return why, None
+        return why, ("freeze by parameter name instead (`for n, p in model.named_parameters(): "
+                     "p.requires_grad_(n.startswith(\"adapter\"))`), or skip the root module (name == \"\").")
+
     def _grad_off_elsewhere(self, e: Event) -> str:
         """For a cut made with grad off: when grad was switched off by a call that is not a `with` line or
         decorator in the cut's own call chain (a context manager's __enter__, a helper, a global switch),
@@ -1017,12 +1036,14 @@ class Diagnosis:
             req = [e for e in self.ev if e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is False]
             if req:
                 e = req[-1]
+                whole = self._froze_everything(e)
                 return Explanation(
                     "frozen_param", e.site, name,
                     f"{name}.grad is None: {name} was frozen{_at(e.site)}{_code(e.site)} (requires_grad=False), so "
-                    f"autograd does not compute its gradient.",
+                    f"autograd does not compute its gradient." + (f" {whole[0]}" if whole else ""),
                     detail="A tensor with requires_grad=False is treated as a constant.",
-                    fix=f"set {py_expr(name)}.requires_grad_(True) again before the step that should train it, or fix the "
+                    fix=whole[1] if whole and whole[1] else
+                        f"set {py_expr(name)}.requires_grad_(True) again before the step that should train it, or fix the "
                         f"condition that froze it.",
                     evidence=[e])
             if info.role == "param":
@@ -1821,13 +1842,16 @@ class Diagnosis:
             e = frozen[-1]
             names = sorted({self.label(t) for f in frozen for t in f.input_ids() if t in tids})
             shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+            whole = self._froze_everything(e)
             return Explanation(
                 "frozen_param", e.site, root,
                 f"backward on `{root}` failed: nothing in it requires grad because {shown} "
-                f"{'was' if len(names) == 1 else 'were'} frozen{_at(e.site)}{_code(e.site)} and never unfrozen.",
+                f"{'was' if len(names) == 1 else 'were'} frozen{_at(e.site)}{_code(e.site)} and never unfrozen."
+                + (f" {whole[0]}" if whole else ""),
                 detail="With every parameter frozen (requires_grad=False) and the other inputs detached, the loss has no "
                        "grad_fn, so backward has nothing to differentiate.",
-                fix="set requires_grad_(True) again after the step that needed them frozen (e.g. unfreeze D before "
+                fix=whole[1] if whole and whole[1] else
+                    "set requires_grad_(True) again after the step that needed them frozen (e.g. unfreeze D before "
                     "its own update).", evidence=frozen[-3:])
         cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and any(r.requires_grad for r in e.inputs)]
         if cuts:

@@ -1305,3 +1305,16 @@ def test_a_no_grad_decorated_helper_called_from_forward_gets_a_decorator_fix():
         m(torch.randn(2, 4)).sum().backward()
     exp = tr.why(m.protos)
     assert_explains(exp, "no_grad_block", "protos", "w_decorated", "remove @torch.no_grad() from `_Proto.normed`")
+
+
+def test_a_freeze_loop_over_named_modules_that_froze_the_whole_model_says_so():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            for name, m in model.named_modules():
+                if not name.startswith("1"):
+                    m.requires_grad_(False)  # L:w_freeze_all
+            model(torch.randn(3, 4)).sum().backward()
+    f = tr.failure
+    assert_explains(f, "frozen_param", "froze every parameter in the step", "w_freeze_all", "named_parameters()")
