@@ -191,10 +191,26 @@ def make_site(raw) -> Site | None:
     return s
 
 
+def _code_of(fn):
+    """The code object behind a hook: a function, a bound method, a functools.partial, or an object
+    with __call__ (a hook written as a class)."""
+    for _ in range(4):
+        if hasattr(fn, "__code__"):
+            return fn.__code__
+        if hasattr(fn, "__func__"):
+            fn = fn.__func__
+        elif hasattr(fn, "func") and callable(getattr(fn, "func")):  # functools.partial
+            fn = fn.func
+        elif callable(fn) and hasattr(type(fn), "__call__") and hasattr(type(fn).__call__, "__code__"):
+            fn = type(fn).__call__
+        else:
+            return None
+    return None
+
+
 def return_lines(fn) -> Frame | None:
     """Where a function returns a value: its last ``return`` line (for hooks and custom backward)."""
-    fn = getattr(fn, "__func__", fn)
-    co = getattr(fn, "__code__", None)
+    co = _code_of(fn)
     if co is None:
         return None
     line = None
@@ -236,8 +252,7 @@ def loop_over_attr(module, attr: str) -> Frame | None:
 def value_return(fn) -> Frame | None:
     """The last ``return <value>`` (not a bare/None return) of a function, or None when it only
     returns None: a forward hook that replaces the module's output."""
-    fn = getattr(fn, "__func__", fn)
-    co = getattr(fn, "__code__", None)
+    co = _code_of(fn)
     if co is None:
         return None
     line = None

@@ -1318,3 +1318,23 @@ def test_a_freeze_loop_over_named_modules_that_froze_the_whole_model_says_so():
             model(torch.randn(3, 4)).sum().backward()
     f = tr.failure
     assert_explains(f, "frozen_param", "froze every parameter in the step", "w_freeze_all", "named_parameters()")
+
+
+class _Scale:
+    """A gradient hook written as a class."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, g):
+        return g * self.k  # L:w_hook_obj
+
+
+def test_a_hook_written_as_a_callable_object_is_named_at_its_return():
+    lin = nn.Linear(3, 2)
+    with gradscope.trace() as tr:
+        h = lin.weight.register_hook(_Scale(0.0))
+        lin(torch.randn(4, 3)).sum().backward()
+    h.remove()
+    exp = tr.why(lin.weight)
+    assert exp.cause == "hook_modified" and site_hits(exp.site, "w_hook_obj")

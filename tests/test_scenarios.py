@@ -4,7 +4,8 @@ Two folders are collected:
 
 * the public scenarios in ``<repo>/../shared/scenarios`` (skipped cleanly when absent), and
 * ``tests/scenarios_extra`` (real-world shapes written for generalization; see its FINDINGS.md), and
-* ``tests/scenarios_more`` and ``tests/scenarios_third`` (later batches; see their FINDINGS.md).
+* ``tests/scenarios_more``, ``tests/scenarios_third`` and ``tests/scenarios_fourth`` (later batches; see
+  their FINDINGS.md).
 
 Each scenario is run plain and under ``gradscope.trace()``; the test asserts that the bug
 still shows the same way under tracing (transparency), that the explanation's cause is the
@@ -29,6 +30,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "scenarios"
 EXTRA = HERE / "scenarios_extra"
 MORE = HERE / "scenarios_more"
 THIRD = HERE / "scenarios_third"
+FOURTH = HERE / "scenarios_fourth"
 
 
 def _load_scoring():
@@ -72,6 +74,7 @@ SHARED_CASES = _cases(SHARED, "shared")
 EXTRA_CASES = _cases(EXTRA, "extra")
 MORE_CASES = _cases(MORE, "more")
 THIRD_CASES = _cases(THIRD, "third")
+FOURTH_CASES = _cases(FOURTH, "fourth")
 
 
 def _score(path: Path) -> dict:
@@ -121,7 +124,13 @@ def test_third_scenario(path):
     _assert_scenario(path)
 
 
-@pytest.mark.parametrize("folder", [EXTRA, MORE, THIRD], ids=["extra", "more", "third"])
+@pytest.mark.skipif(not FOURTH_CASES, reason=f"no scenarios in {FOURTH}")
+@pytest.mark.parametrize("path", FOURTH_CASES or [None])
+def test_fourth_scenario(path):
+    _assert_scenario(path)
+
+
+@pytest.mark.parametrize("folder", [EXTRA, MORE, THIRD, FOURTH], ids=["extra", "more", "third", "fourth"])
 def test_extra_scenarios_are_well_formed(folder):
     """Each extra scenario has the metadata check.py needs and exactly one CUT line."""
     names = sorted(p.name for p in folder.glob("[0-9][0-9]_*.py"))
