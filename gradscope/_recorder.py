@@ -1967,6 +1967,24 @@ class Recorder(TorchFunctionMode):
                 info.name = name
                 if info.role == "tensor":
                     info.role = "buffer" if not isinstance(p, nn.Parameter) else "param"
+        tied = {}  # a Parameter registered under several names (tied weights): its other names
+        multi = len(self._roots) > 1
+        for r, var in self._roots:
+            root = r()
+            if root is None:
+                continue
+            seen: dict = {}
+            try:
+                for pname, p in root.named_parameters(remove_duplicate=False):
+                    seen.setdefault(id(p), (p, []))[1].append(_clean(f"{var}.{pname}" if multi else pname))
+            except Exception:
+                continue
+            for p, names in seen.values():
+                if len(names) > 1:
+                    tid = self.tid_of(p)
+                    if tid is not None:
+                        tied[str(tid)] = names[1:]
+        self.data.meta["tied_params"] = tied
         self.data.meta["trainable"] = sorted(self._trainable)
         self.data.meta["internal_errors"] = list(self._errors)
         owners = {}

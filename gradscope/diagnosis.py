@@ -107,6 +107,21 @@ def _first_arg(code: str, call: str) -> str | None:
     return arg
 
 
+_CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+def _as_written(e: Event) -> str:
+    """How the user wrote the op: a comparison as its operator (`dist <= w` calls w.__ge__ on a Parameter),
+    else ``name()``."""
+    op = _opname(e).strip("_")
+    if op in _CMP and e.site is not None and e.site.code:
+        found = set(re.findall(r"<=|>=|==|!=|(?<![<>=!])[<>](?!=)", e.site.code.split("#")[0]))
+        if len(found) == 1:
+            return f"the comparison `{found.pop()}`"
+        return f"a comparison ({_CMP[op]})"
+    return f"{_opname(e)}()"
+
+
 def _find_in_function(filename: str, lineno: int, needle: str):
     """(line, code) of the first line containing ``needle`` in the function around ``filename:lineno``."""
     import linecache
@@ -665,6 +680,9 @@ class Diagnosis:
             exp = self._none(tid, name, requires_grad, is_leaf, retains)
         exp.target = exp.target or name
         exp.status = "received" if status == "received" else status
+        also = (d.meta.get("tied_params") or {}).get(str(tid))
+        if also and status != "received":  # the same Parameter under another name (tied weights)
+            exp.summary += f" ({', '.join(f'`{a}`' for a in also[:3])} is the same Parameter: the weights are tied.)"
         return exp
 
     def _ok(self, tid, name, norm):
@@ -1392,7 +1410,7 @@ class Diagnosis:
                                 "or invalidate the cache when grad is on / in train mode)." if cached else
                                 "run this part of the forward outside torch.inference_mode() during training.")),
             "nondifferentiable_op": self._lib_nograd_text(e, what, site) or (
-                                     f"{what} went through {_opname(e)}(){_at(site)}{_code(site)}",
+                                     f"{what} went through {_as_written(e)}{_at(site)}{_code(site)}",
                                      f"{_opname(e)}() has no gradient (its result is integer/boolean or piecewise "
                                      f"constant), so nothing flows back through it.",
                                      "use a differentiable relaxation: softmax/gumbel-softmax instead of argmax, a "

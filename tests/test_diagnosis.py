@@ -1338,3 +1338,34 @@ def test_a_hook_written_as_a_callable_object_is_named_at_its_return():
     h.remove()
     exp = tr.why(lin.weight)
     assert exp.cause == "hook_modified" and site_hits(exp.site, "w_hook_obj")
+
+
+def test_a_reflected_comparison_is_shown_as_the_operator_the_user_wrote():
+    window = nn.Parameter(torch.tensor(2.0))
+    w = torch.randn(5, requires_grad=True)
+    with gradscope.trace() as tr:
+        dist = torch.arange(5.0)
+        mask = torch.where(dist <= window, 1.0, 0.0)  # L:w_cmp
+        (w * mask).sum().backward()
+    exp = tr.why(window)
+    assert_explains(exp, "nondifferentiable_op", "the comparison `<=`", "w_cmp", "relaxation")
+    assert "ge()" not in exp.summary
+
+
+def test_a_frozen_tied_weight_names_its_other_name():
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(10, 4)
+            self.lm_head = nn.Linear(4, 10, bias=False)
+            self.lm_head.weight = self.wte.weight
+
+        def forward(self, ids):
+            return self.lm_head(self.wte(ids))
+
+    model = LM()
+    with gradscope.trace() as tr:
+        model.wte.weight.requires_grad = False  # L:w_tied_freeze
+        model(torch.randint(0, 10, (2, 3)))
+    exp = tr.why(model.lm_head.weight)
+    assert exp.cause == "frozen_param" and "`lm_head.weight` is the same Parameter" in exp.summary
