@@ -67,7 +67,7 @@ _REQ = {_T.requires_grad_, _T.requires_grad.__set__}
 _ZERO_GRAD_OPS = {torch.bernoulli, _T.bernoulli, torch.poisson, torch.heaviside, _T.heaviside,
                   torch.round, _T.round, torch.sign, _T.sign, torch.floor, _T.floor, torch.ceil, _T.ceil,
                   torch.trunc, _T.trunc, torch.fix, _T.fix, _T.__floordiv__, torch.floor_divide, _T.round_,
-                  torch.sgn, _T.sgn, _T.__rfloordiv__}
+                  torch.sgn, _T.sgn, _T.__rfloordiv__, torch.normal, torch.binomial}
 _CAST_NAMES = {"to", "long", "int", "short", "char", "byte", "bool", "type", "type_as", "view", "int_repr"}
 _HOOK_REG = {_T.register_hook}
 _POST_ACC_HOOK = getattr(_T, "register_post_accumulate_grad_hook", None)

@@ -39,7 +39,7 @@ CUT_CAUSE = {
 _ESCAPES = ("numpy", "item", "tolist")
 _TO_OPS = {"to", "double", "float", "half", "bfloat16", "type", "cuda", "cpu", "type_as"}
 _ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_divide", "__floordiv__", "round_",
-             "bernoulli", "bernoulli_", "poisson", "heaviside"}
+             "bernoulli", "bernoulli_", "poisson", "heaviside", "normal", "binomial", "multinomial"}
 _NOT_FORWARD = ("optimizer", "init", "clip", "backward")
 _COPY_OPS = {"data", "detach", "clone", "copy_", "__deepcopy__", "__reduce_ex__", "requires_grad_", "_version"}
 _NOT_FLOW = ("backward", "grad_set", "requires_grad", "hook", "optimizer_step")
@@ -847,7 +847,11 @@ class Diagnosis:
                 op = _opname(e)
                 is_nd = e.cut == "zero_grad_op" or op in _ZERO_OPS
                 cause = "nondifferentiable_op" if is_nd else "zero_gradient"
-                if is_nd and op.startswith(("bernoulli", "poisson")):
+                if is_nd and op.startswith("normal"):
+                    why = "torch.normal(mean, std) draws a sample; PyTorch defines its gradient as zero"
+                    fix = ("reparameterise: `mean + std * torch.randn_like(std)` (or "
+                           "torch.distributions.Normal(mean, std).rsample()), so gradients reach mean and std.")
+                elif is_nd and op.startswith(("bernoulli", "poisson", "binomial", "multinomial")):
                     why = f"{op}() draws a random sample; PyTorch defines its gradient as zero"
                     fix = ("use a relaxed sample (torch.distributions.RelaxedBernoulli(...).rsample(), gumbel-sigmoid) "
                            "or a straight-through estimator `p + (torch.bernoulli(p) - p).detach()`.")
@@ -1306,6 +1310,12 @@ class Diagnosis:
 
     def _cut_explanation(self, tid, name, cause, se, e, path, k, root, returned=True):
         site = self._region_site(se) if cause == "no_grad_block" else se.site
+        if cause == "reentrant_checkpoint" and site is not None:  # the checkpoint(...) call, not a line inside
+            for i in range(len(site.stack) - 1, -1, -1):
+                fr = site.stack[i]
+                if "checkpoint" in (fr.code or "") and i < len(site.stack) - 1:
+                    site = self._frame_site(fr, site.stack[:i])
+                    break
         off_by = self._grad_off_elsewhere(se) if cause == "no_grad_block" else ""
         what = self._cut_input_label(e, tid)
         plain = bool(re.fullmatch(r"[A-Za-z_][\w\.\[\]]*", what)) and not (what.startswith("t") and what[1:].isdigit())

@@ -1369,3 +1369,13 @@ def test_a_frozen_tied_weight_names_its_other_name():
         model(torch.randint(0, 10, (2, 3)))
     exp = tr.why(model.lm_head.weight)
     assert exp.cause == "frozen_param" and "`lm_head.weight` is the same Parameter" in exp.summary
+
+
+def test_torch_normal_sampling_is_nondifferentiable_with_a_reparameterisation_fix():
+    mu = nn.Parameter(torch.zeros(3))
+    log_sigma = nn.Parameter(torch.zeros(3))
+    with gradscope.trace() as tr:
+        w = torch.normal(mu, log_sigma.exp())  # L:w_normal
+        (w * torch.randn(3)).sum().backward()
+    exp = tr.why(mu)
+    assert exp.cause == "nondifferentiable_op" and site_hits(exp.site, "w_normal") and "randn_like" in exp.fix
