@@ -157,6 +157,9 @@ def _out_of_place(code: str) -> str | None:
     m = re.fullmatch(r"([A-Za-z_][\w.]*)\[(.+)\]\s*=\s*(.+)", code)
     if m:
         x, idx, v = m.groups()
+        if re.search(r"\b%s\s*\[" % re.escape(x), v):  # a shift: trans[:, 1:] = trans[:, :-1]
+            return (f"build the shifted tensor out of place instead of writing `{x}` from itself: e.g. "
+                    f"`{x} = torch.cat([first, {v}], dim=...)` or torch.roll.")
         mask = idx if re.search(r"[<>]=?|==|!=", idx) else "mask"
         return (f"build a new tensor instead of assigning into `{x}`: e.g. `{x} = {x}.masked_fill({mask}, {v})` or "
                 f"`{x} = torch.where({mask}, {v}, {x})` (or clone it first: `{x} = {x}.clone()`).")
