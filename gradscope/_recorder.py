@@ -69,6 +69,10 @@ _ZERO_GRAD_OPS = {torch.bernoulli, _T.bernoulli, torch.poisson, torch.heaviside,
                   torch.trunc, _T.trunc, torch.fix, _T.fix, _T.__floordiv__, torch.floor_divide, _T.round_,
                   torch.sgn, _T.sgn, _T.__rfloordiv__, torch.normal, torch.binomial}
 _CAST_NAMES = {"to", "long", "int", "short", "char", "byte", "bool", "type", "type_as", "view", "int_repr"}
+# they read only the shape/dtype/device of their input, never its values: not a cut of anything
+_SHAPE_ONLY = {torch.ones_like, torch.zeros_like, torch.empty_like, torch.full_like, torch.rand_like,
+               torch.randn_like, torch.randint_like, _T.new_zeros, _T.new_ones, _T.new_empty, _T.new_full,
+               _T.size, _T.dim, _T.numel}
 _HOOK_REG = {_T.register_hook}
 _POST_ACC_HOOK = getattr(_T, "register_post_accumulate_grad_hook", None)
 if _POST_ACC_HOOK is not None:
@@ -1123,7 +1127,7 @@ class Recorder(TorchFunctionMode):
             for t in ins:
                 self.tensors[self._tid(t)].retains_grad = True
         elif special is None and (ctx == "user" or ctx == "checkpoint" or ctx == "compiled"):
-            if in_rg and outs_t and not out_rg:
+            if in_rg and outs_t and not out_rg and func not in _SHAPE_ONLY:
                 if inference:
                     kind, cut = "cut", "inference_mode"
                 elif not grad_on:

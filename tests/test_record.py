@@ -1108,3 +1108,14 @@ def test_a_trainable_leaf_first_used_deep_inside_is_named_from_the_callers_varia
     with gradscope.trace() as tr:
         h.get().sum().backward()
     assert tr.data.tensors[tid(tr, prompt)].name == "prompt"
+
+
+def test_shape_only_factories_are_not_cuts():
+    x = torch.randn(3, requires_grad=True)
+    with gradscope.trace() as tr:
+        y = x * 2
+        a = torch.ones_like(y)  # L:ones-like
+        b = y.new_zeros(3)  # L:new-zeros
+        (y * a + b).sum().backward()
+    assert not at(tr, "ones-like", kind="cut") and not at(tr, "new-zeros", kind="cut")
+    assert not tr.cuts()
