@@ -1458,8 +1458,11 @@ class Recorder(TorchFunctionMode):
         # senders into leaves whose .grad a post-accumulate hook may rewrite in place (and .grad may
         # be the very buffer sent): measure what they send at once, not when backward ends
         now = set()
-        if post_acc_leaves:
-            targets = set(post_acc_leaves)
+        # (also: nodes behind a tensor hook, and leaves with hooks: a hook may change the buffer in place,
+        # `g.zero_()`, before backward ends)
+        hooked_leaves = [i for i, rn in enumerate(raw_nodes) if rn[3] is not None and rn[5] == _M_LEAF]
+        if post_acc_leaves or opaque or hooked_leaves:
+            targets = set(post_acc_leaves) | opaque | set(hooked_leaves)
             for i, rn in enumerate(raw_nodes):
                 for c in rn[2]:
                     while c is not None and raw_nodes[c][5] == _M_PASS:

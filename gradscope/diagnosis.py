@@ -1921,7 +1921,14 @@ class Diagnosis:
                  f"{_at(site)}{_code(site)} ({_opname(se)}), and nothing else in it requires grad."),
                 detail="backward() needs a result with a grad_fn; every path from a trainable tensor to it was cut.",
                 fix=fix, evidence=[e])
-        if not evs or all(self.d.tensors.get(t) is None or self.d.tensors[t].producer is None for t in roots):
+        def built_outside(t):  # no producer, or made by a factory from Python values (torch.tensor(float))
+            info = self.d.tensors.get(t)
+            if info is None or info.producer is None:
+                return True
+            p = self.d.producer(t)
+            return p is not None and p.kind in ("op", "cut") and not p.inputs
+
+        if not evs or all(built_outside(t) for t in roots):
             # the loss came from outside torch: the last value that left autograd before it
             lim = bw.index if bw else len(self.ev)
             left = [e for e in self.ev[:lim] if e.kind == "cut" and e.context == "user" and e.cut != "zero_grad_op"

@@ -538,6 +538,10 @@ def _is_method(op: str) -> bool:
     return op.startswith(("torch.Tensor.", "Tensor.", "torch._C.TensorBase.", "torch._tensor."))
 
 
+_SHAPE_ONLY_OPS = {"ones_like", "zeros_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
+                   "new_zeros", "new_ones", "new_empty", "new_full", "size", "dim", "numel"}
+
+
 def cut_label(e: Event) -> str:
     """How a cut reads in the diagram: ``detach()``, ``numpy()``, ``.data``, ``linear under no_grad``."""
     short = op_short(e.op)
@@ -914,6 +918,8 @@ class _Full:
                 return "benign_cut", f"{cut_label(e)}{site} (benign)"
             return "cut", f"{cut_label(e)}{site}"
         if e.kind in ("op", "requires_grad") and e.outputs and not out_rg:
+            if e.kind == "op" and op_short(e.op).rsplit(".", 1)[-1] in _SHAPE_ONLY_OPS:
+                return "data", ""  # (ones_like(x) reads only x's shape: no gradient was ever meant to flow)
             mode = "no_grad" if not e.grad_enabled else ("inference_mode" if e.inference_mode else "")
             what = f"{op_short(e.op)} under {mode}" if mode else f"{op_short(e.op)} (no gradient)"
             return "cut", f"{what}{site}"

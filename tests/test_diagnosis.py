@@ -1379,3 +1379,28 @@ def test_torch_normal_sampling_is_nondifferentiable_with_a_reparameterisation_fi
         (w * torch.randn(3)).sum().backward()
     exp = tr.why(mu)
     assert exp.cause == "nondifferentiable_op" and site_hits(exp.site, "w_normal") and "randn_like" in exp.fix
+
+
+def test_a_hook_that_zeroes_the_gradient_in_place_is_named():
+    emb_layer, head = nn.Embedding(10, 4), nn.Linear(4, 1)
+    with gradscope.trace() as tr:
+        emb = emb_layer(torch.randint(0, 10, (3, 5)))
+        emb.register_hook(lambda g: g.zero_())  # L:w_inplace_hook
+        head(emb.mean(1)).sum().backward()
+    exp = tr.why(emb_layer.weight)
+    assert exp.cause == "hook_modified" and site_hits(exp.site, "w_inplace_hook")
+
+
+def test_a_loss_rebuilt_with_torch_tensor_from_item_values_names_the_item():
+    net = nn.Linear(3, 1)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            running = 0.0
+            for _ in range(2):
+                loss = net(torch.randn(4, 3)).pow(2).mean()
+                running += loss.item()  # L:w_running
+            loss = torch.tensor(running / 2)
+            loss.backward()
+    f = tr.failure
+    assert f.cause == "item_roundtrip" and site_hits(f.site, "w_running")

@@ -4,8 +4,8 @@ Two folders are collected:
 
 * the public scenarios in ``<repo>/../shared/scenarios`` (skipped cleanly when absent), and
 * ``tests/scenarios_extra`` (real-world shapes written for generalization; see its FINDINGS.md), and
-* ``tests/scenarios_more``, ``tests/scenarios_third``, ``tests/scenarios_fourth`` and ``tests/scenarios_fifth``
-  (later batches; see their FINDINGS.md).
+* ``tests/scenarios_more``, ``tests/scenarios_third`` ... ``tests/scenarios_sixth`` (later batches; see their
+  FINDINGS.md).
 
 Each scenario is run plain and under ``gradscope.trace()``; the test asserts that the bug
 still shows the same way under tracing (transparency), that the explanation's cause is the
@@ -32,6 +32,7 @@ MORE = HERE / "scenarios_more"
 THIRD = HERE / "scenarios_third"
 FOURTH = HERE / "scenarios_fourth"
 FIFTH = HERE / "scenarios_fifth"
+SIXTH = HERE / "scenarios_sixth"
 
 
 def _load_scoring():
@@ -77,6 +78,7 @@ MORE_CASES = _cases(MORE, "more")
 THIRD_CASES = _cases(THIRD, "third")
 FOURTH_CASES = _cases(FOURTH, "fourth")
 FIFTH_CASES = _cases(FIFTH, "fifth")
+SIXTH_CASES = _cases(SIXTH, "sixth")
 
 
 def _score(path: Path) -> dict:
@@ -138,7 +140,14 @@ def test_fifth_scenario(path):
     _assert_scenario(path)
 
 
-@pytest.mark.parametrize("folder", [EXTRA, MORE, THIRD, FOURTH, FIFTH], ids=["extra", "more", "third", "fourth", "fifth"])
+@pytest.mark.skipif(not SIXTH_CASES, reason=f"no scenarios in {SIXTH}")
+@pytest.mark.parametrize("path", SIXTH_CASES or [None])
+def test_sixth_scenario(path):
+    _assert_scenario(path)
+
+
+@pytest.mark.parametrize("folder", [EXTRA, MORE, THIRD, FOURTH, FIFTH, SIXTH],
+                         ids=["extra", "more", "third", "fourth", "fifth", "sixth"])
 def test_extra_scenarios_are_well_formed(folder):
     """Each extra scenario has the metadata check.py needs and exactly one CUT line."""
     names = sorted(p.name for p in folder.glob("[0-9][0-9]_*.py"))
