@@ -704,6 +704,20 @@ class Diagnosis:
         if self.trainable and tid not in self.trainable and info is not None and info.is_leaf and any(
                 e.kind == "optimizer_step" for e in self.ev):
             # it learns nothing: no optimizer holds it (a module in a plain list/dict is not registered)
+            unfrozen = [e for e in self.ev if e.kind == "requires_grad" and tid in e.input_ids()
+                        and e.detail.get("value") is True]
+            if unfrozen and any(e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is False
+                                and e.index < unfrozen[-1].index for e in self.ev):
+                u = unfrozen[-1]
+                return Explanation(
+                    "ok", site, name,
+                    f"{name}.grad is set and non-zero{n}: gradient flows{via}; but no optimizer in the trace holds "
+                    f"{name}: it was frozen when the optimizer's parameters were chosen and unfrozen only later"
+                    f"{_at(u.site)}{_code(u.site)}, so optimizer.step() never updates it.",
+                    detail="An optimizer keeps the parameter list it was given; unfreezing a parameter afterwards "
+                           "does not add it (e.g. `[p for p in model.parameters() if p.requires_grad]`).",
+                    fix="add the unfrozen parameters with optimizer.add_param_group({'params': ...}), or build the "
+                        "optimizer over all parameters and freeze with requires_grad only.")
             return Explanation(
                 "ok", site, name,
                 f"{name}.grad is set and non-zero{n}: gradient flows{via}; but no optimizer in the trace holds "

@@ -1404,3 +1404,19 @@ def test_a_loss_rebuilt_with_torch_tensor_from_item_values_names_the_item():
             loss.backward()
     f = tr.failure
     assert f.cause == "item_roundtrip" and site_hits(f.site, "w_running")
+
+
+def test_a_parameter_unfrozen_after_the_optimizer_was_built_from_trainable_ones_says_so():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 1))
+    with gradscope.trace() as tr:
+        for p in model[0].parameters():
+            p.requires_grad = False
+        opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
+        for p in model[0].parameters():
+            p.requires_grad = True  # L:w_unfreeze
+        opt.zero_grad()
+        model(torch.randn(3, 4)).sum().backward()
+        opt.step()
+    exp = tr.why(model[0].weight)
+    assert exp.cause == "ok" and "unfrozen only later" in exp.summary and "add_param_group" in exp.fix
+    assert f"{BASENAME}:{line('w_unfreeze')}" in exp.summary
