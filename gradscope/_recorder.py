@@ -1702,6 +1702,23 @@ class Recorder(TorchFunctionMode):
                         g = g.f_back
             except Exception:
                 pass
+        taken = {name for r, name in self._roots if r() is not None and r() is not root}
+        if var in taken and f is not None:
+            # the same parameter name (`field`) for two models (coarse and fine, passed to one helper):
+            # the caller's own variable for this one
+            g = f.f_back
+            for _ in range(6):
+                g = _frames.first_user_frame(g, self._entry) if g is not None and f is not self._entry else None
+                if g is None:
+                    break
+                alt = next((k for k, v in _frames.locals_of(g).items() if v is root and k not in taken
+                            and k != "self"), None)
+                if alt is not None:
+                    var = alt
+                    break
+                if g is self._entry:
+                    break
+                g = g.f_back
         if var is None:
             var = type(module).__name__.lower()
         # drop roots that are inside the new one

@@ -76,6 +76,10 @@ def _receiver(code: str, call: str) -> str | None:
 _MODULE_NAMES = {"torch", "np", "numpy", "F", "nn", "math", "jnp", "functional", "torch.nn.functional"}
 # cuts the user writes as a call of their own (not ops inside a module under no_grad)
 _EXPLICIT_CUTS = {"detach", "data", "numpy", "item", "tolist", "rewrap"}
+# ops that pass a detached value on unchanged on its way out of torch (`x.detach().cpu().numpy()`)
+_VALUE_KEEPING = {"cpu", "to", "clone", "contiguous", "float", "double", "half", "view", "reshape", "flatten",
+                  "squeeze", "unsqueeze", "permute", "transpose", "t", "T", "numpy", "data", "detach", "cuda",
+                  "type", "view_as", "expand", "__getitem__"}
 # library calls that replace a module's weight by new Parameters (the old weight leaves the model)
 _PARAMETRIZERS = {"weight_norm", "spectral_norm", "register_parametrization", "orthogonal", "_weight_norm"}
 _DUNDER_CALLS = {"__float__": "float(", "__int__": "int(", "__bool__": "bool(", "__index__": "int(",
@@ -537,7 +541,8 @@ class Diagnosis:
                 if x.kind == "cut" and x.cut == "rewrap" and x.site and e.site and x.site.lineno == e.site.lineno \
                         and x.site.filename == e.site.filename:
                     return "tensor_rewrap", x
-                frontier.update(x.output_ids())
+                if _opname(x) in _VALUE_KEEPING:  # (not through computations: `loss.item()` logged later is not it)
+                    frontier.update(x.output_ids())
         if cause == "no_grad_block":
             g = self._governing_grad_mode(e)
             if g is not None and g.detail.get("lib_fn"):

@@ -1420,3 +1420,14 @@ def test_a_parameter_unfrozen_after_the_optimizer_was_built_from_trainable_ones_
     exp = tr.why(model[0].weight)
     assert exp.cause == "ok" and "unfrozen only later" in exp.summary and "add_param_group" in exp.fix
     assert f"{BASENAME}:{line('w_unfreeze')}" in exp.summary
+
+
+def test_a_detach_followed_by_logging_the_loss_is_the_detach_not_the_logging():
+    enc, head = nn.Linear(4, 4), nn.Linear(4, 2)
+    with gradscope.trace() as tr:
+        feats = enc(torch.randn(6, 4)).detach()  # L:w_det_log
+        loss = F.cross_entropy(head(feats), torch.randint(0, 2, (6,)))
+        loss.backward()
+        logged = loss.item()
+    exp = tr.why(enc.weight)
+    assert_explains(exp, "detach", "was detached", "w_det_log", "detach")

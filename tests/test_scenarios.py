@@ -4,8 +4,8 @@ Two folders are collected:
 
 * the public scenarios in ``<repo>/../shared/scenarios`` (skipped cleanly when absent), and
 * ``tests/scenarios_extra`` (real-world shapes written for generalization; see its FINDINGS.md), and
-* ``tests/scenarios_more``, ``tests/scenarios_third`` ... ``tests/scenarios_sixth`` (later batches; see their
-  FINDINGS.md).
+* ``tests/scenarios_more``, ``tests/scenarios_third`` ... ``tests/scenarios_seventh`` (later batches; see
+  their FINDINGS.md).
 
 Each scenario is run plain and under ``gradscope.trace()``; the test asserts that the bug
 still shows the same way under tracing (transparency), that the explanation's cause is the
@@ -33,6 +33,7 @@ THIRD = HERE / "scenarios_third"
 FOURTH = HERE / "scenarios_fourth"
 FIFTH = HERE / "scenarios_fifth"
 SIXTH = HERE / "scenarios_sixth"
+SEVENTH = HERE / "scenarios_seventh"
 
 
 def _load_scoring():
@@ -79,6 +80,7 @@ THIRD_CASES = _cases(THIRD, "third")
 FOURTH_CASES = _cases(FOURTH, "fourth")
 FIFTH_CASES = _cases(FIFTH, "fifth")
 SIXTH_CASES = _cases(SIXTH, "sixth")
+SEVENTH_CASES = _cases(SEVENTH, "seventh")
 
 
 def _score(path: Path) -> dict:
@@ -146,8 +148,14 @@ def test_sixth_scenario(path):
     _assert_scenario(path)
 
 
-@pytest.mark.parametrize("folder", [EXTRA, MORE, THIRD, FOURTH, FIFTH, SIXTH],
-                         ids=["extra", "more", "third", "fourth", "fifth", "sixth"])
+@pytest.mark.skipif(not SEVENTH_CASES, reason=f"no scenarios in {SEVENTH}")
+@pytest.mark.parametrize("path", SEVENTH_CASES or [None])
+def test_seventh_scenario(path):
+    _assert_scenario(path)
+
+
+@pytest.mark.parametrize("folder", [EXTRA, MORE, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH],
+                         ids=["extra", "more", "third", "fourth", "fifth", "sixth", "seventh"])
 def test_extra_scenarios_are_well_formed(folder):
     """Each extra scenario has the metadata check.py needs and exactly one CUT line."""
     names = sorted(p.name for p in folder.glob("[0-9][0-9]_*.py"))
