@@ -801,6 +801,11 @@ class Diagnosis:
         if z is not None:
             return z
         hooks = [e for e in self.ev if e.kind == "hook" and tid in e.input_ids()]
+        info = self.d.tensors.get(tid)
+        if info is not None and not info.is_leaf:  # a retained activation (retain_grad): its own grad_fn node
+            r = self._zero_retained(tid, name, hooks)
+            if r is not None:
+                return r
         for b in reversed(self.d.backwards):
             if tid not in b.leaf_grads:
                 continue
@@ -966,8 +971,42 @@ class Diagnosis:
                     "tokenizer or vocabulary)?")
         return "check the values entering this operation."
 
-    def _zeroing_node(self, b, tid):
-        leaf_nodes = [n for n in b.nodes.values() if n.leaf == tid]
+    def _zero_retained(self, tid, name, hooks):
+        """.grad of a retained non-leaf is all zeros: what reached its grad_fn node, and who zeroed it."""
+        p = self.d.producer(tid)
+        if p is None:
+            return None
+        for b in reversed(self.d.backwards):
+            node = next((n for n in b.nodes.values() if n.event == p.index), None)
+            if node is None:
+                continue
+            sent = [q.out_norms[j] for q in b.nodes.values() for j, nx in enumerate(q.next)
+                    if nx == node.nid and j < len(q.out_norms) and q.out_norms[j] is not None and q.ran]
+            arrived = math.sqrt(sum(v * v for v in sent if v > 0)) if sent else None
+            if hooks and arrived:
+                h = hooks[-1]
+                site = self._hook_site(h)
+                return Explanation(
+                    "hook_modified", site, name,
+                    f"{name}.grad is all zeros: backward delivered a non-zero gradient (norm {arrived:.3g}), but the "
+                    f"hook {h.detail.get('hook', '')} registered{_at(h.site)} replaced it{_at(site)}{_code(site)}.",
+                    detail="A tensor hook's return value replaces the gradient of that tensor (and of everything "
+                           "before it).",
+                    fix=self._hook_fix(h, "check the hook's arithmetic (e.g. a scale of 0); return None from the hook "
+                                          "to leave the gradient unchanged."),
+                    evidence=[h])
+            zn, e = self._zeroing_node(b, tid, start=[node])
+            if e is not None:
+                op = _opname(e)
+                return Explanation(
+                    "zero_gradient", e.site, name,
+                    f"{name}.grad is all zeros: gradient reaches {op}{_at(e.site)}{_code(e.site)} but comes out as "
+                    f"zero ({zn.name}), so nothing flows back to {name}.",
+                    detail=self._zero_reason(op), fix=self._zero_fix(op), evidence=[e])
+        return None
+
+    def _zeroing_node(self, b, tid, start=None):
+        leaf_nodes = start if start is not None else [n for n in b.nodes.values() if n.leaf == tid]
         if not leaf_nodes:
             return None, None
         parents = defaultdict(list)

@@ -1431,3 +1431,25 @@ def test_a_detach_followed_by_logging_the_loss_is_the_detach_not_the_logging():
         logged = loss.item()
     exp = tr.why(enc.weight)
     assert_explains(exp, "detach", "was detached", "w_det_log", "detach")
+
+
+def test_a_retained_activation_zeroed_by_a_saturated_clamp_is_located():
+    enc, head = nn.Linear(4, 4), nn.Linear(4, 1)
+    with gradscope.trace() as tr:
+        h = enc(torch.randn(5, 4)) - 100.0
+        h.retain_grad()
+        z = torch.clamp(h, min=0.1)  # L:w_ret_clamp
+        head(z).sum().backward()
+    exp = tr.why(h)
+    assert exp.cause == "zero_gradient" and site_hits(exp.site, "w_ret_clamp")
+
+
+def test_a_retained_activation_zeroed_by_its_own_hook_is_the_hook():
+    enc, head = nn.Linear(4, 4), nn.Linear(4, 1)
+    with gradscope.trace() as tr:
+        h = enc(torch.randn(5, 4))
+        h.retain_grad()
+        h.register_hook(lambda g: g * 0.0)  # L:w_ret_hook
+        head(h).sum().backward()
+    exp = tr.why(h)
+    assert exp.cause == "hook_modified" and site_hits(exp.site, "w_ret_hook")

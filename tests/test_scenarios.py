@@ -4,7 +4,7 @@ Two folders are collected:
 
 * the public scenarios in ``<repo>/../shared/scenarios`` (skipped cleanly when absent), and
 * ``tests/scenarios_extra`` (real-world shapes written for generalization; see its FINDINGS.md), and
-* ``tests/scenarios_more``, ``tests/scenarios_third`` ... ``tests/scenarios_seventh`` (later batches; see
+* ``tests/scenarios_more``, ``tests/scenarios_third`` ... ``tests/scenarios_eighth`` (later batches; see
   their FINDINGS.md).
 
 Each scenario is run plain and under ``gradscope.trace()``; the test asserts that the bug
@@ -34,6 +34,7 @@ FOURTH = HERE / "scenarios_fourth"
 FIFTH = HERE / "scenarios_fifth"
 SIXTH = HERE / "scenarios_sixth"
 SEVENTH = HERE / "scenarios_seventh"
+EIGHTH = HERE / "scenarios_eighth"
 
 
 def _load_scoring():
@@ -81,6 +82,7 @@ FOURTH_CASES = _cases(FOURTH, "fourth")
 FIFTH_CASES = _cases(FIFTH, "fifth")
 SIXTH_CASES = _cases(SIXTH, "sixth")
 SEVENTH_CASES = _cases(SEVENTH, "seventh")
+EIGHTH_CASES = _cases(EIGHTH, "eighth")
 
 
 def _score(path: Path) -> dict:
@@ -154,8 +156,14 @@ def test_seventh_scenario(path):
     _assert_scenario(path)
 
 
-@pytest.mark.parametrize("folder", [EXTRA, MORE, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH],
-                         ids=["extra", "more", "third", "fourth", "fifth", "sixth", "seventh"])
+@pytest.mark.skipif(not EIGHTH_CASES, reason=f"no scenarios in {EIGHTH}")
+@pytest.mark.parametrize("path", EIGHTH_CASES or [None])
+def test_eighth_scenario(path):
+    _assert_scenario(path)
+
+
+@pytest.mark.parametrize("folder", [EXTRA, MORE, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH],
+                         ids=["extra", "more", "third", "fourth", "fifth", "sixth", "seventh", "eighth"])
 def test_extra_scenarios_are_well_formed(folder):
     """Each extra scenario has the metadata check.py needs and exactly one CUT line."""
     names = sorted(p.name for p in folder.glob("[0-9][0-9]_*.py"))
