@@ -147,6 +147,21 @@ def first_user_frame(f, stop=None):
     return None
 
 
+def outer_var(f, stop, obj, frames: int = 6, skip=(), public: bool = False):
+    """The user's variable for ``obj``: the first local (not ``self``, not in ``skip``; with ``public``,
+    not ``_private``) bound to it in user frame ``f`` or in up to ``frames - 1`` user frames around it,
+    never beyond ``stop`` (the traced block's frame). None when there is none."""
+    while f is not None and frames > 0:
+        for k, v in locals_of(f).items():
+            if v is obj and k != "self" and k not in skip and not (public and k.startswith("_")):
+                return k
+        frames -= 1
+        if f is stop:
+            break
+        f = first_user_frame(f.f_back, stop)
+    return None
+
+
 def locals_of(f) -> dict:
     """A copy of frame ``f``'s locals that does not keep them alive afterwards.
 

@@ -19,7 +19,9 @@ ints, interned code-id sites) and the rest is built on the first query (``sync``
 from __future__ import annotations
 
 import collections
+import linecache as _linecache
 import math
+import re
 import sys
 import threading
 import weakref
@@ -644,16 +646,8 @@ class Recorder(TorchFunctionMode):
             f = _frames.first_user_frame(sys._getframe(), self._entry)
             # a trainable leaf first used deep inside (a Dataset's __getitem__ reading self.prompt): the
             # caller's variable for it, a few frames up
-            depth = 4 if info.requires_grad and info.is_leaf else 1
-            while f is not None and depth > 0 and info.name is None:
-                for k, v in _frames.locals_of(f).items():
-                    if v is t and not k.startswith("_"):
-                        info.name = k
-                        break
-                depth -= 1
-                if f is self._entry:
-                    break
-                f = _frames.first_user_frame(f.f_back, self._entry) if depth else None
+            info.name = _frames.outer_var(f, self._entry, t, frames=4 if info.requires_grad and info.is_leaf else 1,
+                                          public=True)
         if producer is None and not is_param and link:
             if self._recent and info.is_leaf and self._link_alias(t, info):
                 pass
@@ -742,13 +736,10 @@ class Recorder(TorchFunctionMode):
         name = next((k for k, v in _frames.locals_of(f).items() if v is t), None)
         if name is None:
             return raw
-        import linecache
-        import re
-
         pat = re.compile(r"\s*%s\s*=[^=].*\b(Variable|Tensor|FloatTensor|_make_subclass|Parameter)\(" % re.escape(name))
         lo = f.f_code.co_firstlineno
         for ln in range(raw[0][1] - 1, max(lo, raw[0][1] - 30) - 1, -1):
-            text = linecache.getline(f.f_code.co_filename, ln)
+            text = _linecache.getline(f.f_code.co_filename, ln)
             if pat.match(text):
                 if ".data" in text or ".detach(" in text or ".numpy(" in text:
                     return raw  # (that line's own cut is recorded there and explains it)
@@ -1688,37 +1679,16 @@ class Recorder(TorchFunctionMode):
                 if isinstance(owner, nn.Module) and any(m is module for m in owner.modules()):
                     # called from a method of a bigger module (pinn.residual(...) calls self.net(x)):
                     # the caller's variable for that module names the model
-                    g = f.f_back
-                    for _ in range(6):
-                        g = _frames.first_user_frame(g, self._entry) if g is not None and f is not self._entry else None
-                        if g is None:
-                            break
-                        for k, v in _frames.locals_of(g).items():
-                            if k != "self" and v is owner:
-                                var, root = k, owner
-                                break
-                        if var is not None or g is self._entry:
-                            break
-                        g = g.f_back
+                    k = _frames.outer_var(self._callers(f), self._entry, owner)
+                    if k is not None:
+                        var, root = k, owner
             except Exception:
                 pass
         taken = {name for r, name in self._roots if r() is not None and r() is not root}
         if var in taken and f is not None:
             # the same parameter name (`field`) for two models (coarse and fine, passed to one helper):
             # the caller's own variable for this one
-            g = f.f_back
-            for _ in range(6):
-                g = _frames.first_user_frame(g, self._entry) if g is not None and f is not self._entry else None
-                if g is None:
-                    break
-                alt = next((k for k, v in _frames.locals_of(g).items() if v is root and k not in taken
-                            and k != "self"), None)
-                if alt is not None:
-                    var = alt
-                    break
-                if g is self._entry:
-                    break
-                g = g.f_back
+            var = _frames.outer_var(self._callers(f), self._entry, root, skip=taken) or var
         if var is None:
             var = type(module).__name__.lower()
         # drop roots that are inside the new one
@@ -1731,6 +1701,10 @@ class Recorder(TorchFunctionMode):
         keep.append((weakref.ref(root), var))
         self._roots = keep
         self._rename()
+
+    def _callers(self, f):
+        """The user frame that called user frame ``f`` (None at the traced block's own frame)."""
+        return _frames.first_user_frame(f.f_back, self._entry) if f is not self._entry else None
 
     def _rename(self):
         multi = len(self._roots) > 1

@@ -146,6 +146,13 @@ def _find_in_function(filename: str, lineno: int, needle: str):
     return None
 
 
+def _sgd_rebind(site) -> str | None:
+    """`w = w - lr * w.grad` (a manual SGD step that rebinds the name to a new tensor): ``w``."""
+    code = (site.code or "") if site is not None else ""
+    m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=\s*\1\s*[-+]", code)
+    return m.group(1) if m and ".grad" in code else None
+
+
 def _out_of_place(code: str) -> str | None:
     """The line rewritten without the in-place write: `z -= m` -> `z = z - m`, `x.add_(y)` -> `x = x.add(y)`,
     `x[mask] = 0` -> masked_fill / torch.where."""
@@ -811,25 +818,7 @@ class Diagnosis:
                 continue
             arrived = b.arrived.get(tid)
             if hooks and arrived and (arrived > 0 or arrived == -1.0):  # (-1: sent, not measured)
-                h = hooks[-1]
-                site = self._hook_site(h)
-                post = bool(h.detail.get("post_accumulate"))
-                return Explanation(
-                    "hook_modified", site, name,
-                    f"{name}.grad is all zeros: backward delivered a non-zero gradient"
-                    f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the "
-                    f"{'post-accumulate-grad ' if post else ''}hook {h.detail.get('hook', '')} registered"
-                    f"{' before the trace' if h.detail.get('before_trace') else _at(h.site)} "
-                    f"{'zeroed .grad' if post else 'replaced it'}{_at(site)}{_code(site)}.",
-                    detail=("A post-accumulate-grad hook runs after the gradient is stored in .grad and can change it in "
-                            "place (pruning masks, optimizer-in-backward)." if post else
-                            "Tensor hooks run before the gradient is accumulated into .grad; what the hook returns "
-                            "replaces the gradient."),
-                    fix=self._hook_fix(h, "check what the hook multiplies or overwrites .grad with (e.g. a mask that "
-                                          "is all False)." if post else
-                                       "check the hook's arithmetic (e.g. a clip value of 0 clamps everything to zero); "
-                                       "return None from the hook to leave the gradient unchanged."),
-                    evidence=[h])
+                return self._hook_replaced(hooks[-1], name, arrived)
             # find the node that turned a non-zero incoming gradient into zero on the way to the leaf
             node, e = self._zeroing_node(b, tid)
             if node is not None and node.custom_backward is not None and e is None:
@@ -971,6 +960,27 @@ class Diagnosis:
                     "tokenizer or vocabulary)?")
         return "check the values entering this operation."
 
+    def _hook_replaced(self, h, name, arrived):
+        """A non-zero gradient arrived (norm ``arrived``; -1: sent, not measured) and the hook ``h`` zeroed it."""
+        site = self._hook_site(h)
+        post = bool(h.detail.get("post_accumulate"))
+        return Explanation(
+            "hook_modified", site, name,
+            f"{name}.grad is all zeros: backward delivered a non-zero gradient"
+            f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the "
+            f"{'post-accumulate-grad ' if post else ''}hook {h.detail.get('hook', '')} registered"
+            f"{' before the trace' if h.detail.get('before_trace') else _at(h.site)} "
+            f"{'zeroed .grad' if post else 'replaced it'}{_at(site)}{_code(site)}.",
+            detail=("A post-accumulate-grad hook runs after the gradient is stored in .grad and can change it in "
+                    "place (pruning masks, optimizer-in-backward)." if post else
+                    "Tensor hooks run before the gradient is accumulated into .grad; what the hook returns "
+                    "replaces the gradient."),
+            fix=self._hook_fix(h, "check what the hook multiplies or overwrites .grad with (e.g. a mask that "
+                                  "is all False)." if post else
+                               "check the hook's arithmetic (e.g. a clip value of 0 clamps everything to zero); "
+                               "return None from the hook to leave the gradient unchanged."),
+            evidence=[h])
+
     def _zero_retained(self, tid, name, hooks):
         """.grad of a retained non-leaf is all zeros: what reached its grad_fn node, and who zeroed it."""
         p = self.d.producer(tid)
@@ -984,17 +994,7 @@ class Diagnosis:
                     if nx == node.nid and j < len(q.out_norms) and q.out_norms[j] is not None and q.ran]
             arrived = math.sqrt(sum(v * v for v in sent if v > 0)) if sent else None
             if hooks and arrived:
-                h = hooks[-1]
-                site = self._hook_site(h)
-                return Explanation(
-                    "hook_modified", site, name,
-                    f"{name}.grad is all zeros: backward delivered a non-zero gradient (norm {arrived:.3g}), but the "
-                    f"hook {h.detail.get('hook', '')} registered{_at(h.site)} replaced it{_at(site)}{_code(site)}.",
-                    detail="A tensor hook's return value replaces the gradient of that tensor (and of everything "
-                           "before it).",
-                    fix=self._hook_fix(h, "check the hook's arithmetic (e.g. a scale of 0); return None from the hook "
-                                          "to leave the gradient unchanged."),
-                    evidence=[h])
+                return self._hook_replaced(hooks[-1], name, arrived)
             zn, e = self._zeroing_node(b, tid, start=[node])
             if e is not None:
                 op = _opname(e)
@@ -1409,10 +1409,7 @@ class Diagnosis:
                     if fr.filename == g.site.filename and fr.lineno == g.site.lineno and k + 1 < len(se.site.stack):
                         decorated = se.site.stack[k + 1].function
                         break
-        rebind = None  # `w = w - lr * w.grad` under no_grad: a manual SGD step that rebinds the leaf
-        if cause == "no_grad_block" and site is not None and ".grad" in (site.code or ""):
-            m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=\s*\1\s*[-+]", site.code or "")
-            rebind = m.group(1) if m else None
+        rebind = _sgd_rebind(site) if cause == "no_grad_block" else None
         texts = {
             "detach": (f"{what} was detached{_at(site)}{_code(site)}",
                        "detach() returns a tensor that shares the values but has no history, so backward stops there.",
@@ -1960,11 +1957,11 @@ class Diagnosis:
                        f"(torch.func.functional_call and friends keep the graph through the tensors you pass); "
                        f"keep it only where no gradient is wanted.")
             off = self._grad_off_elsewhere(se) if cause == "no_grad_block" else ""
-            m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=\s*\1\s*[-+]", (site.code or "") if site else "")
-            if cause == "no_grad_block" and m and ".grad" in site.code:  # a manual SGD step that rebinds the leaf
+            w = _sgd_rebind(site) if cause == "no_grad_block" else None
+            if w:  # a manual SGD step that rebinds the leaf
                 return Explanation(
                     cause, site, root,
-                    f"backward on `{root}` failed: `{m.group(1)}` was rebound{_at(site)}{_code(site)} to the result of "
+                    f"backward on `{root}` failed: `{w}` was rebound{_at(site)}{_code(site)} to the result of "
                     f"an update made under no_grad, a new tensor that does not require grad, so `{root}` computed "
                     f"from it has no grad_fn.",
                     detail="Under no_grad, `w = w - lr * w.grad` creates a new tensor without history and rebinds the "
