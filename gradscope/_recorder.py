@@ -1353,7 +1353,7 @@ class Recorder(TorchFunctionMode):
         n_roots = len(order)
         leaf_obs = api != "torch.autograd.grad" and not inputs_t  # a leaf's .grad shows what reached it
         opaque = set()  # nodes whose hook does not see what their parent sent (tensor hooks)
-        post_acc_leaves = []  # leaves with post-accumulate-grad hooks
+        hooked_leaves = []  # leaves with hooks (tensor or post-accumulate-grad)
         ids = self._ids
         i = 0
         while i < len(order) and i < 200_000:
@@ -1388,8 +1388,8 @@ class Recorder(TorchFunctionMode):
                 # what reached it is its .grad after backward, if it had none before and no hooks
                 # (a post-accumulate hook may step and clear it: optimizer-in-backward)
                 post_acc = getattr(var, "_post_accumulate_grad_hooks", None)
-                if post_acc:  # it may rewrite .grad in place: what was sent is measured as it is sent
-                    post_acc_leaves.append(i)
+                if post_acc or var._backward_hooks:  # a hook may rewrite the gradient in place (`g.zero_()`,
+                    hooked_leaves.append(i)  # a mask on .grad): what was sent is measured as it is sent
                 if (post_acc or var._backward_hooks) and id(var) not in self._hooked and leaf is not None:
                     self._hooks_before_trace(var, leaf)
                 mode = _M_LEAF_SEEN if (leaf_obs and leaf is not None and var.grad is None
@@ -1451,9 +1451,8 @@ class Recorder(TorchFunctionMode):
         now = set()
         # (also: nodes behind a tensor hook, and leaves with hooks: a hook may change the buffer in place,
         # `g.zero_()`, before backward ends)
-        hooked_leaves = [i for i, rn in enumerate(raw_nodes) if rn[3] is not None and rn[5] == _M_LEAF]
-        if post_acc_leaves or opaque or hooked_leaves:
-            targets = set(post_acc_leaves) | opaque | set(hooked_leaves)
+        if hooked_leaves or opaque:
+            targets = set(hooked_leaves) | opaque
             for i, rn in enumerate(raw_nodes):
                 for c in rn[2]:
                     while c is not None and raw_nodes[c][5] == _M_PASS:

@@ -783,6 +783,18 @@ def test_big_gradients_are_not_measured_in_a_healthy_step():
     assert bw.leaf_grads[tr.resolve(w)].status == "received"
 
 
+def test_accumulating_into_existing_grads_measures_nothing_in_a_healthy_step():
+    """Leaves that already hold a .grad (accumulation, zero_grad(set_to_none=False)) are not read from
+    .grad, but their senders are still only measured when a leaf ends zero (only hooks force it)."""
+    lin = nn.Linear(8, 4)
+    lin(torch.randn(3, 8)).sum().backward()  # .grad exists before the traced backward
+    with gradscope.trace() as tr:
+        torch.relu(lin(torch.randn(3, 8))).sum().backward()
+    bw = tr.data.backwards[-1]
+    senders = [n for n in bw.nodes.values() if n.name == "AddmmBackward0"]
+    assert senders and all(v == _recorder_present() for n in senders for v in n.out_norms if v is not None)
+
+
 def _recorder_present():
     from gradscope import _recorder
 
