@@ -15,6 +15,7 @@ from .explanation import CAUSES, Explanation, ParamStatus, PathStep, StepSummary
 from .errors import DotNotFoundError, GradscopeError, UnknownTargetError
 from .model import Event, Frame, Site, TensorInfo, TraceData, TraceFileError
 from .trace import Trace, load, trace
+from . import report as _report  # noqa: F401  (registers how explanations draw themselves)
 
 __version__ = "0.1.0"
 

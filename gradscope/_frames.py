@@ -214,9 +214,9 @@ def _code_of(fn):
             return fn.__code__
         if hasattr(fn, "__func__"):
             fn = fn.__func__
-        elif hasattr(fn, "func") and callable(getattr(fn, "func")):  # functools.partial
+        elif callable(getattr(fn, "func", None)):  # functools.partial
             fn = fn.func
-        elif callable(fn) and hasattr(type(fn), "__call__") and hasattr(type(fn).__call__, "__code__"):
+        elif callable(fn) and hasattr(type(fn).__call__, "__code__"):
             fn = type(fn).__call__
         else:
             return None
@@ -312,15 +312,6 @@ def early_return_of_input(module) -> Frame | None:
         return None
     line = hits[0]
     return Frame(co.co_filename, line, getattr(co, "co_qualname", co.co_name), linecache.getline(co.co_filename, line).strip())
-
-
-def site_from_frame(fr: Frame, outer: Site | None = None) -> Site:
-    stack = tuple(outer.stack) if outer else ()
-    return Site(fr.filename, fr.lineno, fr.function, fr.code, stack + (fr,))
-
-
-def caller_frame():
-    return sys._getframe(2)
 
 
 def return_before_attr(module, attr: str) -> Frame | None:

@@ -100,10 +100,6 @@ def _tid_of(x):
     return (x >> 2) & 0xFFFFFFFF
 
 
-def _RG(x):
-    return x & 2
-
-
 def _ver(x):
     return (x >> 34) - 1
 _CTX_FLAGS = (F_APPLY | F_BACKWARD | F_CHECKPOINT | F_CLIP | F_COMPILE | F_DATA | F_FUNCTORCH | F_GENERATED | F_INIT

@@ -25,6 +25,8 @@ import os
 import sys
 import traceback
 
+from ._output import print_explanation, write_diagram
+
 __all__ = ["main"]
 
 #: ``run`` options that take a value (used to find where the script path starts).
@@ -273,12 +275,12 @@ def _outputs(tr, args, con, *, exit_code: int, namespace=None) -> int:
     if not args.quiet:
         tr.report(console=con)
     if args.out:
-        render_graph(tr, args.out, con)
+        write_diagram(tr, args.out, con)
     whys = [(name, why_by_name(tr, name, namespace)) for name in args.why]  # unknown -> one-line error
     if not args.json:
         for name, e in whys:
             con.print(f"\n[bold]why {name}?[/]")
-            _print_explanation(con, e)
+            print_explanation(con, e)
     else:
         doc = trace_json(tr, whys, exit_code=exit_code)
         sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
@@ -298,40 +300,20 @@ def why_by_name(tr, name: str, namespace=None):
     >>> why_by_name(tr, "x", {"x": x}).target
     'x'
     """
-    import torch
-
     from .errors import UnknownTargetError
 
     try:
         return tr.why(name)
     except UnknownTargetError:
         obj = (namespace or {}).get(name)
-        if not isinstance(obj, torch.Tensor):
+        torch = sys.modules.get("torch")  # a saved trace is read without torch: no tensors then
+        if torch is None or not isinstance(obj, torch.Tensor):
             raise
     if name.isidentifier() and not name.startswith("_"):
         # Trace.why names a tensor after its caller's variable: call it from a frame
         # whose only local is `name`, so explanations say "x", not "t12".
         return eval(f"_gs_tr.why({name})", {"_gs_tr": tr}, {name: obj})
     return tr.why(obj)
-
-
-def render_graph(tr, out: str, console, **kw) -> str:
-    """Render ``tr``'s diagram to ``out`` (format from the extension) and say where it went.
-
-    Without Graphviz's ``dot`` the DOT source is written next to ``out`` (``.dot``) and the
-    message says so; returns the path actually written.
-    """
-    from .errors import DotNotFoundError
-
-    try:
-        written = tr.graph(**kw).render(out)
-    except OSError as e:
-        raise UsageError(f"cannot write the diagram to {out}: {e.strerror or e}") from None
-    except DotNotFoundError as e:
-        console.print(f"gradscope: {e}", highlight=False, markup=False)
-        return os.path.splitext(out)[0] + ".dot"
-    console.print(f"gradscope: diagram written to {written}", highlight=False, markup=False)
-    return written
 
 
 def _check_out(path: str | None) -> None:
@@ -389,18 +371,6 @@ def _problem_json(e, params) -> dict:
     key = (e.cause, e.site.short if e.site else None)
     d["targets"] = [p.name for p in params if (p.cause, p.site.short if p.site else None) == key] or [e.target]
     return d
-
-
-def _print_explanation(console, expl) -> None:
-    """Render an Explanation with the report module's panel (plain text if unavailable)."""
-    try:
-        from .report import ExplanationPanel
-    except ImportError:  # renderer not installed in this build
-        from rich.text import Text
-
-        console.print(Text(str(expl)))
-    else:
-        console.print(ExplanationPanel(expl))
 
 
 # --------------------------------------------------------------------------- demo

@@ -149,7 +149,7 @@ def run_all(out: str = "gradscope-demo.svg", console=None) -> int:
     from rich.console import Console
     from rich.rule import Rule
 
-    from .cli import _print_explanation, render_graph
+    from ._output import print_explanation, write_diagram
 
     con = console or Console()
     for title, fn in EXAMPLES:
@@ -157,14 +157,14 @@ def run_all(out: str = "gradscope-demo.svg", console=None) -> int:
         con.print(Rule(f"[bold]{title}"))
         con.print(f"[dim]gradscope.demo.{fn.__name__}()[/]")
         expl = tr.failure if tr.failure is not None else tr.why(target)
-        _print_explanation(con, expl)
+        print_explanation(con, expl)
         if fn is item_for_logging:
             for cut in tr.cuts():
                 where = f" at {cut.site.short}" if cut.site else ""
                 con.print(f"cut {cut.op}{where}: {cut.verdict}", highlight=False)
         tr.report(console=con)
         if fn is numpy_roundtrip:
-            render_graph(tr, out, con, focus=target)
+            write_diagram(tr, out, con, focus=target)
     return 0
 
 

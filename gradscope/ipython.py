@@ -77,13 +77,14 @@ def _show(tr, args, shell) -> None:
     from IPython.display import display
     from rich.console import Console
 
-    from .cli import _print_explanation, why_by_name
+    from ._output import print_explanation
+    from .cli import why_by_name
     from .errors import GradscopeError
 
     con = Console()
     if tr.failure is not None:
         con.print("[bold red]gradscope: why the cell failed[/]")
-        _print_explanation(con, tr.failure)
+        print_explanation(con, tr.failure)
     if not args.quiet:
         if getattr(shell, "kernel", None) is not None:  # Jupyter: the rich HTML report
             display(tr)
@@ -96,7 +97,7 @@ def _show(tr, args, shell) -> None:
             con.print(f"gradscope: error: {e}", markup=False, highlight=False)
             continue
         con.print(f"[bold]why {name}?[/]")
-        _print_explanation(con, expl)
+        print_explanation(con, expl)
     if args.graph:  # SVG in notebooks; text (and the DOT source when `dot` is missing) elsewhere
         display(tr.graph())
 

@@ -14,7 +14,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
 __all__ = [
     "SCHEMA",
@@ -642,6 +642,3 @@ def _json_safe(v: Any) -> Any:
         return v.to_json()
     return repr(v)
 
-
-def iter_tids(refs: Iterable[TensorRef]) -> list[int]:
-    return [r.tid for r in refs]

@@ -46,6 +46,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.theme import Theme
 
+from . import explanation
 from .explanation import CAUSES, Explanation, StepSummary
 from .graph import cut_label, op_short
 from .model import Event, Site, TraceData, fmt_norm
@@ -572,3 +573,6 @@ def print_report(data: TraceData, summary: StepSummary, console: Console | None 
 def html_report(data: TraceData, summary: StepSummary, width: int = 100) -> str:
     """The report as an HTML fragment with inline styles, for Jupyter (``display(HTML(...))``)."""
     return _html(TraceReport(data, summary), width)
+
+
+explanation.RENDERERS.update(rich=ExplanationPanel, html=explanation_html)

@@ -17,10 +17,7 @@ import os
 import sys
 import warnings
 
-import torch
-
 from . import diagnosis
-from ._recorder import Recorder, _grad_status
 from .errors import GradscopeError, UnknownTargetError
 from .explanation import Explanation, StepSummary
 from .model import TraceData
@@ -45,7 +42,7 @@ class Trace:
 
     def __init__(self, *, max_events=None, steps=None, data: TraceData | None = None, source: str | None = None):
         self._opts = dict(max_events=max_events, steps=steps)
-        self._rec: Recorder | None = None
+        self._rec = None  # the live recorder (gradscope._recorder.Recorder) while/after recording
         self._data = data
         self._source = source
         self._diag = None
@@ -55,6 +52,8 @@ class Trace:
     def __enter__(self) -> "Trace":
         if self._rec is not None and self._rec._on:
             raise GradscopeError("this trace is already recording; use a new gradscope.trace() to nest traces")
+        from ._recorder import Recorder  # torch is needed to record, not to read a saved trace
+
         self._rec = Recorder(**self._opts)
         self._data = None
         self._diag = None
@@ -132,6 +131,10 @@ class Trace:
         """Facts about the live tensor, read now (its .grad may have changed since backward)."""
         if self._rec is None:
             return None
+        import torch
+
+        from ._recorder import _grad_status
+
         t = self._rec.live(tid)
         if t is None:
             return None
@@ -145,7 +148,8 @@ class Trace:
     def resolve(self, target) -> int:
         """The trace-local id of a tensor or name; raises UnknownTargetError."""
         d = self.data
-        if isinstance(target, torch.Tensor):
+        torch = _torch()
+        if torch is not None and isinstance(target, torch.Tensor):
             rec = self._rec
             if rec is None:
                 raise UnknownTargetError("a loaded trace holds no tensors: ask by name, e.g. tr.why(\"fc1.weight\")")
@@ -201,7 +205,9 @@ class Trace:
         with self._paused():
             tid = self.resolve(target)
             diag = self._diagnosis()
-            if isinstance(target, torch.Tensor) and not self.data.tensors[tid].name and tid not in diag.aliases:
+            torch = _torch()
+            if (torch is not None and isinstance(target, torch.Tensor) and not self.data.tensors[tid].name
+                    and tid not in diag.aliases):
                 name = _caller_name(target, sys._getframe(1))
                 if name:
                     diag.aliases[tid] = name
@@ -315,6 +321,12 @@ class _Pause:
         if self.rec is not None and self.was:
             self.rec._on = True
         return False
+
+
+def _torch():
+    """torch if it is imported (a tensor can only be passed in then), else None: a loaded trace is
+    read without torch."""
+    return sys.modules.get("torch")
 
 
 def _caller_name(t, frame) -> str | None:
