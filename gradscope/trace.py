@@ -11,10 +11,12 @@
 """
 from __future__ import annotations
 
+import collections
 import difflib
 import functools
 import os
 import sys
+import threading
 import warnings
 
 from . import diagnosis
@@ -24,14 +26,16 @@ from .model import TraceData
 
 __all__ = ["trace", "Trace", "load"]
 
+_KEEP_CALLS = 8  # finished calls of a decorated function kept on ``fn.traces``
+
 
 def trace(*, max_events: int | None = None, steps: int | None = None) -> "Trace":
     """Record a training step: every torch call with its user line, grad-mode switches,
     ``requires_grad`` changes, in-place writes, and what each backward delivered.
 
     Use as a context manager (``with gradscope.trace() as tr:``) or a decorator
-    (``@gradscope.trace()``; the latest call's recording is kept on the Trace, which is
-    also available as ``fn.gradscope_trace``). ``steps=N`` stops recording after N
+    (``@gradscope.trace()``: each call records a fresh trace, so threads and recursion are
+    safe; the latest finished call's trace is ``fn.last_trace``, the last few ``fn.traces``). ``steps=N`` stops recording after N
     backward calls; ``max_events`` caps the number of recorded events.
     """
     return Trace(max_events=max_events, steps=steps)
@@ -75,12 +79,33 @@ class Trace:
         return False
 
     def __call__(self, fn):
+        """``@gradscope.trace()``: every call of ``fn`` records into a fresh Trace of its own, so
+        calls from several threads, or recursive calls, each get a whole trace and never collide.
+
+        After a call ends, its Trace is ``fn.last_trace`` (the latest call to finish, in any
+        thread) and the last few are ``fn.traces`` (oldest first); the decorating Trace itself
+        (``fn.gradscope_trace``) then shows that latest finished call too.
+        """
+        opts = dict(self._opts)
+        lock = threading.Lock()
+        recent: collections.deque = collections.deque(maxlen=_KEEP_CALLS)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self:
-                return fn(*args, **kwargs)
+            tr = Trace(**opts)
+            try:
+                with tr:  # (its entry frame is this wrapper: the stack starts at the decorated function)
+                    return fn(*args, **kwargs)
+            finally:
+                with lock:
+                    recent.append(tr)
+                    wrapper.last_trace = tr
+                    if not self.recording:  # (unless it is also in use as a context manager)
+                        self._rec, self._data, self._diag = tr._rec, tr._data, None
 
         wrapper.gradscope_trace = self
+        wrapper.last_trace = None
+        wrapper.traces = recent
         return wrapper
 
     # --- data ----------------------------------------------------------------------------------

@@ -540,6 +540,71 @@ def test_decorator_records_each_call_and_keeps_the_latest():
     assert_clean(before)
 
 
+def test_decorator_is_reentrant_across_threads():
+    """Two threads inside one decorated function at once: both run the user's code, each call
+    gets a whole trace of its own (issue 10, observation 8)."""
+    before = global_hook_sizes()
+    barrier = threading.Barrier(2, timeout=30)
+    results, errors = {}, []
+
+    @gradscope.trace()
+    def step(name, k):
+        model = nn.Linear(3, 1)
+        a = torch.randn(4, 3, requires_grad=True)
+        barrier.wait()  # both calls are recording now
+        for _ in range(10):
+            a = a * k if name == "mul" else a + k
+        loss = model(a).sum()
+        loss.backward()
+        barrier.wait()
+        return model
+
+    def work(name, k):
+        try:
+            results[name] = step(name, k)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(n, k)) for n, k in (("mul", 2.0), ("add", 3.0))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    assert_clean(before)
+    assert set(results) == {"mul", "add"}
+    assert all(m.weight.grad is not None for m in results.values())  # the user's code ran in both
+    assert len(step.traces) == 2 and step.last_trace in step.traces
+    assert step.traces[0] is not step.traces[1]
+    by_op = {}
+    for tr in step.traces:
+        arith = [op for op in ops(tr) if op in ("torch.Tensor.mul", "torch.Tensor.add")]
+        assert len(set(arith)) == 1 and len(arith) == 10, arith  # only its own thread's ops
+        by_op[arith[0]] = tr
+        assert len(tr.data.backwards) == 1 and not tr.recording
+    assert set(by_op) == {"torch.Tensor.mul", "torch.Tensor.add"}
+    assert by_op["torch.Tensor.mul"].why(results["mul"].weight).cause == "ok"
+    assert step.gradscope_trace.events == step.last_trace.events  # the decorating Trace shows the latest
+
+
+def test_decorator_is_reentrant_under_recursion():
+    model = MLP()
+
+    @gradscope.trace()
+    def depth(n):
+        if n:
+            return depth(n - 1) + model(torch.randn(2, 8)).sum()
+        return model(torch.randn(2, 8)).sum()
+
+    loss = depth(2)
+    loss.backward()
+    assert model.fc1.weight.grad is not None
+    assert len(depth.traces) == 3  # innermost finishes first
+    assert [len([e for e in tr.events if e.kind == "module" and e.op.endswith("MLP")]) for tr in depth.traces] \
+        == [1, 2, 3], [[e.op for e in tr.events if e.kind == "module"] for tr in depth.traces]
+    assert depth.last_trace is depth.traces[-1]
+
+
 def test_steps_stops_after_n_backward_calls():
     model = MLP()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
