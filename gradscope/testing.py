@@ -52,23 +52,52 @@ def assert_gradients_flow(model, step, *, exclude=(), allow_zero=False):
             status = "is all zeros"
         else:
             continue
-        bad.append((name, status, _why(tr, p, name)))
+        bad.append((name, status, _explain(tr, p, name)))
     if bad:
+        groups = _by_cause(bad)
+        causes = f" ({len(groups)} causes)" if len(groups) > 1 else ""
         lines = [f"gradients do not flow to {len(bad)} of {len(params)} trainable parameters "
-                 f"of {type(model).__name__}:"]
-        for name, status, why in bad:
-            lines.append(f"- {name}.grad {status}")
+                 f"of {type(model).__name__}{causes}:"]
+        for members, why in groups:
+            lines.append(textwrap.fill(_members_line(members), width=100, initial_indent="- ",
+                                       subsequent_indent="  ", break_on_hyphens=False))
             if why:
                 lines.append(textwrap.indent(why, "    "))
         raise AssertionError("\n".join(lines))
     return tr
 
 
-def _why(tr, p, name: str) -> str:
+def _by_cause(bad):
+    """One group per explanation: parameters whose gradients fail for the same cause at the same
+    line with the same fix (up to their own names) share it, in the order they were found."""
+    groups: dict = {}
+    for name, status, expl in bad:
+        if isinstance(expl, str):  # gradscope could not explain it
+            key = (name,)
+        else:
+            own = [n for n in {name, expl.target} if n]
+            fix = expl.fix
+            for n in sorted(own, key=len, reverse=True):
+                fix = fix.replace(n, "\0")
+            key = (expl.cause, expl.site.short if expl.site else None, fix, status)
+        groups.setdefault(key, []).append((name, status, expl))
+    return [([(n, st) for n, st, _ in g], str(g[0][2]) if g[0][2] is not None else "") for g in groups.values()]
+
+
+def _members_line(members) -> str:
+    """"fc1.weight.grad is None" for one; "fc1.weight, fc1.bias: .grad is None" for a group."""
+    if len(members) == 1:
+        name, status = members[0]
+        return f"{name}.grad {status}"
+    return ", ".join(n for n, _ in members) + f": .grad {members[0][1]} (one cause, explained for {members[0][0]})"
+
+
+def _explain(tr, p, name):
+    """gradscope's Explanation for ``p`` (by tensor, else by name), or a one-line note why not."""
     try:
-        return str(tr.why(p))
+        return tr.why(p)
     except gradscope.GradscopeError:
         try:
-            return str(tr.why(name))
+            return tr.why(name)
         except gradscope.GradscopeError as e:
             return f"(gradscope: {e})"

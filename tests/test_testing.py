@@ -59,10 +59,45 @@ def test_detach_fails_with_cause_and_line():
         assert_gradients_flow(model, training_step(model))
     msg = str(ei.value)
     assert "2 of 4 trainable parameters of Detached" in msg
-    assert "fc1.weight.grad is None" in msg and "fc1.bias.grad is None" in msg
+    assert "- fc1.weight, fc1.bias: .grad is None" in msg
     assert "fc2.weight" not in msg
     assert "detach" in msg
     assert f"test_testing.py:{DETACH_LINE}" in msg
+
+
+class TwoCuts(nn.Module):
+    """Three layers cut off at two lines, and one head never called: three causes, seven parameters."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 4)
+        self.c = nn.Linear(4, 4)
+        self.unused = nn.Linear(4, 4)
+        self.out = nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.b(self.a(x)).detach()  # cut 1: a and b
+        h = h + torch.from_numpy(self.c(x).detach().numpy())  # cut 2: c
+        return self.out(h)
+
+
+def test_one_explanation_per_cause_not_per_parameter():
+    model = TwoCuts()
+    with pytest.raises(AssertionError) as ei:
+        assert_gradients_flow(model, training_step(model))
+    msg = str(ei.value)
+    assert "8 of 10 trainable parameters of TwoCuts (3 causes)" in msg
+    assert msg.count("  cause: ") == 3, msg  # one explanation per cause
+    items = [ln for ln in msg.splitlines() if ln.startswith("- ")]
+    assert items[0].startswith("- a.weight, a.bias, b.weight, b.bias: .grad is None"), items
+    assert items[1].startswith("- c.weight, c.bias: .grad is None"), items
+    assert items[2].startswith("- unused.weight, unused.bias: .grad is None"), items
+    line1 = inspect.getsourcelines(TwoCuts.forward)[1] + 1
+    blocks = msg.split("\n- ")[1:]
+    assert f"test_testing.py:{line1}" in blocks[0] and "cause: detach" in blocks[0]
+    assert f"test_testing.py:{line1 + 1}" in blocks[1] and "cause: numpy_roundtrip" in blocks[1]
+    assert "`unused`" in blocks[2]
 
 
 def test_exclude_frozen_and_stale_grads():
@@ -87,7 +122,7 @@ def test_zero_and_nonfinite_gradients():
         assert_gradients_flow(model, zero_step)
     assert_gradients_flow(model, zero_step, allow_zero=True)
     nan_step = lambda: (model(torch.randn(4, 3)) * float("nan")).sum().backward()  # noqa: E731
-    with pytest.raises(AssertionError, match=r"weight.grad is not finite"):
+    with pytest.raises(AssertionError, match=r"- weight, bias: \.grad is not finite"):
         assert_gradients_flow(model, nan_step, allow_zero=True)
 
 
