@@ -3,6 +3,7 @@
 Run a training script under a trace, the way ``python -m cProfile`` does::
 
     gradscope run [--why NAME] [--out FILE] [--save T.json] [--json] [--steps N] [--quiet] train.py [args...]
+    gradscope run [options] -m package.module [args...]
     gradscope show T.json [--why NAME] [--out FILE] [--json] [--quiet]
     gradscope demo [--out FILE]
     gradscope doctor
@@ -10,10 +11,14 @@ Run a training script under a trace, the way ``python -m cProfile`` does::
 Everything after the script path is the script's own ``sys.argv[1:]``; the script
 runs as ``__main__`` in the current directory with its own directory first on
 ``sys.path``, and ``gradscope run`` exits with the script's exit code (1 when it
-raised). User mistakes print one ``gradscope: error: ...`` line and exit 2.
+raised). ``-m package.module`` runs a module the way ``python -m`` does (a package runs its
+``__main__``; the current directory comes first on ``sys.path``). User mistakes print one
+``gradscope: error: ...`` line and exit 2.
 
 >>> _split_run(["run", "--json", "train.py", "--lr", "0.1"])
 (['run', '--json', 'train.py'], ['--lr', '0.1'])
+>>> _split_run(["run", "-m", "pkg.train", "--lr", "0.1"])
+(['run', '-m', 'pkg.train'], ['--lr', '0.1'])
 """
 from __future__ import annotations
 
@@ -63,10 +68,12 @@ def _parser() -> argparse.ArgumentParser:
             sp.add_argument("--save", metavar="TRACE.json", help="save the trace for `gradscope show`")
             sp.add_argument("--steps", type=int, metavar="N", help="stop recording after N backward calls")
 
-    r = sub.add_parser("run", help="run a Python script under a gradient trace",
-                       usage="gradscope run [options] script.py [script args ...]")
+    r = sub.add_parser("run", help="run a Python script (or -m module) under a gradient trace",
+                       usage="gradscope run [options] (script.py | -m module) [script args ...]")
     outputs(r, run=True)
-    r.add_argument("script", help="the script to run; everything after it is passed to the script")
+    r.add_argument("-m", dest="module", metavar="MODULE",
+                   help="run a library module as a script, like `python -m MODULE`; everything after it is its argv")
+    r.add_argument("script", nargs="?", help="the script to run; everything after it is passed to the script")
     s = sub.add_parser("show", help="re-render a trace saved with --save / tr.save()")
     s.add_argument("trace", help="a trace file written by `gradscope run --save` or tr.save()")
     outputs(s, run=False)
@@ -88,6 +95,10 @@ def _split_run(argv: list[str]) -> tuple[list[str], list[str]]:
         a = argv[i]
         if a == "--":
             return argv[:i] + argv[i + 1:i + 2], argv[i + 2:]
+        if a == "-m":  # like python -m: the module name ends gradscope's options
+            return argv[:i + 2], argv[i + 2:]
+        if a.startswith("-m") and not a.startswith("--"):  # -mpkg.train
+            return argv[:i] + ["-m", a[2:]], argv[i + 1:]
         if not a.startswith("-") or a == "-":
             return argv[:i + 1], argv[i + 1:]
         i += 2 if (a in _RUN_VALUE_OPTS) else 1
@@ -139,16 +150,22 @@ def _console(args):
 
 def _cmd_run(args, script_args: list[str]) -> int:
     path = args.script
-    if not os.path.exists(path):
+    if args.module is not None:
+        if path is not None:
+            raise UsageError(f"give either a script or -m MODULE, not both (got -m {args.module} and {path})")
+    elif path is None:
+        raise UsageError("the following arguments are required: script (or -m MODULE) (see `gradscope run --help`)")
+    elif not os.path.exists(path):
         raise UsageError(f"can't open file {path!r}: no such file")
-    if os.path.isdir(path):
+    elif os.path.isdir(path):
         raise UsageError(f"{path!r} is a directory, not a Python script")
     if args.steps is not None and args.steps < 1:
         raise UsageError(f"--steps must be a positive number of backward calls, not {args.steps}")
     _check_out(args.out)
     con = _console(args)
     try:
-        tr, code, namespace = run_script(path, script_args, steps=args.steps, stdout_to_stderr=args.json)
+        tr, code, namespace = run_script(path, script_args, steps=args.steps, stdout_to_stderr=args.json,
+                                         module=args.module)
     except OSError as e:  # reading the script (its own errors are handled inside)
         raise UsageError(f"can't open file {path!r}: {e.strerror or e}") from None
     if tr is None:  # the script did not compile
@@ -158,8 +175,10 @@ def _cmd_run(args, script_args: list[str]) -> int:
     return _outputs(tr, args, con, exit_code=code, namespace=namespace)
 
 
-def run_script(path: str, argv: list[str], *, stdout_to_stderr: bool = False, **trace_kwargs):
-    """Run ``path`` as ``__main__`` under :func:`gradscope.trace`.
+def run_script(path: str | None, argv: list[str], *, stdout_to_stderr: bool = False, module: str | None = None,
+               **trace_kwargs):
+    """Run ``path`` (or the module named ``module``, like ``python -m``) as ``__main__`` under
+    :func:`gradscope.trace`.
 
     Returns ``(trace, exit_code, namespace)``: ``namespace`` is the script's globals
     (``trace`` is None when the script does not compile).
@@ -175,19 +194,34 @@ def run_script(path: str, argv: list[str], *, stdout_to_stderr: bool = False, **
     import gradscope
 
     trace_kwargs = {k: v for k, v in trace_kwargs.items() if v is not None}
-    full = os.path.abspath(path)
-    with io.open_code(full) as f:
-        source = f.read()
-    try:
-        code = compile(source, full, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError) as e:  # reported like Python does: no trace to show
-        traceback.print_exception(type(e), e, None, file=sys.stderr)
-        return None, 1, {}
-    main_mod = types.ModuleType("__main__")
-    main_mod.__dict__.update(__file__=full, __builtins__=builtins, __cached__=None)
     saved = sys.argv, list(sys.path), sys.modules.get("__main__")
-    sys.argv = [path, *argv]
-    sys.path[:1] = [os.path.dirname(full)]
+    main_mod = types.ModuleType("__main__")
+    if module is not None:
+        sys.path[:1] = [os.getcwd()]  # python -m: the current directory first
+        try:
+            spec, code = _module_code(module)
+        except BaseException as e:
+            sys.argv, sys.path[:] = saved[0], saved[1]
+            if isinstance(e, (SyntaxError, ValueError)) and not isinstance(e, UsageError):
+                traceback.print_exception(type(e), e, None, file=sys.stderr)
+                return None, 1, {}
+            raise
+        full = spec.origin
+        main_mod.__dict__.update(__file__=full, __builtins__=builtins, __cached__=spec.cached,
+                                 __loader__=spec.loader, __package__=spec.parent, __spec__=spec)
+        sys.argv = [full, *argv]
+    else:
+        full = os.path.abspath(path)
+        with io.open_code(full) as f:
+            source = f.read()
+        try:
+            code = compile(source, full, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as e:  # reported like Python does: no trace to show
+            traceback.print_exception(type(e), e, None, file=sys.stderr)
+            return None, 1, {}
+        main_mod.__dict__.update(__file__=full, __builtins__=builtins, __cached__=None)
+        sys.argv = [path, *argv]
+        sys.path[:1] = [os.path.dirname(full)]
     sys.modules["__main__"] = main_mod
     tr = gradscope.trace(**trace_kwargs)
     redirect = contextlib.redirect_stdout(sys.stderr) if stdout_to_stderr else contextlib.nullcontext()
@@ -213,6 +247,35 @@ def run_script(path: str, argv: list[str], *, stdout_to_stderr: bool = False, **
         if saved[2] is not None:
             sys.modules["__main__"] = saved[2]
     return tr, exit_code, main_mod.__dict__
+
+
+def _module_code(name: str):
+    """``(spec, code)`` of the module ``python -m name`` would run (a package runs its ``__main__``);
+    a name that cannot be run is a UsageError saying why, as Python words it."""
+    import importlib.util
+
+    if not name or name.startswith("."):
+        raise UsageError(f"-m {name!r}: relative module names are not supported; give the full dotted name")
+    try:
+        spec = importlib.util.find_spec(name)  # (imports the parent packages, as python -m does)
+    except Exception as e:
+        raise UsageError(f"error while finding module specification for {name!r} ({type(e).__name__}: {e})") from None
+    if spec is None:
+        raise UsageError(f"no module named {name!r} (searched from {os.getcwd()} and the installed packages)")
+    if spec.submodule_search_locations is not None:  # a package: run its __main__
+        if name == "__main__" or name.endswith(".__main__"):
+            raise UsageError(f"cannot use package {name!r} as the __main__ module")
+        try:
+            return _module_code(name + ".__main__")
+        except UsageError:
+            raise UsageError(f"no module named '{name}.__main__'; {name!r} is a package and cannot be "
+                             "directly executed") from None
+    if spec.loader is None or not hasattr(spec.loader, "get_code"):
+        raise UsageError(f"no code object available for {name!r} (namespace package or unusual loader)")
+    code = spec.loader.get_code(spec.name)  # a SyntaxError is reported like Python does
+    if code is None:
+        raise UsageError(f"no code object available for {name!r}")
+    return spec, code
 
 
 def _exit_code(code) -> int:

@@ -279,7 +279,85 @@ def test_no_command_and_help(tmp_path, capsys):
     from gradscope.cli import main
 
     assert main([]) == 2 and "usage: gradscope" in capsys.readouterr().out
-    assert main(["run", "--help"]) == 0 and "script.py [script args ...]" in capsys.readouterr().out
+    assert main(["run", "--help"]) == 0 and "(script.py | -m module) [script args ...]" in capsys.readouterr().out
     assert main(["run"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("gradscope: error:") and "script" in err[0]
+
+
+# --------------------------------------------------------------------------- run -m package.module
+PKG_MODEL = BUGGY.split("torch.manual_seed(0)")[0]  # the Net class with its detach
+PKG_TRAIN = """\
+import sys
+
+import torch
+
+from .model import Net  # a relative import: only works when run as part of the package
+
+torch.manual_seed(0)
+model = Net()
+model(torch.randn(8, 4)).pow(2).mean().backward()
+print("m-argv", sys.argv)
+print("m-name", __name__, __package__)
+print("m-path0", sys.path[0])
+if len(sys.argv) > 1 and sys.argv[1] == "fail":
+    raise ValueError("asked to fail")
+"""
+
+
+@pytest.fixture
+def package(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "model.py").write_text(PKG_MODEL)
+    (pkg / "train.py").write_text(PKG_TRAIN)
+    (pkg / "__main__.py").write_text(PKG_TRAIN)
+    return pkg
+
+
+def test_run_module_like_python_m(package, tmp_path):
+    """`gradscope run -m pkg.train args` runs the module as `python -m pkg.train args` does."""
+    with ThreadPoolExecutor(2) as pool:
+        plain, traced = pool.map(lambda cmd: subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True,
+                                                            timeout=180,
+                                                            env=dict(os.environ, COLUMNS="200", PYTHONPATH=str(REPO))),
+                                 [[sys.executable, "-m", "pkg.train", "--lr", "3", "-m", "x"],
+                                  [sys.executable, "-m", "gradscope", "run", "-m", "pkg.train", "--lr", "3", "-m", "x"]])
+    assert plain.returncode == 0 and traced.returncode == 0, (plain.stderr, traced.stderr)
+    for key in ("m-argv", "m-name", "m-path0"):  # same argv, __name__, __package__ and sys.path[0]
+        want = next(ln for ln in plain.stdout.splitlines() if ln.startswith(key))
+        assert want in traced.stdout.splitlines(), (want, traced.stdout)
+    assert f"m-argv ['{package / 'train.py'}', '--lr', '3', '-m', 'x']" in plain.stdout
+    assert f"m-path0 {tmp_path}" in traced.stdout
+    # and the trace saw the step: the cut inside the package's model, by line and name
+    assert f"model.py:{BUG_LINE}" in traced.stdout and "detach" in traced.stdout and "fc1.weight" in traced.stdout
+
+
+def test_run_module_package_main_json_and_failure(package, tmp_path):
+    p = gradscope("run", "--json", "-m", "pkg", cwd=tmp_path)  # a package runs its __main__
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert f"m-argv ['{package / '__main__.py'}']" in p.stderr
+    [problem] = doc["problems"]
+    assert problem["cause"] == "detach" and problem["site"]["lineno"] == BUG_LINE
+    assert problem["site"]["filename"] == str(package / "model.py")
+    f = gradscope("run", "-m", "pkg.train", "fail", cwd=tmp_path)
+    assert f.returncode == 1
+    assert f'File "{package / "train.py"}", line {line_of(PKG_TRAIN, "asked to fail")}' in f.stderr
+    assert "ValueError: asked to fail" in f.stderr and "runpy" not in f.stderr and "gradscope/cli.py" not in f.stderr
+
+
+def test_run_module_errors_are_one_line(package, tmp_path):
+    (package / "broken").mkdir()
+    (package / "broken" / "__init__.py").write_text("")
+    cases = [("run", "-m", "no_such_module"), ("run", "-m", "pkg.broken"), ("run", "-m", "pkg.train", "--why")]
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda args: gradscope(*args, cwd=tmp_path), cases[:2]))
+    for p in results:
+        assert_one_error_line(p)
+    assert "no_such_module" in results[0].stderr
+    assert "pkg.broken" in results[1].stderr and "cannot be directly executed" in results[1].stderr
+    from gradscope.cli import _split_run
+
+    assert _split_run(list(cases[2])) == (["run", "-m", "pkg.train"], ["--why"])  # after -m: the module's argv
