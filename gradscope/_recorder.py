@@ -34,7 +34,7 @@ from torch.overrides import TorchFunctionMode, resolve_name
 from . import _frames
 from .naming import infer_names
 from ._frames import (
-    F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM,
+    F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM, F_TORCH,
 )
 from .model import (
     BackwardNode, BackwardRecord, Event, ExceptionInfo, GradInfo, TensorInfo, TensorRef, TraceData, strip_torch_prefix,
@@ -1058,7 +1058,13 @@ class Recorder(TorchFunctionMode):
                 # a grad-requiring value written into an integer/bool tensor: truncated, no gradient
                 kind, cut = "cut", "int_cast"
         elif special == "detach":
-            if in_rg:
+            if in_rg and flags & F_TORCH and ctx == "user":
+                # torch itself detached the tensor on the user's behalf (DDP's constructor broadcasting the
+                # parameters, an observer reading statistics, a straight-through trick): not the user's cut,
+                # and not a use of the tensor in the user's computation
+                ctx = "library"
+                detail["library"] = _DETACH[func]
+            elif in_rg:
                 kind, cut = "cut", _DETACH[func]
                 for o, r in zip(outs_t, orefs):
                     try:
@@ -1585,7 +1591,9 @@ class Recorder(TorchFunctionMode):
         # where this call is, walked once: the module's own event and every op inside it (and the
         # calls of its children) reuse it, walking only up to this frame
         raw, flags = self._where(frame)
-        st.append((path, id(frame), id(frame.f_back), raw, flags))
+        # (without F_TORCH: the ops inside inherit only region flags; F_TORCH on an op then means that
+        # torch code between it and its nearest user frame made the call: see _post, library detach)
+        st.append((path, id(frame), id(frame.f_back), raw, flags & ~F_TORCH))
 
     def _where(self, f):
         """(user frames innermost first, context flags) for a call made from frame ``f``: walks up

@@ -30,6 +30,7 @@ import os
 import sys
 import traceback
 
+from . import _ranks
 from ._output import print_explanation, write_diagram
 
 __all__ = ["main"]
@@ -170,9 +171,61 @@ def _cmd_run(args, script_args: list[str]) -> int:
         raise UsageError(f"can't open file {path!r}: {e.strerror or e}") from None
     if tr is None:  # the script did not compile
         return code
+    ranks = _ranks.rank_info()
+    if ranks is not None:  # one rank of a torchrun / multi-process launch
+        return _run_outputs_ranked(tr, args, con, code, namespace, *ranks)
     if tr.failure is not None and not args.json:  # right after the script's traceback
         print("\ngradscope: why the script failed:\n  " + str(tr.failure).replace("\n", "\n  "), file=sys.stderr)
     return _outputs(tr, args, con, exit_code=code, namespace=namespace)
+
+
+def _run_outputs_ranked(tr, args, con, code: int, namespace, rank: int, world: int) -> int:
+    """Under torchrun: rank 0 prints the report (and --why, --json) plus each other rank's differences
+    from it; the other ranks send their summary to rank 0 and print one labelled line. Without the
+    launcher's store to meet at, every rank prints its own report, labelled."""
+    args.save, args.out = _ranks.per_rank_path(args.save, rank), _ranks.per_rank_path(args.out, rank)
+    doc = trace_json(tr, exit_code=code)
+    ex = _ranks.Exchange.connect()
+    label = f"gradscope [rank {rank}/{world}]"
+    if ex is None:
+        con.print(f"{label}: this rank's own report (no launcher store to gather the ranks at "
+                  f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')})", highlight=False, markup=False)
+        if tr.failure is not None and not args.json:
+            print(f"\n{label}: why the script failed:\n  " + str(tr.failure).replace("\n", "\n  "), file=sys.stderr)
+        return _outputs(tr, args, con, exit_code=code, namespace=namespace, extra={"rank": rank, "world_size": world})
+    if rank != 0:
+        try:
+            ex.put(rank, doc)
+        except Exception as e:  # rank 0 then says this rank sent nothing
+            con.print(f"{label}: could not send the summary to rank 0 ({e})", highlight=False, markup=False)
+        quiet = argparse.Namespace(**{**vars(args), "quiet": True, "why": [], "json": False})
+        _outputs(tr, quiet, con, exit_code=code, namespace=namespace)  # only its own --save / --out
+        con.print(f"{label}: traced, {_ranks.describe(doc)}; rank 0 prints the report and how this rank differs",
+                  highlight=False, markup=False)
+        return code
+    if not args.json:
+        con.print(f"{label}: report of rank 0; the other ranks' differences follow it", highlight=False, markup=False)
+        if tr.failure is not None:
+            print(f"\n{label}: why the script failed:\n  " + str(tr.failure).replace("\n", "\n  "), file=sys.stderr)
+        _outputs(tr, args, con, exit_code=code, namespace=namespace)
+    others = {}
+    wait = _ranks.timeout_s()
+    for r in range(1, world):
+        other = ex.get(r, wait)
+        if other is None:
+            others[r] = None
+            line = f"rank {r}: sent no summary within {wait:g} s (it was killed, hung, or is not traced by gradscope)"
+        else:
+            diff = _ranks.differences(doc, other)
+            others[r] = {"summary": _ranks.describe(other), "differences": diff}
+            line = (f"rank {r}: same gradient flow as rank 0 ({_ranks.describe(other)})" if not diff else
+                    f"rank {r} differs from rank 0:\n" + "\n".join(f"  - {d}" for d in diff))
+        if not args.json:
+            con.print(line, highlight=False, markup=False)
+    if args.json:
+        return _outputs(tr, args, con, exit_code=code, namespace=namespace,
+                        extra={"rank": 0, "world_size": world, "other_ranks": {str(r): v for r, v in others.items()}})
+    return code
 
 
 def run_script(path: str | None, argv: list[str], *, stdout_to_stderr: bool = False, module: str | None = None,
@@ -326,7 +379,7 @@ def _cmd_show(args) -> int:
     return _outputs(tr, args, _console(args), exit_code=0)
 
 
-def _outputs(tr, args, con, *, exit_code: int, namespace=None) -> int:
+def _outputs(tr, args, con, *, exit_code: int, namespace=None, extra=None) -> int:
     """--save, report, --out, --why and --json for a finished trace (in that order, so an
     unknown --why name cannot lose the saved trace or the report)."""
     if getattr(args, "save", None):
@@ -345,7 +398,7 @@ def _outputs(tr, args, con, *, exit_code: int, namespace=None) -> int:
             con.print(f"\n[bold]why {name}?[/]")
             print_explanation(con, e)
     else:
-        doc = trace_json(tr, whys, exit_code=exit_code)
+        doc = {**trace_json(tr, whys, exit_code=exit_code), **(extra or {})}
         sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
         sys.stdout.flush()
     return exit_code

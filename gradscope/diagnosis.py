@@ -40,7 +40,7 @@ _ESCAPES = ("numpy", "item", "tolist")
 _TO_OPS = {"to", "double", "float", "half", "bfloat16", "type", "cuda", "cpu", "type_as"}
 _ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_divide", "__floordiv__", "round_",
              "bernoulli", "bernoulli_", "poisson", "heaviside", "normal", "binomial", "multinomial"}
-_NOT_FORWARD = ("optimizer", "init", "clip", "backward")
+_NOT_FORWARD = ("optimizer", "init", "clip", "backward", "library")  # library: torch code acting on the user's behalf
 _COPY_OPS = {"data", "detach", "clone", "copy_", "__deepcopy__", "__reduce_ex__", "requires_grad_", "_version"}
 _NOT_FLOW = ("backward", "grad_set", "requires_grad", "hook", "optimizer_step")
 _REWRAP_CODE = re.compile(r"(torch\.\w*Tensor|torch\.tensor|as_tensor|new_tensor|torch\.asarray)\s*\(")
@@ -1772,6 +1772,8 @@ class Diagnosis:
             exp = self._fail_custom(msg)
         elif "is not implemented" in msg and "derivative for" in msg:
             exp = self._fail_no_derivative(msg)
+        elif "did not receive grad" in msg or ("finished reduction" in msg and "not used in producing loss" in msg):
+            exp = self._fail_reduction_unused(msg)
         elif "appears to not have been used in the graph" in msg:
             e = self._error_event()
             exp = Explanation("unused_parameter", e.site if e else x.site, "backward",
@@ -2098,6 +2100,33 @@ class Diagnosis:
                    "cannot pass through them.",
             fix="keep this operation out of the path to the loss (compute it on a detached copy), or use a "
                 "differentiable surrogate.", evidence=[e])
+
+    def _fail_reduction_unused(self, msg):
+        """DistributedDataParallel's "Expected to have finished reduction ..." error: some parameters did not
+        receive a gradient in the previous iteration. Named from the trace (what the last complete backward
+        delivered), each group explained like any starved parameter (by module path, with its line)."""
+        done = [b for b in self.d.backwards if b.error is None]
+        last = done[-1] if done else None
+        params = [t for t in self.d.tensors.values() if t.role == "param" and t.requires_grad
+                  and (not self.trainable or t.tid in self.trainable)]
+        missing = [t for t in params if last is not None and t.tid not in last.arrived]
+        e = self._error_event()
+        if not missing:
+            return None
+        sub = self.why(missing[0].tid)
+        names = [self.label(t.tid) for t in missing]
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        reason = sub.summary.split(": ", 1)[1] if ": " in sub.summary else sub.summary
+        site = sub.site or (e.site if e else None) or self.d.exception.site
+        return Explanation(
+            "unused_parameter", site, names[0],
+            f"DistributedDataParallel stopped{_at(e.site if e else None)}: {len(names)} parameter(s) did not receive "
+            f"a gradient in the previous iteration: {shown}; {reason}",
+            detail="DDP waits for a gradient for every parameter it holds; a parameter the forward did not use "
+                   "never gets one, so the reduction of the previous iteration never finished.",
+            fix=(sub.fix.rstrip(".") + "; if skipping it is intended, pass find_unused_parameters=True to "
+                 "DistributedDataParallel (or set requires_grad=False on it)."),
+            path=sub.path, evidence=([e] if e else []) + list(sub.evidence)[:1])
 
     def _fail_numpy(self):
         e = self._error_event()

@@ -1,0 +1,140 @@
+"""`gradscope run` under torchrun: 2 real ranks on CPU (gloo), one report, the ranks' differences,
+and DDP's unused parameters explained by module path (issue 10, observation 6)."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import gradscope
+from gradscope import _ranks
+from gradscope.cli import trace_json
+
+REPO = Path(__file__).resolve().parents[1]
+
+DDP_SCRIPT = """\
+import os
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 8)
+        self.head = nn.Linear(8, 1)
+        self.aux_head = nn.Linear(8, 2)  # never called in forward
+
+    def forward(self, x):
+        h = torch.relu(self.body(x))
+        return self.head(h)
+
+
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.manual_seed(0)
+model = DDP(Net(), find_unused_parameters=os.environ["FIND_UNUSED"] == "1")
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(2):
+    opt.zero_grad()
+    loss = model(torch.randn(8, 4) + rank).pow(2).mean()
+    loss.backward()
+    opt.step()
+print(f"rank {rank} finished", flush=True)
+dist.destroy_process_group()
+"""
+
+pytestmark = pytest.mark.skipif(not torch.distributed.is_available() or not torch.distributed.is_gloo_available(),
+                                reason="torch.distributed with gloo is needed")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def torchrun(tmp_path, *gs_args, find_unused: bool):
+    script = tmp_path / "ddp_train.py"
+    script.write_text(DDP_SCRIPT)
+    env = dict(os.environ, COLUMNS="200", PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1",
+               FIND_UNUSED="1" if find_unused else "0", GRADSCOPE_RANK_TIMEOUT="60")
+    env.pop("FORCE_COLOR", None)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}",
+           "-m", "gradscope", "run", *gs_args, str(script)]
+    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_torchrun_one_report_labelled_ranks_unused_by_module_path(tmp_path):
+    p = torchrun(tmp_path, find_unused=True)
+    out, err = p.stdout, p.stderr
+    assert p.returncode == 0, (out, err)
+    assert "rank 0 finished" in out and "rank 1 finished" in out  # the script ran on both ranks
+    assert out.count("Parameters (") == 1, out  # one report, not one per rank
+    assert "gradscope [rank 0/2]: report of rank 0" in out
+    assert "gradscope [rank 1/2]: traced, 1 problem" in out
+    assert "rank 1: same gradient flow as rank 0 (1 problem)" in out
+    # the unused head is unused (by its module path), not "detached at DDP(...)"
+    assert "unused_parameter" in out and "module.aux_head" in out, out
+    assert "detach" not in out and "DDP(Net()" not in out, out
+
+
+def test_torchrun_ddp_unused_parameter_error_is_explained(tmp_path):
+    p = torchrun(tmp_path, "--json", find_unused=False)
+    assert p.returncode != 0
+    doc = json.loads(p.stdout)  # rank 0's document, with the other rank's comparison
+    assert doc["rank"] == 0 and doc["world_size"] == 2
+    assert doc["other_ranks"]["1"] is not None and doc["other_ranks"]["1"]["differences"] == []
+    f = doc["failure"]
+    assert f["cause"] == "unused_parameter", f
+    assert "did not receive a gradient in the previous iteration" in f["summary"]
+    assert "module.aux_head.weight" in f["summary"] and "module.aux_head.bias" in f["summary"]
+    assert "module.body" not in f["summary"] and "module.head." not in f["summary"]
+    assert "`module.aux_head` was never called" in f["summary"]
+    assert "find_unused_parameters=True" in f["fix"]
+    assert f["site"]["lineno"] == DDP_SCRIPT.splitlines().index(
+        "    loss = model(torch.randn(8, 4) + rank).pow(2).mean()") + 1
+    assert "Expected to have finished reduction" in p.stderr  # the script's own traceback is still there
+
+
+def _doc(cut: bool) -> dict:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 1))
+    with gradscope.trace() as tr:
+        h = model[0](torch.randn(2, 3))
+        if cut:
+            h = h.detach()
+        model[1](h).sum().backward()
+    return trace_json(tr, exit_code=0)
+
+
+def test_rank_differences_from_real_traces():
+    same, cut = _doc(False), _doc(True)
+    assert _ranks.differences(same, _doc(False)) == []
+    diff = _ranks.differences(same, cut)
+    assert any(d.startswith("problem detach at test_distributed.py:") for d in diff), diff
+    assert any(".grad none (rank 0: received)" in d for d in diff), diff
+    back = _ranks.differences(cut, same)
+    assert any(d.startswith("no detach problem") for d in back), back
+
+
+def test_rank_paths_and_info():
+    assert _ranks.rank_info({"RANK": "1", "WORLD_SIZE": "4"}) == (1, 4)
+    assert _ranks.rank_info({"WORLD_SIZE": "4"}) is None and _ranks.rank_info({"RANK": "0", "WORLD_SIZE": "1"}) is None
+    assert _ranks.per_rank_path("out/t.json", 0) == "out/t.json"
+    assert _ranks.per_rank_path("out/t.json", 3) == "out/t.rank3.json"
+
+
+def test_doctests():
+    import doctest
+
+    assert doctest.testmod(_ranks).failed == 0
