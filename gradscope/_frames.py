@@ -114,6 +114,7 @@ def walk_until(f, stop, mark: int, limit: int = 16):
     cat_get = _CAT.get
     user = []
     flags = 0
+    skip = None
     while f is not None:
         if id(f) == mark:
             return tuple(user), flags, True
@@ -123,17 +124,87 @@ def walk_until(f, stop, mark: int, limit: int = 16):
         if cat is None:
             cat = _categorize(co)
         if cat == USER:
-            user.append((cid, f.f_lineno))
-            if len(user) >= limit:
-                break
+            if skip is not None and co.co_name == skip[1] and co.co_filename == skip[0]:
+                skip = None  # the compiled function's own frame: its line is the def, the traced lines stand
+            else:
+                user.append((cid, f.f_lineno))
+                if len(user) >= limit:
+                    break
         elif not user or cat & ~F_TORCH:
             # flags from frames between the op and the first user frame, and
             # region flags (optimizer, checkpoint, apply) from anywhere in the stack
             flags |= cat
+            if cat == F_GENERATED and not user:  # code torch.compile generated: the lines dynamo traced
+                traced = fx_user_frames(f)
+                if traced:
+                    user.extend(traced[0])
+                    skip = traced[1]
         if f is stop:
             break
         f = f.f_back
     return tuple(user), flags, False
+
+
+_FX_CACHE: dict = {}  # (id(generated code), lineno) -> (user frames innermost first, (file, function)) or ()
+_SYNTHETIC: dict = {}  # (file, function) -> a stand-in code object for a frame known only from a stack trace
+_FX_LINE = None
+
+
+def _stand_in(filename: str, function: str):
+    co = _SYNTHETIC.get((filename, function))
+    if co is None:
+        co = compile("pass", filename, "exec").replace(co_name=function.rsplit(".", 1)[-1])
+        if hasattr(co, "co_qualname"):
+            co = co.replace(co_qualname=function)
+        _SYNTHETIC[(filename, function)] = co
+        _set_category(co, USER)
+    return co
+
+
+def _user_file(fn: str) -> bool:
+    if fn.startswith((GS_DIR, TORCH_DIR, "<")) or any(s in fn for s in _RUNNERS):
+        return False
+    return not (fn.startswith(STDLIB_DIR) and not any(s in fn for s in _SITE_PACKAGES))
+
+
+def fx_user_frames(f):
+    """For a frame of an FX GraphModule's generated code (what torch.compile runs): the user's frames
+    the running graph node was traced from (its ``stack_trace``), innermost first, as walk() entries,
+    and (file, function) of the compiled function itself; ``()`` when the node has no stack trace.
+    Cached per generated line."""
+    global _FX_LINE
+    key = (id(f.f_code), f.f_lineno)
+    r = _FX_CACHE.get(key)
+    if r is not None:
+        return r
+    r = ()
+    try:
+        import re
+
+        if _FX_LINE is None:
+            _FX_LINE = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+        gm = locals_of(f).get("self")
+        lines = getattr(gm, "_lineno_map", None)
+        if lines:
+            idx = lines.get(f.f_lineno - (getattr(gm, "_prologue_start", 0) or 0))
+            if idx is not None:
+                node = next(n for i, n in enumerate(gm.graph.nodes) if i == idx)
+                frames = [(fn, int(ln), name) for fn, ln, name in _FX_LINE.findall(node.meta.get("stack_trace") or "")
+                          if _user_file(fn) and name not in ("__torch_function__", "__torch_dispatch__")]
+                if frames:
+                    r = (tuple((id(_stand_in(fn, name)), ln) for fn, ln, name in reversed(frames)),
+                         (frames[0][0], frames[0][2].rsplit(".", 1)[-1]))
+                    _CODES[id(f.f_code)] = f.f_code  # (keeps the key's code object alive)
+    except Exception:  # a graph without line information: the compiled function's line stands
+        r = ()
+    _FX_CACHE[key] = r
+    return r
+
+
+def is_traced_line(cid) -> bool:
+    """Whether a walk() entry came from a stack trace torch.compile recorded (not a live frame)."""
+    co = _CODES.get(cid)
+    return co is not None and _SYNTHETIC.get((co.co_filename, getattr(co, "co_qualname", co.co_name))) is co
 
 
 def first_user_frame(f, stop=None):

@@ -490,8 +490,12 @@ class _DeadRef:
 class Recorder(TorchFunctionMode):
     """Private mode behind :func:`gradscope.trace`. Use the facade, not this."""
 
-    def __init__(self, *, max_events: int | None = None, steps: int | None = None):
+    def __init__(self, *, max_events: int | None = None, steps: int | None = None, eager_compile: bool = False):
         super().__init__()
+        self._eager_compile = eager_compile
+        self._stance = None
+        # flags the ops inside a module call inherit from the call's own walk (see _module_pre)
+        self._inherit = ~(F_TORCH | F_COMPILE) if eager_compile else ~F_TORCH
         self.data = TraceData()
         self.events = self.data.events
         self.tensors = self.data.tensors
@@ -549,7 +553,22 @@ class Recorder(TorchFunctionMode):
         stack.append(self)
         self._on = True
         self.data.meta.update(torch=torch.__version__, python=sys.version.split()[0])
+        if self._eager_compile:
+            self._force_eager()
         self.__enter__()
+
+    def _force_eager(self):
+        """eager_compile=True: torch.compile'd functions run their own Python code eagerly while recording,
+        so their ops are seen at the user's lines (numerics of an optimizing backend may differ slightly)."""
+        try:
+            self._stance = torch.compiler.set_stance("force_eager")
+        except Exception as e:  # (an old torch without stances)
+            self._internal(e)
+            self._note("eager_compile=True needs torch.compiler.set_stance (torch>=2.6): compiled code ran compiled")
+            return
+        self.data.meta["eager_compile"] = True
+        self._note("torch.compile'd code ran eagerly during this trace (eager_compile=True): its ops are recorded at "
+                   "the user's own lines")
 
     def _resume(self):
         """Back on the mode stack after optimizer.step() (or when its closure runs the model)."""
@@ -558,6 +577,12 @@ class Recorder(TorchFunctionMode):
             torch._C._push_on_torch_function_stack(self)
 
     def stop(self):
+        if self._stance is not None:
+            stance, self._stance = self._stance, None
+            try:
+                stance.__exit__(None, None, None)
+            except Exception as e:
+                self._internal(e)
         try:
             cur = torch.overrides._get_current_function_mode_stack()
             if self._suspended:  # optimizer.step() raised: the mode is already off the stack
@@ -956,11 +981,17 @@ class Recorder(TorchFunctionMode):
         special = _SPECIAL.get(func)  # one lookup classifies detach/convert/rewrap/... calls
         inference = torch.is_inference_mode_enabled()
         if flags & _CTX_FLAGS:
+            if flags & F_COMPILE and self._eager_compile:
+                flags &= ~F_COMPILE  # (compiled code running eagerly: the user's own ops)
             ctx = self._context(flags, grad_on)
             if ctx == "compiled" and not self._seen_compiled:
                 self._seen_compiled = True
-                self._note("ops inside torch.compile'd code were recorded without their own source lines (at the "
-                           "compiled function's level)")
+                if raw and _frames.is_traced_line(raw[0][0]):
+                    self._note("ops inside torch.compile'd code are shown at the source lines of the frames "
+                               "torch.compile traced them from")
+                else:
+                    self._note("ops inside torch.compile'd code were recorded without their own source lines (at the "
+                               "compiled function's level)")
         else:
             ctx = "user"
         detail = {}
@@ -1593,7 +1624,7 @@ class Recorder(TorchFunctionMode):
         raw, flags = self._where(frame)
         # (without F_TORCH: the ops inside inherit only region flags; F_TORCH on an op then means that
         # torch code between it and its nearest user frame made the call: see _post, library detach)
-        st.append((path, id(frame), id(frame.f_back), raw, flags & ~F_TORCH))
+        st.append((path, id(frame), id(frame.f_back), raw, flags & self._inherit))
 
     def _where(self, f):
         """(user frames innermost first, context flags) for a call made from frame ``f``: walks up

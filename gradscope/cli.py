@@ -2,7 +2,7 @@
 
 Run a training script under a trace, the way ``python -m cProfile`` does::
 
-    gradscope run [--why NAME] [--out FILE] [--save T.json] [--json] [--steps N] [--quiet] train.py [args...]
+    gradscope run [--why NAME] [--out FILE] [--save T.json] [--json] [--steps N] [--eager-compile] [--quiet] train.py [args...]
     gradscope run [options] -m package.module [args...]
     gradscope show T.json [--why NAME] [--out FILE] [--json] [--quiet]
     gradscope demo [--out FILE]
@@ -68,6 +68,8 @@ def _parser() -> argparse.ArgumentParser:
         if run:
             sp.add_argument("--save", metavar="TRACE.json", help="save the trace for `gradscope show`")
             sp.add_argument("--steps", type=int, metavar="N", help="stop recording after N backward calls")
+            sp.add_argument("--eager-compile", action="store_true",
+                            help="run torch.compile'd code eagerly while tracing, so its ops show their own lines")
 
     r = sub.add_parser("run", help="run a Python script (or -m module) under a gradient trace",
                        usage="gradscope run [options] (script.py | -m module) [script args ...]")
@@ -166,7 +168,7 @@ def _cmd_run(args, script_args: list[str]) -> int:
     con = _console(args)
     try:
         tr, code, namespace = run_script(path, script_args, steps=args.steps, stdout_to_stderr=args.json,
-                                         module=args.module)
+                                         module=args.module, eager_compile=args.eager_compile or None)
     except OSError as e:  # reading the script (its own errors are handled inside)
         raise UsageError(f"can't open file {path!r}: {e.strerror or e}") from None
     if tr is None:  # the script did not compile

@@ -1272,13 +1272,15 @@ class Diagnosis:
                         site = mods[0].site if mods else None
                         return Explanation(
                             "unknown", site, name,
-                            f"{name}.grad is None: it is connected to the loss, but the torch.compile'd region"
-                            f"{_at(site)} sent it no gradient; the cut is inside compiled code, which gradscope "
-                            f"cannot see into.",
-                            detail="Under torch.compile the forward runs as one compiled graph, so gradscope sees "
-                                   "neither its source lines nor the operation that stopped the gradient.",
-                            fix="run the same step without torch.compile (or with backend='eager') under gradscope to "
-                                "find the line.", evidence=mods[:1])
+                            f"{name}.grad is None: it is an input of the torch.compile'd region{_at(site)}, and that "
+                            f"region sent it no gradient (judged from the gradients that arrived); whether it is "
+                            f"unused or cut off happens inside compiled code, whose lines this backend hides.",
+                            detail="A backend that compiles the backward too (aot_eager, inductor) runs the forward as "
+                                   "one graph, so gradscope sees neither its source lines nor the operation that "
+                                   "stopped the gradient.",
+                            fix="trace the step with gradscope.trace(eager_compile=True) (`gradscope run "
+                                "--eager-compile`), which runs the compiled code eagerly while recording, to get the "
+                                "line; or use backend='eager'.", evidence=mods[:1])
                     if out is None and n.custom_backward is None and n.nid not in seen:
                         seen.add(n.nid)  # it passed on nothing because it got nothing: look further up
                         q.append(n.nid)

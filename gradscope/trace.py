@@ -29,7 +29,7 @@ __all__ = ["trace", "Trace", "load"]
 _KEEP_CALLS = 8  # finished calls of a decorated function kept on ``fn.traces``
 
 
-def trace(*, max_events: int | None = None, steps: int | None = None) -> "Trace":
+def trace(*, max_events: int | None = None, steps: int | None = None, eager_compile: bool = False) -> "Trace":
     """Record a training step: every torch call with its user line, grad-mode switches,
     ``requires_grad`` changes, in-place writes, and what each backward delivered.
 
@@ -37,15 +37,23 @@ def trace(*, max_events: int | None = None, steps: int | None = None) -> "Trace"
     (``@gradscope.trace()``: each call records a fresh trace, so threads and recursion are
     safe; the latest finished call's trace is ``fn.last_trace``, the last few ``fn.traces``). ``steps=N`` stops recording after N
     backward calls; ``max_events`` caps the number of recorded events.
+
+    Inside ``torch.compile``'d code the trace shows the lines of the frames torch.compile traced
+    (``backend="eager"``); backends that compile the backward too (``aot_eager``, ``inductor``)
+    hide them, and gradscope then judges only from the gradients that arrived. ``eager_compile=True``
+    runs compiled functions eagerly while recording (``torch.compiler.set_stance("force_eager")``,
+    for every thread), so every op is seen at its own line; an optimizing backend's results may
+    differ slightly from the compiled run.
     """
-    return Trace(max_events=max_events, steps=steps)
+    return Trace(max_events=max_events, steps=steps, eager_compile=eager_compile)
 
 
 class Trace:
     """A recorded step. Live while the tensors exist; plain data after :func:`load`."""
 
-    def __init__(self, *, max_events=None, steps=None, data: TraceData | None = None, source: str | None = None):
-        self._opts = dict(max_events=max_events, steps=steps)
+    def __init__(self, *, max_events=None, steps=None, eager_compile=False, data: TraceData | None = None,
+                 source: str | None = None):
+        self._opts = dict(max_events=max_events, steps=steps, eager_compile=eager_compile)
         self._rec = None  # the live recorder (gradscope._recorder.Recorder) while/after recording
         self._data = data
         self._source = source

@@ -473,17 +473,18 @@ def test_torch_compile_eager_backend_no_recompiles():
     assert counters["frames"]["total"] == counters["frames"]["ok"] == 1, dict(counters["frames"])
     assert len(tr.data.backwards) == 1
     assert tr.data.meta["internal_errors"] == []
-    # every event is attributed to this test: the call line, or the compiled function (Dynamo runs
-    # the graph with the function's frame at its def line)
-    compiled_lines = (line_of("compiled-call"), line_of("compiled-def"), line_of("compiled-body"))
+    # every op inside the compiled function is at its own line (from the frames Dynamo traced), not at
+    # the def line of the frame Dynamo runs the graph in; its stack still starts at the call
     for e in tr.events:
         assert e.site is not None and Path(e.site.filename).resolve() == HERE, e
         if e.kind == "backward":
             assert e.site.lineno == line_of("compiled-backward")
             continue
-        assert e.site.lineno in compiled_lines, e
+        assert e.site.lineno == line_of("compiled-body"), e
         assert e.site.stack[0].lineno == line_of("compiled-call"), e
+        assert e.site.function.endswith("f"), e
     assert len([e for e in tr.events if e.op == "torch.Tensor.matmul"]) == 10
+    assert any("source lines of the frames torch.compile traced" in n for n in tr.data.unseen), tr.data.unseen
     torch._dynamo.reset()
 
 
@@ -668,9 +669,64 @@ def test_torch_compile_module_with_global_hooks(recwarn):
     assert not [w for w in recwarn if "global hooks" in str(w.message)]
     exp = tr.why(m.fc1.weight)
     assert exp.target == "cm.fc1.weight"
-    assert exp.cause == "unknown" and "compile" in exp.summary and "without torch.compile" in exp.fix
+    assert exp.cause == "unknown" and "compile" in exp.summary and "eager_compile=True" in exp.fix
+    assert "connected" not in exp.summary and "sent it no gradient" in exp.summary  # judged by arrival only
     assert tr.why(m.fc2.weight).cause == "ok"
     assert any("torch.compile" in note for note in tr.data.unseen)
+
+
+class _CompiledNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.side = nn.Linear(8, 8)
+        self.fc2 = nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        _ = self.side(h)  # L:side-dropped
+        h = h.detach()  # L:compiled-detach
+        return self.fc2(h)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_torch_compile_lines_and_unused_layers(backend):
+    """Inside a compiled forward the cut is at its own line: from the frames Dynamo traced
+    (backend='eager'), or with eager_compile=True (any backend); a layer whose output is dropped is
+    unused, not 'connected to the loss' (issue 10, observation 7)."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    m = _CompiledNet()
+    cm = torch.compile(m, backend=backend)
+    x = torch.randn(3, 4)
+    plain = cm(x)
+    plain.sum().backward()
+    g_plain = m.fc2.weight.grad.clone()
+    m.zero_grad()
+    before = global_hook_sizes()
+    with gradscope.trace(eager_compile=backend != "eager") as tr:
+        out = cm(x)
+        out.sum().backward()
+    assert_clean(before)
+    assert torch._dynamo.eval_frame._stance.stance == "default"  # the stance is restored
+    assert torch.allclose(out, plain) and torch.allclose(m.fc2.weight.grad, g_plain)
+    exp = tr.why(m.fc1.weight)
+    assert exp.cause == "detach" and exp.site.lineno == line_of("compiled-detach"), exp
+    side = tr.why(m.side.weight)
+    assert side.cause == "unused_parameter" and "connected" not in side.summary, side
+    if backend != "eager":
+        assert side.site.lineno == line_of("side-dropped"), side
+        assert any("eager_compile=True" in n for n in tr.data.unseen), tr.data.unseen
+    assert tr.why(m.fc2.weight).cause == "ok"
+    torch._dynamo.reset()
+
+
+def test_eager_compile_stance_is_restored_on_exceptions():
+    with pytest.raises(ValueError), gradscope.trace(eager_compile=True):
+        assert torch._dynamo.eval_frame._stance.stance == "force_eager"
+        raise ValueError("boom")
+    assert torch._dynamo.eval_frame._stance.stance == "default"
 
 
 # --- optimizer.step(): the recorder leaves the mode stack for the step's internals -------------
