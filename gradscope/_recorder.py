@@ -1089,14 +1089,13 @@ class Recorder(TorchFunctionMode):
                 # a grad-requiring value written into an integer/bool tensor: truncated, no gradient
                 kind, cut = "cut", "int_cast"
         elif special == "detach":
-            if in_rg and flags & F_TORCH and ctx == "user":
-                # torch itself detached the tensor on the user's behalf (DDP's constructor broadcasting the
-                # parameters, an observer reading statistics, a straight-through trick): not the user's cut,
-                # and not a use of the tensor in the user's computation
-                ctx = "library"
-                detail["library"] = _DETACH[func]
-            elif in_rg:
+            if in_rg:
                 kind, cut = "cut", _DETACH[func]
+                if flags & F_TORCH and ctx == "user":
+                    # torch itself detached the tensor on the user's behalf (DDP's constructor broadcasting the
+                    # parameters, state_dict(), an observer reading statistics): not a cut the user made, and
+                    # not a use of the tensor unless what it made is used (see Diagnosis.cone)
+                    ctx = "library"
                 for o, r in zip(outs_t, orefs):
                     try:
                         self._recent.append((o.data_ptr(), _tid_of(r), idx, o.numel(), False))

@@ -40,7 +40,7 @@ _ESCAPES = ("numpy", "item", "tolist")
 _TO_OPS = {"to", "double", "float", "half", "bfloat16", "type", "cuda", "cpu", "type_as"}
 _ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_divide", "__floordiv__", "round_",
              "bernoulli", "bernoulli_", "poisson", "heaviside", "normal", "binomial", "multinomial"}
-_NOT_FORWARD = ("optimizer", "init", "clip", "backward", "library")  # library: torch code acting on the user's behalf
+_NOT_FORWARD = ("optimizer", "init", "clip", "backward")
 _COPY_OPS = {"data", "detach", "clone", "copy_", "__deepcopy__", "__reduce_ex__", "requires_grad_", "_version"}
 _NOT_FLOW = ("backward", "grad_set", "requires_grad", "hook", "optimizer_step")
 _REWRAP_CODE = re.compile(r"(torch\.\w*Tensor|torch\.tensor|as_tensor|new_tensor|torch\.asarray)\s*\(")
@@ -416,6 +416,7 @@ class Diagnosis:
     def cone(self, tid, limit=100_000):
         """Events downstream of ``tid`` (tensors and linked values), in order."""
         seen_e = set()
+        dead = set()
         seen_t = {tid}
         q = deque([tid])
         n = 0
@@ -427,8 +428,11 @@ class Diagnosis:
                 seen_e.add(i)
                 if self.ev[i].context in _NOT_FORWARD or self.ev[i].kind in _NOT_FLOW:
                     continue
-                n += 1
                 e = self.ev[i]
+                if e.context == "library" and not any(self.consumers.get(o) for o in e.output_ids()):
+                    dead.add(i)  # torch's own temporary (DDP broadcasting the parameters): not a use by the user
+                    continue
+                n += 1
                 for o in e.output_ids():
                     if o not in seen_t:
                         seen_t.add(o)
@@ -441,7 +445,7 @@ class Diagnosis:
                                 seen_t.add(o)
                                 q.append(o)
         return [self.ev[i] for i in sorted(seen_e)
-                if self.ev[i].context not in _NOT_FORWARD and self.ev[i].kind not in _NOT_FLOW]
+                if self.ev[i].context not in _NOT_FORWARD and self.ev[i].kind not in _NOT_FLOW and i not in dead]
 
     # --- cut classification ---------------------------------------------------------------------
     def _cut_on_path(self, path, tid):
@@ -2282,7 +2286,8 @@ class Diagnosis:
             for o in e.output_ids():
                 if o not in bits or e.kind == "inplace":
                     bits[o] = bits.get(o, 0) | acc
-            if e.kind == "cut" and e.context in ("user", "checkpoint", "compiled"):
+            if e.kind == "cut" and (e.context in ("user", "checkpoint", "compiled") or e.context == "library" and any(
+                    self.consumers.get(o) for o in e.output_ids())):  # (torch's own cut, when the user used its result)
                 if e.cut == "zero_grad_op":
                     e.verdict = "harmful" if (e.index in reach and acc & starving) or self._zero_harm(e) else "benign"
                 else:
