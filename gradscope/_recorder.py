@@ -984,14 +984,16 @@ class Recorder(TorchFunctionMode):
             if flags & F_COMPILE and self._eager_compile:
                 flags &= ~F_COMPILE  # (compiled code running eagerly: the user's own ops)
             ctx = self._context(flags, grad_on)
-            if ctx == "compiled" and not self._seen_compiled:
-                self._seen_compiled = True
-                if raw and _frames.is_traced_line(raw[0][0]):
+            if ctx == "compiled" and raw and _frames.is_traced_line(raw[0][0]):
+                ctx = "user"  # an eager op of the compiled graph, at the user's line Dynamo traced it from
+                if not self._seen_compiled:
+                    self._seen_compiled = True
                     self._note("ops inside torch.compile'd code are shown at the source lines of the frames "
                                "torch.compile traced them from")
-                else:
-                    self._note("ops inside torch.compile'd code were recorded without their own source lines (at the "
-                               "compiled function's level)")
+            elif ctx == "compiled" and not self._seen_compiled:
+                self._seen_compiled = True
+                self._note("ops inside torch.compile'd code were recorded without their own source lines (at the "
+                           "compiled function's level)")
         else:
             ctx = "user"
         detail = {}

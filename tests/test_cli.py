@@ -361,3 +361,20 @@ def test_run_module_errors_are_one_line(package, tmp_path):
     from gradscope.cli import _split_run
 
     assert _split_run(list(cases[2])) == (["run", "-m", "pkg.train"], ["--why"])  # after -m: the module's argv
+
+
+COMPILED = BUGGY.replace("model = Net()\n", "model = torch.compile(Net(), backend='aot_eager')\n")
+
+
+@pytest.mark.slow
+def test_run_eager_compile_gets_the_line_inside_a_compiled_forward(tmp_path):
+    script = tmp_path / "compiled.py"
+    script.write_text(COMPILED)
+    p = gradscope("run", "--json", "--eager-compile", script, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    [problem] = doc["problems"]
+    assert problem["cause"] == "detach" and problem["site"]["lineno"] == BUG_LINE, problem
+    plain = gradscope("run", "--json", script, cwd=tmp_path)  # compiled backward: no line, judged by arrival
+    [hidden] = json.loads(plain.stdout)["problems"]
+    assert hidden["cause"] == "unknown" and "--eager-compile" in hidden["fix"], hidden
