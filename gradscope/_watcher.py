@@ -64,9 +64,11 @@ def _outermost_user_frame():
 class Watcher:
     """Private machinery behind :func:`gradscope.watch`."""
 
-    def __init__(self, models, optimizers, *, config: WatchConfig, prefixes=None, log_path=None, window: int = 64,
-                 trace_on_alert: bool = True, on_alert=None):
+    def __init__(self, models, optimizers, *, config: WatchConfig, make_trace, prefixes=None, log_path=None,
+                 window: int = 64, trace_on_alert: bool = True, on_alert=None, on_step=None):
         self.config = config
+        self._make_trace = make_trace  # () -> a gradscope.Trace that records one step
+        self._on_step = on_step
         self._prefixes = list(prefixes or [""] * len(models))
         self._models = [weakref.ref(m) for m in models]
         self._opts = [weakref.ref(o) for o in optimizers]
@@ -163,7 +165,12 @@ class Watcher:
         params = [p for g in opt.param_groups for p in g["params"]]
         ent = self._opt_of.get(id(opt))
         if ent is None or ent[0] != len(params):
+            before = len(self._params)
             self._add(p for p in params if p.requires_grad)
+            for i in range(before, len(self._params)):  # found at this step: its backward ran unseen
+                p = self._params[i]()
+                if p is not None and p.grad is not None:
+                    self._got[i] = 1
             ent = (len(params), [self._index[id(p)] for p in params if id(p) in self._index])
             self._opt_of[id(opt)] = ent
             if ent[1] and not any(r() is opt for r in self._opts):
@@ -271,6 +278,8 @@ class Watcher:
             if not self._tracing[3]:
                 self._explain()  # (a step without an optimizer step: explained now)
             self._set_forward_hook(True)  # the trace is stopped at the next forward
+        if self._on_step is not None:
+            self._on_step(step, len(self.alerts))
         if self._discover:  # the models are known after one step
             self._discover = False
             if self._tracing is None and not self._trace_wanted:
@@ -375,10 +384,8 @@ class Watcher:
     def _begin_trace(self, module, call_frame) -> None:
         """Start the full trace inside ``module``'s forward pre hook: the recorder's own pre hook is not
         in the hook list PyTorch is running, so it is told of this call here (its post hook will run)."""
-        from .trace import Trace
-
         wanted, self._trace_wanted = self._trace_wanted, []
-        tr = Trace(steps=1)
+        tr = self._make_trace()
         tr._start_at(_outermost_user_frame())
         with torch._C.DisableTorchFunction():
             tr._rec._module_pre(module, call_frame)
@@ -389,6 +396,12 @@ class Watcher:
         when this one was healthy: a cut on some steps only)."""
         tr, wanted, at, _ = self._tracing
         self._tracing[3] = True
+        rec = tr._rec
+        for i, r in enumerate(self._params):  # the watch knows every parameter's module path
+            p = r()
+            tid = None if p is None else rec.tid_of(p)
+            if tid is not None and not rec.tensors[tid].name:
+                rec.tensors[tid].name = self.log.names[i]
         for alert, refs, tries in wanted:
             _param = next((r() for r in refs if r() is not None), None)  # (a private name: why() would
             if _param is None:                                            # name a nameless tensor after it)

@@ -60,8 +60,12 @@ def _parser() -> argparse.ArgumentParser:
                         help="print machine-readable explanations as JSON on stdout (the report goes to stderr)")
         sp.add_argument("--quiet", "-q", action="store_true", help="no report; only --why, --json and errors")
         if run:
-            sp.add_argument("--save", metavar="TRACE.json", help="save the trace for `gradscope show`")
+            sp.add_argument("--save", metavar="TRACE.json", help="save the trace (or with --watch, the watch log) for `gradscope show`")
             sp.add_argument("--steps", type=int, metavar="N", help="stop recording after N backward calls")
+            sp.add_argument("--watch", action="store_true",
+                            help="watch the whole run cheaply instead of tracing it: alerts when a parameter stops "
+                                 "getting gradients (explained from a trace of the next step); --save writes the "
+                                 "watch log, --out FILE.svg its timeline")
 
     r = sub.add_parser("run", help="run a Python script under a gradient trace",
                        usage="gradscope run [options] script.py [script args ...]")
@@ -145,6 +149,12 @@ def _cmd_run(args, script_args: list[str]) -> int:
         raise UsageError(f"{path!r} is a directory, not a Python script")
     if args.steps is not None and args.steps < 1:
         raise UsageError(f"--steps must be a positive number of backward calls, not {args.steps}")
+    if args.watch:
+        from . import _watch_cli
+
+        if args.why:
+            raise UsageError("--why explains one traced step; with --watch, alerts are explained as they happen")
+        return _watch_cli.run(args, script_args, run_script, _console(args))
     _check_out(args.out)
     con = _console(args)
     try:
@@ -158,7 +168,7 @@ def _cmd_run(args, script_args: list[str]) -> int:
     return _outputs(tr, args, con, exit_code=code, namespace=namespace)
 
 
-def run_script(path: str, argv: list[str], *, stdout_to_stderr: bool = False, **trace_kwargs):
+def run_script(path: str, argv: list[str], *, stdout_to_stderr: bool = False, context=None, **trace_kwargs):
     """Run ``path`` as ``__main__`` under :func:`gradscope.trace`.
 
     Returns ``(trace, exit_code, namespace)``: ``namespace`` is the script's globals
@@ -189,7 +199,7 @@ def run_script(path: str, argv: list[str], *, stdout_to_stderr: bool = False, **
     sys.argv = [path, *argv]
     sys.path[:1] = [os.path.dirname(full)]
     sys.modules["__main__"] = main_mod
-    tr = gradscope.trace(**trace_kwargs)
+    tr = context if context is not None else gradscope.trace(**trace_kwargs)
     redirect = contextlib.redirect_stdout(sys.stderr) if stdout_to_stderr else contextlib.nullcontext()
     exit_code = 0
     try:
@@ -258,6 +268,10 @@ def _cmd_show(args) -> int:
 
     if not os.path.exists(args.trace):
         raise UsageError(f"{args.trace}: no such trace file; save one with `gradscope run --save FILE` or tr.save(FILE)")
+    from . import _watch_cli
+
+    if _watch_cli.is_watch_log(args.trace):
+        return _watch_cli.show(args, _console(args))
     _check_out(args.out)
     tr = gradscope.load(args.trace)
     return _outputs(tr, args, _console(args), exit_code=0)

@@ -31,7 +31,7 @@ __all__ = ["watch", "Watch", "Alert", "read_log", "Timeline"]
 
 
 def watch(model=None, optimizer=None, *, log=None, never_after: int = 3, unchanged_after: int = 3,
-          trace_on_alert: bool = True, on_alert=None, window: int = 64) -> Watch:
+          trace_on_alert: bool = True, on_alert=None, on_step=None, window: int = 64) -> Watch:
     """Watch gradient flow over many training steps, cheaply, and explain the step where it breaks.
 
     ``model``: a module or a list of modules (their trainable parameters are watched, named by
@@ -44,11 +44,12 @@ def watch(model=None, optimizer=None, *, log=None, never_after: int = 3, unchang
     gradients but did not change at ``unchanged_after`` optimizer steps. With ``trace_on_alert``
     the next step is traced fully (:func:`gradscope.trace`) and the alert carries its explanation.
     ``log``: a path for the JSON-lines log (``gradscope show`` reads it); ``on_alert(alert)`` is
-    called for each alert, and again when its explanation is ready.
+    called for each alert, and again when its explanation is ready; ``on_step(step, n_alerts)`` after
+    each step.
     """
     return Watch(model, optimizer, log=log, _frame=sys._getframe(1), config=WatchConfig(never_after=never_after,
                                                                unchanged_after=unchanged_after),
-                 trace_on_alert=trace_on_alert, on_alert=on_alert, window=window)
+                 trace_on_alert=trace_on_alert, on_alert=on_alert, on_step=on_step, window=window)
 
 
 def _as_list(x) -> list:
@@ -72,7 +73,7 @@ class Watch:
     """A running (or finished) watch. Use as a context manager, or ``start()`` / ``stop()``."""
 
     def __init__(self, model=None, optimizer=None, *, log=None, config: WatchConfig | None = None,
-                 trace_on_alert: bool = True, on_alert=None, window: int = 64, _frame=None):
+                 trace_on_alert: bool = True, on_alert=None, window: int = 64, on_step=None, _frame=None):
         models = _as_list(model)
         # several models: each parameter's name starts with the caller's variable for its model
         prefixes = _variables(models, _frame or sys._getframe(1)) if len(models) > 1 else [""] * len(models)
@@ -80,11 +81,12 @@ class Watch:
         self._args = dict(models=[weakref.ref(m) for m in models], prefixes=prefixes,
                           optimizers=[weakref.ref(o) for o in _as_list(optimizer)], log_path=log,
                           config=config or WatchConfig(), trace_on_alert=trace_on_alert, on_alert=on_alert,
-                          window=window)
+                          window=window, on_step=on_step)
         self._w = None
 
     def start(self) -> Watch:
         from ._watcher import Watcher  # torch is needed to watch, not to read a log
+        from .trace import Trace
 
         if self._w is not None and self._w._on:
             from .errors import GradscopeError
@@ -93,8 +95,9 @@ class Watch:
         a = self._args
         models = [m for m in (r() for r in a["models"]) if m is not None]
         opts = [o for o in (r() for r in a["optimizers"]) if o is not None]
-        self._w = Watcher(models, opts, prefixes=a["prefixes"], config=a["config"], log_path=a["log_path"],
-                          window=a["window"], trace_on_alert=a["trace_on_alert"], on_alert=a["on_alert"])
+        self._w = Watcher(models, opts, prefixes=a["prefixes"], make_trace=lambda: Trace(steps=1),
+                          on_step=a["on_step"], config=a["config"], log_path=a["log_path"], window=a["window"],
+                          trace_on_alert=a["trace_on_alert"], on_alert=a["on_alert"])
         self._w.start()
         return self
 

@@ -325,3 +325,62 @@ def test_models_and_optimizers_are_found_when_not_given():
     with gradscope.watch() as w:
         train(model, opt, 4, before=before)
     assert [(a.kind, a.step, a.params) for a in w.alerts] == [("stopped", 2, ["head.weight", "head.bias"])]
+
+
+SCRIPT = '''
+import torch, torch.nn as nn, torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(6, 8)
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.enc(x)))
+
+
+def main():
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(6):
+        if step == 3:
+            model.enc.requires_grad_(False)
+        x, y = torch.randn(8, 6), torch.randint(0, 2, (8,))
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        print("step", step)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_gradscope_run_watch_on_an_unmodified_script(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    log, svg = tmp_path / "run.watch.jsonl", tmp_path / "timeline.svg"
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-m", "gradscope", "run", "--watch", "--save", str(log), "--out", str(svg),
+                        str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == plain.returncode == 0, r.stderr
+    assert plain.stdout in r.stdout  # the script's own output is unchanged (the summary follows it)
+    assert "gradscope watch: step 3: enc.weight, enc.bias stopped receiving gradients" in r.stderr
+    assert "frozen_param" in r.stderr
+    assert "\r" not in r.stderr  # no progress line when stderr is not a terminal
+    assert "6 steps, 4 parameters watched, 1 alerts" in r.stdout
+    assert "enc" in r.stdout and "stopped" in r.stdout
+    svg_text = svg.read_text()
+    assert svg_text.startswith("<svg") and "step 3: stopped" in svg_text
+    shown = subprocess.run([sys.executable, "-m", "gradscope", "show", str(log)], capture_output=True, text=True,
+                           timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert "stopped" in shown.stdout and "step 3" in shown.stdout
