@@ -3,10 +3,14 @@
 Per watched parameter, one post-accumulate-grad hook marks that a gradient arrived; at each
 optimizer step one ``_foreach_norm`` over the gradients that arrived gives their norms (and
 non-finite values), and version counters read before and after ``step()`` tell whether the
-parameter changed. Nothing else runs per op: no TorchFunctionMode, no module hooks (a global
-forward pre hook exists only to find the models when none was given, until the first step, and to
-start the full trace of the step after an alert). A trace is started and stopped only from a
-module forward pre hook, never from inside optimizer hooks (PyTorch iterates those dicts live).
+parameter changed. Nothing else runs per op: no TorchFunctionMode (a global forward pre hook
+exists only to find the models when none was given, until the first step).
+
+After an alert the next step is traced in full: the trace starts at the end of the alerting step
+(inside the optimizer's post hook) and ends at the end of the traced step. PyTorch iterates its
+global optimizer-hook dicts while it calls them, so a recorder must not register or remove hooks
+there: the watch installs the recorder's global hooks once, at its start, and a trace started
+inside a hook then only pushes its mode (the recorder's hooks are cheap while no trace runs).
 """
 from __future__ import annotations
 
@@ -41,15 +45,53 @@ def param_names(model) -> dict:
     return out
 
 
-def _quiet_norms(grads) -> list:
-    """Norms of ``grads`` as floats, invisible to the user's modes and to autograd."""
+def _unwrap_optimizer(opt):
+    """The torch optimizer inside a framework's wrapper (accelerate's AcceleratedOptimizer,
+    Lightning's LightningOptimizer): its step() is the one PyTorch's global hooks see."""
+    for _ in range(4):
+        inner = getattr(opt, "optimizer", None)
+        if inner is None:
+            inner = getattr(opt, "_optimizer", None)
+        if not isinstance(inner, torch.optim.Optimizer):
+            return opt
+        opt = inner
+    return opt
+
+
+def _quiet():
+    """Our own tensor arithmetic: outside autograd, and invisible to the user's function and
+    dispatch modes (a user's TorchDispatchMode must not see gradscope's ops)."""
+    import contextlib
+
     from torch.utils._python_dispatch import _disable_current_modes
 
-    with torch.no_grad(), torch._C.DisableTorchFunction(), _disable_current_modes():
+    stack = contextlib.ExitStack()
+    stack.enter_context(torch.no_grad())
+    stack.enter_context(torch._C.DisableTorchFunction())
+    stack.enter_context(_disable_current_modes())
+    return stack
+
+
+def _sample(p):
+    """Up to 16 values spread over ``p``, copied (to compare before and after an update)."""
+    with _quiet():
+        flat = p.detach().reshape(-1)
+        return flat[:: max(1, flat.numel() // 16)][:16].clone()
+
+
+def _quiet_norms(grads) -> list:
+    """Norms of ``grads`` as floats, invisible to the user's modes and to autograd."""
+    with _quiet():
         dense = [g for g in grads if g.layout == torch.strided]
         if len(dense) == len(grads) and dense:
             return torch.stack(torch._foreach_norm(dense)).tolist()
         return [float(torch.linalg.vector_norm(g.coalesce().values() if g.is_sparse else g)) for g in grads]
+
+
+def _recorder_globals(on: bool) -> None:
+    from . import _recorder
+
+    _recorder._install_globals() if on else _recorder._remove_globals()
 
 
 def _outermost_user_frame():
@@ -71,7 +113,8 @@ class Watcher:
         self._on_step = on_step
         self._prefixes = list(prefixes or [""] * len(models))
         self._models = [weakref.ref(m) for m in models]
-        self._opts = [weakref.ref(o) for o in optimizers]
+        self._opts = [weakref.ref(_unwrap_optimizer(o)) for o in optimizers]
+        self._primary = None  # id() of the optimizer whose step() ends a watch step: the first to step
         self._discover = not models and not optimizers
         self._log_path = log_path
         self._window = window
@@ -93,8 +136,9 @@ class Watcher:
         self._fired: set = set()  # (kind, index) that fired and has not cleared
         self._context = None
         self._changes = deque(maxlen=256)  # (step, text)
-        self._tracing = None  # (Trace, [alerts], started at step)
+        self._tracing = None  # [Trace, [(alert, param refs, tries)], the traced step]
         self._trace_wanted: list = []
+        self._recorder_globals = False
         self.alerts: list = []
         self._on = False
 
@@ -115,6 +159,9 @@ class Watcher:
             o = r()
             if o is not None:
                 self._add_optimizer(o)
+        if self._trace_on_alert:  # before ours: the recorder's post hook runs first at each step
+            _recorder_globals(True)
+            self._recorder_globals = True
         self._global += [_O.register_optimizer_step_pre_hook(self._opt_pre),
                          _O.register_optimizer_step_post_hook(self._opt_post)]
         if self._discover:
@@ -135,6 +182,9 @@ class Watcher:
             self._hooks.clear()
             self._global.clear()
             self._set_forward_hook(False)
+            if self._recorder_globals:
+                self._recorder_globals = False
+                _recorder_globals(False)
             if self.log is not None:
                 self.log.close()
 
@@ -164,7 +214,10 @@ class Watcher:
     def _add_optimizer(self, opt) -> list:
         params = [p for g in opt.param_groups for p in g["params"]]
         ent = self._opt_of.get(id(opt))
-        if ent is None or ent[0] != len(params):
+        if ent is None and not self._discover and not self._given(opt) and not any(id(p) in self._index
+                                                                                 for p in params):
+            self._opt_of[id(opt)] = ent = (len(params), [])  # an optimizer of something not watched
+        if ent is None or ent[0] != len(params) and (ent[1] or self._discover or self._given(opt)):
             before = len(self._params)
             self._add(p for p in params if p.requires_grad)
             for i in range(before, len(self._params)):  # found at this step: its backward ran unseen
@@ -177,6 +230,9 @@ class Watcher:
                 self._opts.append(weakref.ref(opt))
         return ent[1]
 
+    def _given(self, opt) -> bool:
+        return any(r() is opt for r in self._opts)
+
     def _set_forward_hook(self, on: bool) -> None:
         if on and self._fwd is None:
             self._fwd = _M.register_module_forward_pre_hook(self._forward_pre)
@@ -185,66 +241,66 @@ class Watcher:
             self._fwd = None
 
     def _forward_pre(self, module, args):
+        """(Only while the models are being found: until the first step.)"""
         if torch.compiler.is_compiling():
             return None
-        if self._discover and id(module) not in self._names_seen():
+        if self._discover and id(module) not in self._names:
             self._names.update({k: v for k, v in param_names(module).items() if k not in self._names})
             for i, r in enumerate(self._params):  # params found through an optimizer before their model
                 p = r()
                 if p is not None and id(p) in self._names and self.log.names[i].startswith("param"):
                     self.log.names[i] = self._names[id(p)]
-        if self._tracing is not None and self._tracing[3]:
-            self._end_trace()
-        if self._trace_wanted and self._tracing is None:
-            self._begin_trace(module, sys._getframe(1))
-        if not self._discover and self._tracing is None and not self._trace_wanted:
-            self._set_forward_hook(False)
         return None
-
-    def _names_seen(self):
-        return self._names
 
     # --- per step -------------------------------------------------------------------------------
     def _opt_pre(self, opt, args, kwargs):
+        """Before the update: version counters (a closure, as Lightning passes, may still run the
+        forward and backward inside step(): gradients are measured after it)."""
         if not self._on or torch.compiler.is_compiling():
             return None
-        if self._tracing is not None and not self._tracing[3] and self._tracing[0]._rec._n_backward:
-            self._explain()  # the traced step's backward ran; its gradients are still there
         idx = self._add_optimizer(opt)
         if not idx:
             return None
-        got = [i for i in idx if self._got[i]]
-        grads, keep = [], []
-        for i in got:
-            p = self._params[i]()
-            g = None if p is None else p.grad
-            if g is not None:
-                grads.append(g)
-                keep.append(i)
-            else:
-                self._pending_norms[i] = None
-        if grads:
-            for i, n in zip(keep, _quiet_norms(grads)):
-                self._pending_norms[i] = n
+        fused = {id(p) for g in opt.param_groups if g.get("fused") for p in g["params"]}
         for i in idx:
             p = self._params[i]()
             if p is not None:
-                self._versions[i] = p._version
+                # fused kernels update in place without bumping the version counter: a few sampled
+                # values tell whether they moved
+                self._versions[i] = (p._version, _sample(p) if id(p) in fused else None)
         return None
 
     def _opt_post(self, opt, args, kwargs):
+        """After the update: norms of the gradients that arrived, whether each parameter changed,
+        and (for the first optimizer that steps) the end of the watch's step."""
         if not self._on or torch.compiler.is_compiling():
             return None
         ent = self._opt_of.get(id(opt))
         if not ent or not ent[1]:
             return None
+        grads, keep = [], []
         for i in ent[1]:
             p = self._params[i]()
-            if p is not None and i in self._versions:
-                self._changed[i] = self._changed.get(i, False) or p._version != self._versions[i]
+            if p is None:
+                continue
+            if self._got[i]:
+                g = p.grad
+                if g is not None:
+                    grads.append(g)
+                    keep.append(i)
+                else:
+                    self._pending_norms[i] = None
+            if i in self._versions:
+                ver, sample = self._versions[i]
+                moved = p._version != ver or (sample is not None and not torch.equal(_sample(p), sample))
+                self._changed[i] = self._changed.get(i, False) or moved
+        if grads:
+            for i, n in zip(keep, _quiet_norms(grads)):
+                self._pending_norms[i] = n
         self._versions.clear()
-        first = next((r() for r in self._opts if r() is not None), None)
-        if opt is first or self._discover and self._fwd is not None:
+        if self._primary is None:
+            self._primary = id(opt)
+        if id(opt) == self._primary:
             self.finish_step()
         return None
 
@@ -275,15 +331,14 @@ class Watcher:
         self._pending_norms.clear()
         self._changed.clear()
         if self._tracing is not None and self._tracing[2] <= step:
-            if not self._tracing[3]:
-                self._explain()  # (a step without an optimizer step: explained now)
-            self._set_forward_hook(True)  # the trace is stopped at the next forward
+            self._end_trace()  # the traced step is over; its gradients are still there
+        if self._trace_wanted and self._tracing is None and self._on:
+            self._begin_trace()  # the next step is traced
         if self._on_step is not None:
             self._on_step(step, len(self.alerts))
         if self._discover:  # the models are known after one step
             self._discover = False
-            if self._tracing is None and not self._trace_wanted:
-                self._set_forward_hook(False)
+            self._set_forward_hook(False)
 
     # --- what changed ------------------------------------------------------------------------
     def _snapshot(self) -> dict:
@@ -376,26 +431,20 @@ class Watcher:
         self.log.add_alert(a)
         if self._trace_on_alert and kind != "unchanged":
             self._trace_wanted.append((a, [self._params[i] for i in idx], 1))
-            self._set_forward_hook(True)
         if self._on_alert is not None:
             self._on_alert(a)
 
     # --- the full trace of the step after an alert ----------------------------------------------
-    def _begin_trace(self, module, call_frame) -> None:
-        """Start the full trace inside ``module``'s forward pre hook: the recorder's own pre hook is not
-        in the hook list PyTorch is running, so it is told of this call here (its post hook will run)."""
+    def _begin_trace(self) -> None:
         wanted, self._trace_wanted = self._trace_wanted, []
         tr = self._make_trace()
         tr._start_at(_outermost_user_frame())
-        with torch._C.DisableTorchFunction():
-            tr._rec._module_pre(module, call_frame)
-        self._tracing = [tr, wanted, self.step, False]
+        self._tracing = [tr, wanted, self.step]
 
     def _explain(self) -> None:
         """Explain each alert from the live trace of the step after it (or hand it on to the next step
         when this one was healthy: a cut on some steps only)."""
-        tr, wanted, at, _ = self._tracing
-        self._tracing[3] = True
+        tr, wanted, at = self._tracing
         rec = tr._rec
         for i, r in enumerate(self._params):  # the watch knows every parameter's module path
             p = r()
@@ -423,12 +472,13 @@ class Watcher:
     def _end_trace(self) -> None:
         if self._tracing is None:
             return
-        if not self._tracing[3]:
+        try:
             self._explain()
-        tr = self._tracing[0]
-        self._tracing = None
-        tr._stop()
-        self.last_trace = tr
+        finally:
+            tr = self._tracing[0]
+            self._tracing = None
+            tr._stop()
+            self.last_trace = tr
 
 
 #: how many steps after an alert are traced, looking for one that shows the problem again
