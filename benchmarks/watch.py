@@ -20,7 +20,6 @@ the CNN (the watch's history is bounded: these should not grow with the step cou
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import statistics
 import sys

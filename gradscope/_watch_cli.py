@@ -7,7 +7,7 @@ import time
 
 from .watch_render import TimelineTable, timeline_svg
 from .watching import watch
-from .watchlog import SCHEMA, read_log
+from .watchlog import SCHEMA, merge_ranks, read_log
 
 
 def is_watch_log(path: str) -> bool:
@@ -69,22 +69,25 @@ def run(args, script_args, run_script, console) -> int:
     if not log:
         fd, log = tempfile.mkstemp(prefix="gradscope-", suffix=".watch.jsonl")
         os.close(fd)
+    w = watch(log=log, on_alert=on_alert, on_step=progress)
+    rank = int(os.environ.get("RANK", "0") or 0)  # under torchrun: one summary (rank 0's)
     try:
-        w = watch(log=log, on_alert=on_alert, on_step=progress)
         _, code, _ = run_script(args.script, script_args, stdout_to_stderr=args.json, context=w)
         progress.clear()
-        tl = read_log(log)
-        if not args.quiet:
+        tl = read_log(w.log_path)
+        if not args.quiet and rank == 0:
             console.print(w.summary().splitlines()[0], highlight=False, markup=False)
             if tl.steps:
                 console.print(TimelineTable(tl))
             if args.save:
-                console.print(f"gradscope: watch log saved to {args.save}", highlight=False, markup=False)
-        if args.out:
+                console.print(f"gradscope: watch log saved to {w.log_path}", highlight=False, markup=False)
+        if args.out and rank == 0:
             write_svg(tl, args.out, console)
     finally:
         if not args.save:
-            os.unlink(log)
+            for p in {log, w.log_path}:
+                if p and os.path.exists(p):
+                    os.unlink(p)
     return code
 
 
@@ -101,8 +104,25 @@ def write_svg(tl, out: str, console) -> None:
     console.print(f"gradscope: timeline written to {out}", highlight=False, markup=False)
 
 
-def show(args, console) -> int:
-    tl = read_log(args.trace)
+def watch_logs(path: str) -> list:
+    """The watch log(s) ``path`` names: itself, or for a multi-process run saved as ``path``, the
+    ranks' own logs beside it (``run.watch.rank0.jsonl``, ...). Empty when it is not a watch log."""
+    import glob
+    import os
+
+    if os.path.exists(path):
+        return [path] if is_watch_log(path) else []
+    root, ext = os.path.splitext(path)
+    stem = root[:-len(".watch")] if root.endswith(".watch") else root
+    found = sorted(glob.glob(glob.escape(stem) + ".watch.rank*" + ext) + glob.glob(glob.escape(root) + ".rank*" + ext))
+    return [p for p in dict.fromkeys(found) if is_watch_log(p)]
+
+
+def show(args, console, paths=None) -> int:
+    tl = merge_ranks([read_log(p) for p in (paths or [args.trace])])
+    if len(paths or ()) > 1:
+        console.print(f"gradscope: {len(paths)} ranks' logs; parameters whose gradients differ between ranks are "
+                      "shown per rank", highlight=False, markup=False)
     console.print(TimelineTable(tl))
     if args.out:
         write_svg(tl, args.out, console)

@@ -88,6 +88,33 @@ def _quiet_norms(grads) -> list:
         return [float(torch.linalg.vector_norm(g.coalesce().values() if g.is_sparse else g)) for g in grads]
 
 
+def _rank():
+    """(rank, world size) of this process: from torch.distributed once it is initialized, else from
+    the environment torchrun sets (the watch may start before init_process_group)."""
+    import os
+
+    dist = torch.distributed
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    try:
+        return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+    except ValueError:
+        return 0, 1
+
+
+def rank_path(path, rank: int) -> str:
+    """Each rank's own log: ``run.watch.jsonl`` -> ``run.watch.rank1.jsonl`` (or ``{rank}`` filled in)."""
+    import os
+
+    path = os.fspath(path)
+    if "{rank}" in path:
+        return path.replace("{rank}", str(rank))
+    root, ext = os.path.splitext(path)
+    if ext == ".jsonl" and root.endswith(".watch"):
+        return f"{root[:-len('.watch')]}.watch.rank{rank}{ext}"
+    return f"{root}.rank{rank}{ext}"
+
+
 def _recorder_globals(on: bool) -> None:
     from . import _recorder
 
@@ -144,13 +171,18 @@ class Watcher:
 
     # --- lifecycle -------------------------------------------------------------------------
     def start(self):
+        self.rank, self.world = _rank()
+        if self._log_path is not None and self.world > 1:
+            self._log_path = rank_path(self._log_path, self.rank)
         for r, prefix in zip(self._models, self._prefixes):
             m = r()
             if m is not None:
                 self._names.update({k: prefix + "." + v if prefix else v for k, v in param_names(m).items()
                                     if k not in self._names})
-        self.log = WatchLog([], window=self._window, path=self._log_path,
-                            meta={"torch": torch.__version__, "python": sys.version.split()[0]})
+        meta = {"torch": torch.__version__, "python": sys.version.split()[0]}
+        if self.world > 1:
+            meta.update(rank=self.rank, world_size=self.world)
+        self.log = WatchLog([], window=self._window, path=self._log_path, meta=meta)
         for r in self._models:
             m = r()
             if m is not None:
@@ -426,7 +458,7 @@ class Watcher:
         n = self.config.never_after if kind == "never" else self.config.unchanged_after
         msg = ALERT_TEXT[kind].format(params=shown, n=n, extra=extra)
         changes = [t for s, t in self._changes if since is not None and since < s <= step]
-        a = Alert(kind, step, names, msg, since=since, changes=changes)
+        a = Alert(kind, step, names, msg, since=since, changes=changes, rank=self.rank if self.world > 1 else None)
         self.alerts.append(a)
         self.log.add_alert(a)
         if self._trace_on_alert and kind != "unchanged":
@@ -457,6 +489,14 @@ class Watcher:
                 continue
             try:
                 exp = tr.why(_param)
+                name = self.log.names[self._index[id(_param)]]
+                recent = self.log.history[name].recent()
+                if exp.cause == "ok" and alert.kind in ("stopped", "never") and recent and not recent[-1].received:
+                    # no gradient reached it through this process's backward, yet it has one now: written
+                    # from elsewhere (DDP's all-reduce from the other ranks): explain this rank's backward
+                    tid = rec.tid_of(_param)
+                    if tid is not None:
+                        exp = tr._diagnosis().why(tid, None)
             except Exception as e:  # the watch reports what it could not explain, never raises
                 alert.explanation = {"cause": "unknown", "summary": f"the traced step could not explain it ({e})"}
             else:

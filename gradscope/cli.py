@@ -266,12 +266,13 @@ def _print_user_traceback(exc: BaseException, script: str) -> None:
 def _cmd_show(args) -> int:
     import gradscope
 
-    if not os.path.exists(args.trace):
-        raise UsageError(f"{args.trace}: no such trace file; save one with `gradscope run --save FILE` or tr.save(FILE)")
     from . import _watch_cli
 
-    if _watch_cli.is_watch_log(args.trace):
-        return _watch_cli.show(args, _console(args))
+    logs = _watch_cli.watch_logs(args.trace)
+    if logs:
+        return _watch_cli.show(args, _console(args), logs)
+    if not os.path.exists(args.trace):
+        raise UsageError(f"{args.trace}: no such trace file; save one with `gradscope run --save FILE` or tr.save(FILE)")
     _check_out(args.out)
     tr = gradscope.load(args.trace)
     return _outputs(tr, args, _console(args), exit_code=0)

@@ -138,7 +138,7 @@ class TimelineTable:
             for ch in r.cells:
                 style = {"·": "red", "!": "magenta", "=": "yellow", "▒": "yellow"}.get(ch, "green")
                 cells.append(ch, style=style)
-            t.add_row(r.label, Text(r.state, style=_STATE_STYLE[r.state]), cells,
+            t.add_row(Text(r.label), Text(r.state, style=_STATE_STYLE[r.state]), cells,
                       "-" if r.last_norm is None else f"{r.last_norm:.3g}")
         yield t
         yield Text("█ gradient every step  ▒ some steps  · none  ! non-finite  = received but unchanged at step()",

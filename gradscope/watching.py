@@ -132,6 +132,11 @@ class Watch:
         return dict(self._w.log.history) if self._w and self._w.log else {}
 
     @property
+    def log_path(self) -> str | None:
+        """Where this process's log is written (in a multi-process run, with its rank in the name)."""
+        return self._w.log.path if self._w and self._w.log else None
+
+    @property
     def last_trace(self):
         """The full trace of the last step traced after an alert (a :class:`gradscope.Trace`), or None."""
         return getattr(self._w, "last_trace", None)

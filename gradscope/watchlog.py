@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from .model import TraceFileError
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "StepState", "ParamHistory", "Alert", "WatchLog", "read_log"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "StepState", "ParamHistory", "Alert", "WatchLog", "read_log", "merge_ranks"]
 
 SCHEMA = "gradscope.watch"
 SCHEMA_VERSION = 1
@@ -90,9 +90,11 @@ class Alert:
     changes: list = field(default_factory=list)  # what changed since the last healthy step
     explanation: dict | None = None  # the traced step's Explanation.to_json(), when traced
     traced_step: int | None = None
+    rank: int | None = None  # the process's rank in a multi-process run (torchrun), else None
 
     def __str__(self) -> str:
-        lines = [f"step {self.step}: {self.message}"]
+        who = f"[rank {self.rank}] " if self.rank is not None else ""
+        lines = [f"{who}step {self.step}: {self.message}"]
         for c in self.changes:
             lines.append(f"  changed since step {self.since}: {c}")
         if self.explanation:
@@ -107,13 +109,13 @@ class Alert:
     def to_json(self) -> dict:
         return {"alert": self.kind, "step": self.step, "params": list(self.params), "message": self.message,
                 "since": self.since, "changes": list(self.changes), "explanation": self.explanation,
-                "traced_step": self.traced_step}
+                "traced_step": self.traced_step, "rank": self.rank}
 
     @classmethod
     def from_json(cls, d: dict) -> Alert:
         return cls(kind=d["alert"], step=int(d["step"]), params=list(d.get("params") or []),
                    message=str(d.get("message", "")), since=d.get("since"), changes=list(d.get("changes") or []),
-                   explanation=d.get("explanation"), traced_step=d.get("traced_step"))
+                   explanation=d.get("explanation"), traced_step=d.get("traced_step"), rank=d.get("rank"))
 
 
 def _num(x):
@@ -211,6 +213,10 @@ class Timeline:
     meta: dict
     source: str | None = None
 
+    @property
+    def rank(self):
+        return self.meta.get("rank")
+
 
 def read_log(path) -> Timeline:
     """Read a watch log (JSON lines). Raises TraceFileError with what is wrong and what to do."""
@@ -259,3 +265,31 @@ def read_log(path) -> Timeline:
                 if 0 <= i < len(names):
                     unchanged[names[i]].add(int(rec["step"]))
     return Timeline(names, steps, norms, unchanged, list(alerts.values()), dict(head.get("meta") or {}), path)
+
+
+def merge_ranks(tls: list) -> Timeline:
+    """One timeline from the logs of the ranks of a multi-process run: a parameter whose gradients
+    arrived at the same steps on every rank is shown once; one that differs (unused on some ranks:
+    stochastic depth, a conditional branch) is shown per rank, as ``[rank N] name``."""
+    if len(tls) == 1:
+        return tls[0]
+    tls = sorted(tls, key=lambda t: (t.rank is None, t.rank or 0))
+    base = tls[0]
+    n = min(len(t.steps) for t in tls)
+    steps = base.steps[:n]
+    names, norms, unchanged = [], {}, {}
+    for name in base.names:
+        seen = [[v is not None for v in t.norms.get(name, [None] * n)[:n]] for t in tls]
+        if all(s == seen[0] for s in seen):
+            names.append(name)
+            norms[name] = base.norms[name][:n]
+            unchanged[name] = set(base.unchanged.get(name, ()))
+            continue
+        for t in tls:
+            label = f"[rank {t.rank}] {name}"
+            names.append(label)
+            norms[label] = t.norms.get(name, [None] * n)[:n]
+            unchanged[label] = set(t.unchanged.get(name, ()))
+    alerts = [a for t in tls for a in t.alerts]
+    meta = dict(base.meta, ranks=[t.rank for t in tls])
+    return Timeline(names, steps, norms, unchanged, alerts, meta, base.source)
