@@ -10,7 +10,7 @@ per parameter (a ring buffer) and a few counters; memory does not grow with the 
 >>> for s in range(6):
 ...     _ = h.add(s, received=s < 3, norm=1.0 if s < 3 else None, finite=True, changed=s < 3)
 >>> h.last_received, h.n_received, [st.received for st in h.recent()]
-(2, 3, [False, True, False, False])
+(2, 3, [True, False, False, False])
 """
 from __future__ import annotations
 
