@@ -101,6 +101,9 @@ def mark_internal(*codes) -> None:
         _set_category(co, 0)
 
 
+_REGION = ~(F_TORCH | F_OPTIM)
+
+
 def walk(f, stop, limit: int = 16):
     """Walk from frame ``f`` outwards. Returns (user frames innermost first as (id(code), lineno)
     tuples, flags of the skipped frames). Stops after the frame ``stop`` (the traced block's)."""
@@ -130,9 +133,10 @@ def walk_until(f, stop, mark: int, limit: int = 16):
                 user.append((cid, f.f_lineno))
                 if len(user) >= limit:
                     break
-        elif not user or cat & ~F_TORCH:
-            # flags from frames between the op and the first user frame, and
-            # region flags (optimizer, checkpoint, apply) from anywhere in the stack
+        elif not user or cat & _REGION:
+            # flags from frames between the op and the first user frame, and region flags
+            # (checkpoint, apply, ...) from anywhere in the stack. Not the optimizer's: user code
+            # called from inside optimizer.step() is a closure (LBFGS, Lightning), i.e. the step itself
             flags |= cat
             if cat == F_GENERATED and not user:  # code torch.compile generated: the lines dynamo traced
                 traced = fx_user_frames(f)

@@ -391,18 +391,51 @@ def _on_optimizer_step(optimizer, args, kwargs):
     """Record the step's start, then take this thread's recorders off the mode stack for the
     step's duration: its internals (dozens of calls per parameter) are summarised from version
     counters when it ends, so they need not pass through any mode. A recorder that is not on
-    top of the stack (a user's mode above it) stays and uses the ``_in_opt`` fast path."""
-    _record_optimizer_step(optimizer, args, kwargs)
+    top of the stack (a user's mode above it) stays and uses the ``_in_opt`` fast path.
+
+    A step given a closure (LBFGS; PyTorch Lightning's automatic optimization runs the whole
+    training step as one) runs user code inside it: the closure is wrapped so that it runs
+    recorded, and the step's record starts when the closure returns (when the gradients exist)."""
+    closure = kwargs.get("closure") if "closure" in kwargs else (args[1] if len(args) > 1 else None)
     if _is_compiling():
-        return
+        _record_optimizer_step(optimizer, args, kwargs)
+        return None
+    if callable(closure) and _active():
+        for r in _active():
+            r._opt_closure = True
+        _suspend_for_step()
+        wrapped = partial(_run_closure, optimizer, closure)
+        if "closure" in kwargs:
+            return args, {**kwargs, "closure": wrapped}
+        return (args[0], wrapped, *args[2:]), kwargs
+    _record_optimizer_step(optimizer, args, kwargs)
+    _suspend_for_step()
+    return None
+
+
+def _suspend_for_step():
     active = _active()
     while True:
         n = _stack_len()
         top = _stack_at(n - 1) if n else None
-        if top is None or top not in active or not top._in_opt or top._suspended:
+        if top is None or top not in active or not (top._in_opt or top._opt_closure) or top._suspended:
             break
         torch._C._pop_torch_function_stack()
         top._suspended = True
+
+
+def _run_closure(optimizer, closure, *a, **k):
+    """The user's closure, recorded; then the step's record begins (its updates follow)."""
+    for r in _active():
+        if r._opt_pending is not None:  # a closure called again (LBFGS): the updates so far
+            r._guard(r._optimizer_step_done, optimizer)
+        r._resume()
+        r._in_opt = r._opt_closure = False
+    try:
+        return closure(*a, **k)
+    finally:
+        _record_optimizer_step(optimizer, (optimizer,), {})
+        _suspend_for_step()
 
 
 def _clean(path: str) -> str:
@@ -415,7 +448,7 @@ def _on_optimizer_step_done(optimizer, args, kwargs):
         return
     for r in _active():  # outermost first: suspended recorders go back in their order
         r._resume()
-        r._in_opt = False
+        r._in_opt = r._opt_closure = False
         if r._on:
             r._guard(r._optimizer_step_done, optimizer)
 
@@ -530,6 +563,7 @@ class Recorder(TorchFunctionMode):
         self._error_event = None
         self._in_opt = False
         self._suspended = False  # taken off the mode stack during optimizer.step()
+        self._opt_closure = False  # inside optimizer.step(closure), before the closure ran
         self._opt_pending = None
         self._grad_of: dict = {}  # id(.grad tensor) -> (weakref, leaf tid)
         self._grad_of_limit = 1024

@@ -67,10 +67,14 @@ def _parser() -> argparse.ArgumentParser:
                         help="print machine-readable explanations as JSON on stdout (the report goes to stderr)")
         sp.add_argument("--quiet", "-q", action="store_true", help="no report; only --why, --json and errors")
         if run:
-            sp.add_argument("--save", metavar="TRACE.json", help="save the trace for `gradscope show`")
+            sp.add_argument("--save", metavar="TRACE.json", help="save the trace (or with --watch, the watch log) for `gradscope show`")
             sp.add_argument("--steps", type=int, metavar="N", help="stop recording after N backward calls")
             sp.add_argument("--eager-compile", action="store_true",
                             help="run torch.compile'd code eagerly while tracing, so its ops show their own lines")
+            sp.add_argument("--watch", action="store_true",
+                            help="watch the whole run cheaply instead of tracing it: alerts when a parameter stops "
+                                 "getting gradients (explained from a trace of the next step); --save writes the "
+                                 "watch log, --out FILE.svg its timeline")
 
     r = sub.add_parser("run", help="run a Python script (or -m module) under a gradient trace",
                        usage="gradscope run [options] (script.py | -m module) [script args ...]")
@@ -165,6 +169,12 @@ def _cmd_run(args, script_args: list[str]) -> int:
         raise UsageError(f"{path!r} is a directory, not a Python script")
     if args.steps is not None and args.steps < 1:
         raise UsageError(f"--steps must be a positive number of backward calls, not {args.steps}")
+    if args.watch:
+        from . import _watch_cli
+
+        if args.why:
+            raise UsageError("--why explains one traced step; with --watch, alerts are explained as they happen")
+        return _watch_cli.run(args, script_args, run_script, _console(args))
     _check_out(args.out)
     con = _console(args)
     try:
@@ -233,9 +243,9 @@ def _run_outputs_ranked(tr, args, con, code: int, namespace, rank: int, world: i
 
 
 def run_script(path: str | None, argv: list[str], *, stdout_to_stderr: bool = False, module: str | None = None,
-               **trace_kwargs):
+               context=None, **trace_kwargs):
     """Run ``path`` (or the module named ``module``, like ``python -m``) as ``__main__`` under
-    :func:`gradscope.trace`.
+    :func:`gradscope.trace` (or under ``context``: a gradscope.watch).
 
     Returns ``(trace, exit_code, namespace)``: ``namespace`` is the script's globals
     (``trace`` is None when the script does not compile).
@@ -280,7 +290,7 @@ def run_script(path: str | None, argv: list[str], *, stdout_to_stderr: bool = Fa
         sys.argv = [path, *argv]
         sys.path[:1] = [os.path.dirname(full)]
     sys.modules["__main__"] = main_mod
-    tr = gradscope.trace(**trace_kwargs)
+    tr = context if context is not None else gradscope.trace(**trace_kwargs)
     redirect = contextlib.redirect_stdout(sys.stderr) if stdout_to_stderr else contextlib.nullcontext()
     exit_code = 0
     try:
@@ -376,6 +386,11 @@ def _print_user_traceback(exc: BaseException, script: str) -> None:
 def _cmd_show(args) -> int:
     import gradscope
 
+    from . import _watch_cli
+
+    logs = _watch_cli.watch_logs(args.trace)
+    if logs:
+        return _watch_cli.show(args, _console(args), logs)
     if not os.path.exists(args.trace):
         raise UsageError(f"{args.trace}: no such trace file; save one with `gradscope run --save FILE` or tr.save(FILE)")
     _check_out(args.out)

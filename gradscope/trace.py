@@ -62,19 +62,11 @@ class Trace:
 
     # --- recording -------------------------------------------------------------------------
     def __enter__(self) -> "Trace":
-        if self._rec is not None and self._rec._on:
-            raise GradscopeError("this trace is already recording; use a new gradscope.trace() to nest traces")
-        from ._recorder import Recorder  # torch is needed to record, not to read a saved trace
-
-        self._rec = Recorder(**self._opts)
-        self._data = None
-        self._diag = None
-        self._rec.start(sys._getframe(1))
+        self._start_at(sys._getframe(1))
         return self
 
     def __exit__(self, et, ev, tb):
-        rec = self._rec
-        rec.stop()
+        rec = self._stop()
         if ev is not None and not isinstance(ev, (SystemExit, GeneratorExit)):
             rec.record_exception(ev)
             if isinstance(ev, Exception):
@@ -85,6 +77,23 @@ class Trace:
                 except Exception as e:  # never mask the user's exception
                     rec._internal(e)
         return False
+
+    def _start_at(self, frame) -> None:
+        """Start recording; ``frame`` is the user's frame that the trace covers (the ``with`` block's,
+        or for a trace started by gradscope.watch, the outermost user frame)."""
+        if self._rec is not None and self._rec._on:
+            raise GradscopeError("this trace is already recording; use a new gradscope.trace() to nest traces")
+        from ._recorder import Recorder  # torch is needed to record, not to read a saved trace
+
+        self._rec = Recorder(**self._opts)
+        self._data = None
+        self._diag = None
+        self._rec.start(frame)
+
+    def _stop(self):
+        rec = self._rec
+        rec.stop()
+        return rec
 
     def __call__(self, fn):
         """``@gradscope.trace()``: every call of ``fn`` records into a fresh Trace of its own, so

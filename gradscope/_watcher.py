@@ -1,0 +1,525 @@
+"""The watch's recording side: cheap per-step signals from autograd and the optimizer.
+
+Per watched parameter, one post-accumulate-grad hook marks that a gradient arrived; at each
+optimizer step one ``_foreach_norm`` over the gradients that arrived gives their norms (and
+non-finite values), and version counters read before and after ``step()`` tell whether the
+parameter changed. Nothing else runs per op: no TorchFunctionMode (a global forward pre hook
+exists only to find the models when none was given, until the first step).
+
+After an alert the next step is traced in full: the trace starts at the end of the alerting step
+(inside the optimizer's post hook) and ends at the end of the traced step. PyTorch iterates its
+global optimizer-hook dicts while it calls them, so a recorder must not register or remove hooks
+there: the watch installs the recorder's global hooks once, at its start, and a trace started
+inside a hook then only pushes its mode (the recorder's hooks are cheap while no trace runs).
+"""
+from __future__ import annotations
+
+import sys
+import weakref
+from collections import deque
+
+import torch
+from torch.nn.modules import module as _M
+from torch.optim import optimizer as _O
+
+from . import _frames
+from .watchlog import Alert, WatchLog
+from .watchrules import ALERT_TEXT, TRIGGERS, WatchConfig
+
+_WRAPPERS = ("DistributedDataParallel", "DataParallel", "OptimizedModule", "FullyShardedDataParallel")
+
+
+def param_names(model) -> dict:
+    """id(param) -> its module path, with DDP's ``module.``, torch.compile's ``_orig_mod.`` and
+    parametrizations' ``parametrizations.<name>.original`` read as the user wrote them."""
+    out = {}
+    for name, p in model.named_parameters(remove_duplicate=False):
+        parts = name.split(".")
+        if type(model).__name__ in _WRAPPERS and parts[0] in ("module", "_orig_mod"):
+            parts = parts[1:]
+        parts = [x for x in parts if x != "_orig_mod"]
+        clean = ".".join(parts).replace(".parametrizations.", ".").replace(".original", "")
+        if clean.startswith("parametrizations."):
+            clean = clean[len("parametrizations."):]
+        out.setdefault(id(p), clean)
+    return out
+
+
+def _unwrap_optimizer(opt):
+    """The torch optimizer inside a framework's wrapper (accelerate's AcceleratedOptimizer,
+    Lightning's LightningOptimizer): its step() is the one PyTorch's global hooks see."""
+    for _ in range(4):
+        inner = getattr(opt, "optimizer", None)
+        if inner is None:
+            inner = getattr(opt, "_optimizer", None)
+        if not isinstance(inner, torch.optim.Optimizer):
+            return opt
+        opt = inner
+    return opt
+
+
+def _quiet():
+    """Our own tensor arithmetic: outside autograd, and invisible to the user's function and
+    dispatch modes (a user's TorchDispatchMode must not see gradscope's ops)."""
+    import contextlib
+
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(torch.no_grad())
+    stack.enter_context(torch._C.DisableTorchFunction())
+    stack.enter_context(_disable_current_modes())
+    return stack
+
+
+def _sample(p):
+    """Up to 16 values spread over ``p``, copied (to compare before and after an update)."""
+    with _quiet():
+        flat = p.detach().reshape(-1)
+        return flat[:: max(1, flat.numel() // 16)][:16].clone()
+
+
+def _quiet_norms(grads) -> list:
+    """Norms of ``grads`` as floats, invisible to the user's modes and to autograd."""
+    with _quiet():
+        dense = [g for g in grads if g.layout == torch.strided]
+        if len(dense) == len(grads) and dense:
+            return torch.stack(torch._foreach_norm(dense)).tolist()
+        return [float(torch.linalg.vector_norm(g.coalesce().values() if g.is_sparse else g)) for g in grads]
+
+
+def _rank():
+    """(rank, world size) of this process: from torch.distributed once it is initialized, else from
+    the environment torchrun sets (the watch may start before init_process_group)."""
+    import os
+
+    dist = torch.distributed
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    try:
+        return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+    except ValueError:
+        return 0, 1
+
+
+def rank_path(path, rank: int) -> str:
+    """Each rank's own log: ``run.watch.jsonl`` -> ``run.watch.rank1.jsonl`` (or ``{rank}`` filled in)."""
+    import os
+
+    path = os.fspath(path)
+    if "{rank}" in path:
+        return path.replace("{rank}", str(rank))
+    root, ext = os.path.splitext(path)
+    if ext == ".jsonl" and root.endswith(".watch"):
+        return f"{root[:-len('.watch')]}.watch.rank{rank}{ext}"
+    return f"{root}.rank{rank}{ext}"
+
+
+def _recorder_globals(on: bool) -> None:
+    from . import _recorder
+
+    _recorder._install_globals() if on else _recorder._remove_globals()
+
+
+def _outermost_user_frame():
+    f, best = sys._getframe(1), None
+    while f is not None:
+        if _frames.category(f.f_code) == _frames.USER:
+            best = f
+        f = f.f_back
+    return best
+
+
+class Watcher:
+    """Private machinery behind :func:`gradscope.watch`."""
+
+    def __init__(self, models, optimizers, *, config: WatchConfig, make_trace, prefixes=None, log_path=None,
+                 window: int = 64, trace_on_alert: bool = True, on_alert=None, on_step=None):
+        self.config = config
+        self._make_trace = make_trace  # () -> a gradscope.Trace that records one step
+        self._on_step = on_step
+        self._prefixes = list(prefixes or [""] * len(models))
+        self._models = [weakref.ref(m) for m in models]
+        self._opts = [weakref.ref(_unwrap_optimizer(o)) for o in optimizers]
+        self._primary = None  # id() of the optimizer whose step() ends a watch step: the first to step
+        self._discover = not models and not optimizers
+        self._log_path = log_path
+        self._window = window
+        self._trace_on_alert = trace_on_alert
+        self._on_alert = on_alert
+        self.log: WatchLog | None = None
+        self._params: list = []  # index -> weakref(param)
+        self._index: dict = {}  # id(param) -> index
+        self._names: dict = {}  # id(param) -> module path
+        self._got = bytearray()
+        self._hooks: list = []
+        self._global: list = []
+        self._fwd = None
+        self.step = 0
+        self._pending_norms: dict = {}  # index -> norm (None: arrived, norm not measured)
+        self._versions: dict = {}  # index -> _version before the optimizer step
+        self._changed: dict = {}  # index -> bool, from optimizer steps since the last watch step
+        self._opt_of: dict = {}  # id(optimizer) -> (n params, [indices])
+        self._fired: set = set()  # (kind, index) that fired and has not cleared
+        self._context = None
+        self._changes = deque(maxlen=256)  # (step, text)
+        self._tracing = None  # [Trace, [(alert, param refs, tries)], the traced step]
+        self._trace_wanted: list = []
+        self._recorder_globals = False
+        self.alerts: list = []
+        self._on = False
+
+    # --- lifecycle -------------------------------------------------------------------------
+    def start(self):
+        self.rank, self.world = _rank()
+        if self._log_path is not None and self.world > 1:
+            self._log_path = rank_path(self._log_path, self.rank)
+        for r, prefix in zip(self._models, self._prefixes):
+            m = r()
+            if m is not None:
+                self._names.update({k: prefix + "." + v if prefix else v for k, v in param_names(m).items()
+                                    if k not in self._names})
+        meta = {"torch": torch.__version__, "python": sys.version.split()[0]}
+        if self.world > 1:
+            meta.update(rank=self.rank, world_size=self.world)
+        self.log = WatchLog([], window=self._window, path=self._log_path, meta=meta)
+        for r in self._models:
+            m = r()
+            if m is not None:
+                self._add(p for p in m.parameters() if p.requires_grad)
+        for r in self._opts:
+            o = r()
+            if o is not None:
+                self._add_optimizer(o)
+        if self._trace_on_alert:  # before ours: the recorder's post hook runs first at each step
+            _recorder_globals(True)
+            self._recorder_globals = True
+        self._global += [_O.register_optimizer_step_pre_hook(self._opt_pre),
+                         _O.register_optimizer_step_post_hook(self._opt_post)]
+        if self._discover:
+            self._set_forward_hook(True)
+        self._on = True
+
+    def stop(self):
+        if not self._on:
+            return
+        self._on = False
+        try:
+            if self._got and any(self._got):  # a last backward with no optimizer step after it
+                self.finish_step(changed=False)
+            self._end_trace()
+        finally:
+            for h in self._hooks + self._global:
+                h.remove()
+            self._hooks.clear()
+            self._global.clear()
+            self._set_forward_hook(False)
+            if self._recorder_globals:
+                self._recorder_globals = False
+                _recorder_globals(False)
+            if self.log is not None:
+                self.log.close()
+
+    # --- what is watched ---------------------------------------------------------------------
+    def _add(self, params) -> None:
+        new = []
+        for p in params:
+            if id(p) in self._index or not isinstance(p, torch.Tensor):
+                continue
+            i = len(self._params)
+            self._index[id(p)] = i
+            self._params.append(weakref.ref(p))
+            self._got.append(0)
+            got = self._got
+
+            def arrived(_p, i=i, got=got):
+                got[i] = 1
+
+            self._hooks.append(p.register_post_accumulate_grad_hook(arrived))
+            name = self._names.get(id(p)) or f"param{i}"
+            if name in self.log.history or name in new:  # names are unique within a watch
+                name = f"{name}#{i}"
+            new.append(name)
+        if new:
+            self.log.add_params(new)
+
+    def _add_optimizer(self, opt) -> list:
+        params = [p for g in opt.param_groups for p in g["params"]]
+        ent = self._opt_of.get(id(opt))
+        if ent is None and not self._discover and not self._given(opt) and not any(id(p) in self._index
+                                                                                 for p in params):
+            self._opt_of[id(opt)] = ent = (len(params), [])  # an optimizer of something not watched
+        if ent is None or ent[0] != len(params) and (ent[1] or self._discover or self._given(opt)):
+            before = len(self._params)
+            self._add(p for p in params if p.requires_grad)
+            for i in range(before, len(self._params)):  # found at this step: its backward ran unseen
+                p = self._params[i]()
+                if p is not None and p.grad is not None:
+                    self._got[i] = 1
+            ent = (len(params), [self._index[id(p)] for p in params if id(p) in self._index])
+            self._opt_of[id(opt)] = ent
+            if ent[1] and not any(r() is opt for r in self._opts):
+                self._opts.append(weakref.ref(opt))
+        return ent[1]
+
+    def _given(self, opt) -> bool:
+        return any(r() is opt for r in self._opts)
+
+    def _set_forward_hook(self, on: bool) -> None:
+        if on and self._fwd is None:
+            self._fwd = _M.register_module_forward_pre_hook(self._forward_pre)
+        elif not on and self._fwd is not None:
+            self._fwd.remove()
+            self._fwd = None
+
+    def _forward_pre(self, module, args):
+        """(Only while the models are being found: until the first step.)"""
+        if torch.compiler.is_compiling():
+            return None
+        if self._discover and id(module) not in self._names:
+            self._names.update({k: v for k, v in param_names(module).items() if k not in self._names})
+            for i, r in enumerate(self._params):  # params found through an optimizer before their model
+                p = r()
+                if p is not None and id(p) in self._names and self.log.names[i].startswith("param"):
+                    self.log.names[i] = self._names[id(p)]
+        return None
+
+    # --- per step -------------------------------------------------------------------------------
+    def _opt_pre(self, opt, args, kwargs):
+        """Before the update: version counters (a closure, as Lightning passes, may still run the
+        forward and backward inside step(): gradients are measured after it)."""
+        if not self._on or torch.compiler.is_compiling():
+            return None
+        idx = self._add_optimizer(opt)
+        if not idx:
+            return None
+        fused = {id(p) for g in opt.param_groups if g.get("fused") for p in g["params"]}
+        for i in idx:
+            p = self._params[i]()
+            if p is not None:
+                # fused kernels update in place without bumping the version counter: a few sampled
+                # values tell whether they moved
+                self._versions[i] = (p._version, _sample(p) if id(p) in fused else None)
+        return None
+
+    def _opt_post(self, opt, args, kwargs):
+        """After the update: norms of the gradients that arrived, whether each parameter changed,
+        and (for the first optimizer that steps) the end of the watch's step."""
+        if not self._on or torch.compiler.is_compiling():
+            return None
+        ent = self._opt_of.get(id(opt))
+        if not ent or not ent[1]:
+            return None
+        grads, keep = [], []
+        for i in ent[1]:
+            p = self._params[i]()
+            if p is None:
+                continue
+            if self._got[i]:
+                g = p.grad
+                if g is not None:
+                    grads.append(g)
+                    keep.append(i)
+                else:
+                    self._pending_norms[i] = None
+            if i in self._versions:
+                ver, sample = self._versions[i]
+                moved = p._version != ver or (sample is not None and not torch.equal(_sample(p), sample))
+                self._changed[i] = self._changed.get(i, False) or moved
+        if grads:
+            for i, n in zip(keep, _quiet_norms(grads)):
+                self._pending_norms[i] = n
+        self._versions.clear()
+        if self._primary is None:
+            self._primary = id(opt)
+        if id(opt) == self._primary:
+            self.finish_step()
+        return None
+
+    def finish_step(self, changed=None) -> None:
+        """Close the current step: record it, run the triggers, raise alerts. ``changed=False``:
+        no optimizer step ran (the parameters cannot have changed through one)."""
+        step = self.step
+        self.step += 1
+        names = self.log.names
+        arrived, chg = {}, {}
+        stepped = bool(self._changed)
+        for i, r in enumerate(self._params):
+            if self._got[i]:
+                if i in self._pending_norms:
+                    n = self._pending_norms[i]
+                else:  # not held by a stepped optimizer: measure it now if it is still there
+                    p = r()
+                    g = None if p is None else p.grad
+                    n = _quiet_norms([g])[0] if g is not None else None
+                arrived[names[i]] = n
+            if stepped:
+                chg[names[i]] = self._changed.get(i, False)
+        self.log.add_step(step, arrived, chg if stepped else None)
+        self._note_changes(step)
+        self._check(step)
+        for i in range(len(self._got)):
+            self._got[i] = 0
+        self._pending_norms.clear()
+        self._changed.clear()
+        if self._tracing is not None and self._tracing[2] <= step:
+            self._end_trace()  # the traced step is over; its gradients are still there
+        if self._trace_wanted and self._tracing is None and self._on:
+            self._begin_trace()  # the next step is traced
+        if self._on_step is not None:
+            self._on_step(step, len(self.alerts))
+        if self._discover:  # the models are known after one step
+            self._discover = False
+            self._set_forward_hook(False)
+
+    # --- what changed ------------------------------------------------------------------------
+    def _snapshot(self) -> dict:
+        snap = {}
+        names = self.log.names
+        held = {i for o in self._opts if o() is not None for i in self._opt_of.get(id(o()), (0, []))[1]}
+        lrs = {}
+        for r in self._opts:
+            o = r()
+            if o is None:
+                continue
+            for g in o.param_groups:
+                for p in g["params"]:
+                    if id(p) in self._index:
+                        lrs[self._index[id(p)]] = g.get("lr")
+        for i, r in enumerate(self._params):
+            p = r()
+            if p is not None:
+                snap[names[i]] = (p.requires_grad, i in held, lrs.get(i))
+        for r in self._models:
+            m = r()
+            if m is not None:
+                snap[f"<training:{type(m).__name__}>"] = m.training
+        return snap
+
+    def _note_changes(self, step) -> None:
+        snap = self._snapshot()
+        prev, self._context = self._context, snap
+        if prev is None:
+            return
+        for k, v in snap.items():
+            old = prev.get(k)
+            if old is None or old == v:
+                continue
+            if k.startswith("<training:"):
+                cls = k[len("<training:"):-1]
+                self._changes.append((step, f"{cls}.training {old} -> {v} ({'model.train()' if v else 'model.eval()'} was called)"))
+                continue
+            (rg0, held0, lr0), (rg1, held1, lr1) = old, v
+            if rg0 != rg1:
+                self._changes.append((step, f"{k}.requires_grad {rg0} -> {rg1}"))
+            if held0 != held1:
+                self._changes.append((step, f"{k} {'added to' if held1 else 'removed from'} the optimizer"))
+            if lr0 != lr1 and lr1 == 0:
+                self._changes.append((step, f"{k}: its optimizer group's lr {lr0} -> 0"))
+
+    # --- triggers -----------------------------------------------------------------------------
+    def _check(self, step) -> None:
+        names = self.log.names
+        held = {i for o in self._opts if o() is not None for i in self._opt_of.get(id(o()), (0, []))[1]}
+        fired: dict = {}
+        for i, n in enumerate(names):
+            h = self.log.history[n]
+            for kind, check in TRIGGERS.items():
+                on = check(h, step, self.config)
+                key = (kind, i)
+                if kind in ("stopped", "never") and held and i not in held:
+                    on = False  # a parameter no optimizer holds (a target network) need not get gradients
+                if on and key not in self._fired:
+                    self._fired.add(key)
+                    fired.setdefault(kind, []).append(i)
+                elif not on and kind == "stopped" and h.missing_run == 0:
+                    self._fired.discard(key)
+        for kind, idx in fired.items():
+            self._alert(kind, step, idx, held)
+
+    def _alert(self, kind, step, idx, held) -> None:
+        names = [self.log.names[i] for i in idx]
+        hist = [self.log.history[n] for n in names]
+        since = max((h.last_received for h in hist if h.last_received is not None and h.last_received < step),
+                    default=None)
+        extra = ""
+        if kind == "stopped" and since is not None:
+            extra = f" at step {step} (last received at step {since})"
+        elif kind == "nonfinite":
+            extra = f" at step {step}"
+        elif kind == "unchanged":
+            if all(i not in held for i in idx):
+                extra = ": no optimizer holds them (add them with optimizer.add_param_group, or build the optimizer after the model is complete)"
+            else:
+                lrs = self._snapshot()
+                if all((lrs.get(n) or (None, None, None))[2] == 0 for n in names):
+                    extra = ": their optimizer group's lr is 0"
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        n = self.config.never_after if kind == "never" else self.config.unchanged_after
+        msg = ALERT_TEXT[kind].format(params=shown, n=n, extra=extra)
+        changes = [t for s, t in self._changes if since is not None and since < s <= step]
+        a = Alert(kind, step, names, msg, since=since, changes=changes, rank=self.rank if self.world > 1 else None)
+        self.alerts.append(a)
+        self.log.add_alert(a)
+        if self._trace_on_alert and kind != "unchanged":
+            self._trace_wanted.append((a, [self._params[i] for i in idx], 1))
+        if self._on_alert is not None:
+            self._on_alert(a)
+
+    # --- the full trace of the step after an alert ----------------------------------------------
+    def _begin_trace(self) -> None:
+        wanted, self._trace_wanted = self._trace_wanted, []
+        tr = self._make_trace()
+        tr._start_at(_outermost_user_frame())
+        self._tracing = [tr, wanted, self.step]
+
+    def _explain(self) -> None:
+        """Explain each alert from the live trace of the step after it (or hand it on to the next step
+        when this one was healthy: a cut on some steps only)."""
+        tr, wanted, at = self._tracing
+        rec = tr._rec
+        for i, r in enumerate(self._params):  # the watch knows every parameter's module path
+            p = r()
+            tid = None if p is None else rec.tid_of(p)
+            if tid is not None and not rec.tensors[tid].name:
+                rec.tensors[tid].name = self.log.names[i]
+        for alert, refs, tries in wanted:
+            _param = next((r() for r in refs if r() is not None), None)  # (a private name: why() would
+            if _param is None:                                            # name a nameless tensor after it)
+                continue
+            try:
+                exp = tr.why(_param)
+                name = self.log.names[self._index[id(_param)]]
+                recent = self.log.history[name].recent()
+                if exp.cause == "ok" and alert.kind in ("stopped", "never") and recent and not recent[-1].received:
+                    # no gradient reached it through this process's backward, yet it has one now: written
+                    # from elsewhere (DDP's all-reduce from the other ranks): explain this rank's backward
+                    tid = rec.tid_of(_param)
+                    if tid is not None:
+                        exp = tr._diagnosis().why(tid, None)
+            except Exception as e:  # the watch reports what it could not explain, never raises
+                alert.explanation = {"cause": "unknown", "summary": f"the traced step could not explain it ({e})"}
+            else:
+                if exp.cause == "ok" and alert.kind != "nonfinite" and tries < _TRACE_TRIES:
+                    self._trace_wanted.append((alert, refs, tries + 1))
+                    continue
+                alert.explanation = exp.to_json()
+            alert.traced_step = at
+            self.log.update_alert(alert)
+            if self._on_alert is not None:
+                self._on_alert(alert)
+
+    def _end_trace(self) -> None:
+        if self._tracing is None:
+            return
+        try:
+            self._explain()
+        finally:
+            tr = self._tracing[0]
+            self._tracing = None
+            tr._stop()
+            self.last_trace = tr
+
+
+#: how many steps after an alert are traced, looking for one that shows the problem again
+_TRACE_TRIES = 4

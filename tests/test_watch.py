@@ -1,0 +1,386 @@
+"""gradscope.watch over whole training runs: alerts name the step, the parameters and (from the
+full trace of the next step) the cause and the line; correct runs raise no alert."""
+from __future__ import annotations
+
+import gc
+import json
+import math
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.modules import module as _M
+from torch.optim import optimizer as _O
+
+import gradscope
+from gradscope.watchlog import TraceFileError, read_log
+
+
+def line_of(marker: str) -> int:
+    import inspect
+
+    src = inspect.getsource(__import__(__name__))
+    for no, ln in enumerate(src.splitlines(), 1):
+        if ln.rstrip().endswith(marker):
+            return no
+    raise AssertionError(marker)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(6, 8)
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.enc(x)))
+
+
+def data(step):
+    g = torch.Generator().manual_seed(step)
+    return torch.randn(16, 6, generator=g), torch.randint(0, 2, (16,), generator=g)
+
+
+def train(model, opt, steps, w=None, before=None, forward=None):
+    for step in range(steps):
+        if before:
+            before(step)
+        x, y = data(step)
+        out = forward(step, x) if forward else model(x)
+        loss = F.cross_entropy(out, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+
+def test_a_freeze_mid_run_is_caught_at_its_step_with_the_line():
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+
+    def before(step):
+        if step == 3:
+            model.enc.requires_grad_(False)  # W:freeze
+
+    with gradscope.watch(model, opt) as w:
+        train(model, opt, 6, before=before)
+    assert [(a.kind, a.step) for a in w.alerts] == [("stopped", 3)]
+    a = w.alerts[0]
+    assert a.params == ["enc.weight", "enc.bias"]
+    assert a.since == 2
+    assert "enc.weight.requires_grad True -> False" in a.changes
+    # the freeze ran before the traced step, between the last healthy step and this one: the alert
+    # says when (the changes above) and the trace says what the parameter is now
+    assert a.explanation["cause"] == "frozen_param"
+    assert "before the trace started" in a.explanation["summary"]
+    assert a.traced_step == 4
+    text = str(a)
+    assert "step 3" in text and "enc.weight" in text and "frozen_param" in text
+
+
+def test_no_grad_on_odd_steps_is_caught_at_the_first_odd_step():
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def forward(step, x):
+        if step % 2 == 1:
+            with torch.no_grad():
+                h = torch.relu(model.enc(x))  # W:odd
+        else:
+            h = torch.relu(model.enc(x))
+        return model.head(h)
+
+    with gradscope.watch(model, opt) as w:
+        train(model, opt, 6, forward=forward)
+    stopped = [a for a in w.alerts if a.kind == "stopped"]
+    assert [a.step for a in stopped] == [1, 3, 5]  # it recovers on even steps, and stops again
+    assert stopped[0].params == ["enc.weight", "enc.bias"]
+    # step 2 (traced first) is healthy, so tracing goes on to step 3, which shows the cut
+    a = stopped[0]
+    assert a.traced_step == 3
+    assert a.explanation["cause"] == "no_grad_block"
+    assert line_of("# W:odd") in (a.explanation["site"]["lineno"],
+                                  *(f[1] for f in a.explanation["site"].get("stack") or ()))
+
+
+def test_a_layer_that_never_gets_a_gradient():
+    class Skip(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Linear(6, 8)
+            self.extra = nn.Linear(8, 8)
+            self.head = nn.Linear(8, 2)
+
+        def forward(self, x):
+            h = torch.relu(self.enc(x))
+            return self.head(h)
+
+    torch.manual_seed(0)
+    model = Skip()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.watch(model, opt, never_after=3) as w:
+        train(model, opt, 5)
+    assert [(a.kind, a.step, a.params) for a in w.alerts] == [("never", 2, ["extra.weight", "extra.bias"])]
+    assert w.alerts[0].explanation["cause"] == "unused_parameter"
+
+
+def test_first_non_finite_gradient():
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+
+    def forward(step, x):
+        out = model(x)
+        if step == 2:
+            out = out * torch.tensor(float("inf"))
+        return out
+
+    with gradscope.watch(model, opt, trace_on_alert=False) as w:
+        train(model, opt, 4, forward=forward)
+    kinds = [(a.kind, a.step) for a in w.alerts]
+    assert ("nonfinite", 2) in kinds
+    a = next(a for a in w.alerts if a.kind == "nonfinite")
+    assert "head.weight" in a.params
+
+
+def test_gradients_but_no_change_names_the_missing_optimizer():
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.head.parameters(), lr=0.1)  # enc is trained by nobody
+    with gradscope.watch(model, opt) as w:
+        train(model, opt, 4)
+    assert [(a.kind, a.step) for a in w.alerts] == [("unchanged", 2)]
+    a = w.alerts[0]
+    assert a.params == ["enc.weight", "enc.bias"]
+    assert "no optimizer holds them" in a.message
+
+
+@pytest.mark.parametrize("shape", ["tutorial", "accumulation", "frozen_backbone", "target_network", "gan"])
+def test_correct_runs_raise_no_alert(shape):
+    torch.manual_seed(0)
+    if shape == "tutorial":
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        with gradscope.watch(model, opt) as w:
+            train(model, opt, 6)
+    elif shape == "accumulation":
+        model = Net()
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        with gradscope.watch(model, opt) as w:
+            for step in range(8):
+                x, y = data(step)
+                (F.cross_entropy(model(x), y) / 2).backward()
+                if step % 2 == 1:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                    opt.step()
+                    opt.zero_grad(set_to_none=True)
+    elif shape == "frozen_backbone":
+        model = Net()
+        model.enc.requires_grad_(False)
+        opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
+        with gradscope.watch(model, opt) as w:
+            train(model, opt, 6)
+    elif shape == "target_network":
+        policy, target = Net(), Net()
+        target.load_state_dict(policy.state_dict())  # target's params still require grad
+        opt = torch.optim.SGD(policy.parameters(), lr=0.1)
+        with gradscope.watch([policy, target], opt) as w:
+            for step in range(6):
+                x, _ = data(step)
+                with torch.no_grad():
+                    tq = target(x).max(1).values
+                loss = F.smooth_l1_loss(policy(x).max(1).values, tq)
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+                if step % 3 == 2:
+                    target.load_state_dict(policy.state_dict())
+    else:
+        G, D = nn.Sequential(nn.Linear(4, 6)), nn.Sequential(nn.Linear(6, 1))
+        opt_g, opt_d = torch.optim.Adam(G.parameters(), 1e-3), torch.optim.Adam(D.parameters(), 1e-3)
+        with gradscope.watch([G, D], [opt_d, opt_g]) as w:
+            for step in range(6):
+                z, real = torch.randn(8, 4), torch.randn(8, 6)
+                fake = G(z)
+                d_loss = F.softplus(-D(real)).mean() + F.softplus(D(fake.detach())).mean()
+                opt_d.zero_grad()
+                d_loss.backward()
+                opt_d.step()
+                g_loss = F.softplus(-D(fake)).mean()
+                opt_g.zero_grad()
+                g_loss.backward()
+                opt_g.step()
+    assert w.alerts == [], w.summary()
+    assert w.steps >= 4
+
+
+def test_watch_changes_no_gradient_and_cleans_up():
+    def run(watched):
+        torch.manual_seed(0)
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        n_global = (len(_O._global_optimizer_pre_hooks),
+                    len(_O._global_optimizer_post_hooks),
+                    len(_M._global_forward_pre_hooks))
+        if watched:
+            with gradscope.watch(model, opt):
+                train(model, opt, 3)
+        else:
+            train(model, opt, 3)
+        assert all(not p._post_accumulate_grad_hooks for p in model.parameters())
+        assert n_global == (len(_O._global_optimizer_pre_hooks),
+                            len(_O._global_optimizer_post_hooks),
+                            len(_M._global_forward_pre_hooks))
+        return [p.detach().clone() for p in model.parameters()]
+
+    for a, b in zip(run(False), run(True)):
+        assert torch.equal(a, b)
+
+
+def test_cleans_up_when_the_run_raises():
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(ValueError, match="boom"):
+        with gradscope.watch(model, opt):
+            train(model, opt, 1)
+            raise ValueError("boom")
+    assert all(not p._post_accumulate_grad_hooks for p in model.parameters())
+
+
+def test_the_watch_keeps_no_model_alive():
+    import weakref
+
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    w = gradscope.watch(model, opt)
+    with w:
+        train(model, opt, 2)
+    ref = weakref.ref(model)
+    del model, opt
+    gc.collect()
+    assert ref() is None
+    assert w.steps == 2
+
+
+def test_memory_is_bounded_and_the_log_reads_back(tmp_path):
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    path = tmp_path / "run.watch.jsonl"
+
+    def before(step):
+        if step == 150:
+            model.enc.requires_grad_(False)
+
+    with gradscope.watch(model, opt, log=path, window=16) as w:
+        train(model, opt, 200, before=before)
+    assert all(len(h.recent()) == 16 for h in w.history.values())
+    tl = read_log(path)
+    assert tl.names == ["enc.weight", "enc.bias", "head.weight", "head.bias"]
+    assert tl.steps == list(range(200))
+    assert tl.norms["enc.weight"][149] > 0 and tl.norms["enc.weight"][150] is None
+    assert all(isinstance(v, float) for v in tl.norms["head.weight"])
+    assert [(a.kind, a.step) for a in tl.alerts] == [("stopped", 150)]
+    assert tl.alerts[0].explanation["cause"] == "frozen_param"  # the later line, with the explanation, wins
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[0])["schema"] == "gradscope.watch"
+
+
+@pytest.mark.parametrize("content, msg", [
+    ("", "empty"),
+    ("not json\n", "not JSON"),
+    ('{"schema": "other"}\n', "not a gradscope watch log"),
+    ('{"schema": "gradscope.watch", "version": 99, "params": []}\n', "version 99"),
+    ('{"schema": "gradscope.watch", "version": 1, "params": ["a"]}\nxx\n{"step": 0, "g": [1.0]}\n', "line 2"),
+])
+def test_a_corrupt_log_gets_one_clear_error(tmp_path, content, msg):
+    p = tmp_path / "bad.jsonl"
+    p.write_text(content)
+    with pytest.raises(TraceFileError, match=msg):
+        read_log(p)
+
+
+def test_non_finite_norms_survive_the_log(tmp_path):
+    from gradscope.watchlog import WatchLog
+
+    path = tmp_path / "w.jsonl"
+    log = WatchLog(["a", "b", "c"], path=path)
+    log.add_step(0, {"a": math.inf, "b": None}, None)
+    log.close()
+    tl = read_log(path)
+    assert tl.norms["a"] == [math.inf] and tl.norms["b"] == ["?"] and tl.norms["c"] == [None]
+
+
+def test_models_and_optimizers_are_found_when_not_given():
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def before(step):
+        if step == 2:
+            model.head.requires_grad_(False)
+
+    with gradscope.watch() as w:
+        train(model, opt, 4, before=before)
+    assert [(a.kind, a.step, a.params) for a in w.alerts] == [("stopped", 2, ["head.weight", "head.bias"])]
+
+
+SCRIPT = '''
+import torch, torch.nn as nn, torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(6, 8)
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.enc(x)))
+
+
+def main():
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(6):
+        if step == 3:
+            model.enc.requires_grad_(False)
+        x, y = torch.randn(8, 6), torch.randint(0, 2, (8,))
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        print("step", step)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_gradscope_run_watch_on_an_unmodified_script(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    log, svg = tmp_path / "run.watch.jsonl", tmp_path / "timeline.svg"
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-m", "gradscope", "run", "--watch", "--save", str(log), "--out", str(svg),
+                        str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == plain.returncode == 0, r.stderr
+    assert plain.stdout in r.stdout  # the script's own output is unchanged (the summary follows it)
+    assert "gradscope watch: step 3: enc.weight, enc.bias stopped receiving gradients" in r.stderr
+    assert "frozen_param" in r.stderr
+    assert "\r" not in r.stderr  # no progress line when stderr is not a terminal
+    assert "6 steps, 4 parameters watched, 1 alerts" in r.stdout
+    assert "enc" in r.stdout and "stopped" in r.stdout
+    svg_text = svg.read_text()
+    assert svg_text.startswith("<svg") and "step 3: stopped" in svg_text
+    shown = subprocess.run([sys.executable, "-m", "gradscope", "show", str(log)], capture_output=True, text=True,
+                           timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert "stopped" in shown.stdout and "step 3" in shown.stdout
