@@ -15,6 +15,7 @@ import math
 import re
 from collections import defaultdict, deque
 
+from . import _source
 from .explanation import Explanation, ParamStatus, PathStep, StepSummary
 from .model import Event, Frame, Site, TraceData, strip_torch_prefix
 
@@ -197,8 +198,33 @@ def _opname(e: Event) -> str:
     return s
 
 
+_STMT: dict = {}  # (filename, lineno, code) -> (first line, whole statement) or None
+
+
+def statement_site(site: Site | None) -> Site | None:
+    """The site of the whole statement holding ``site``'s line: a call spread over several lines is shown at
+    its first line with all of its code. The stack is kept (its last frame is the line that ran), so the
+    exact line stays visible. Unchanged when the source is gone or no longer matches what was recorded."""
+    if site is None or not site.filename:
+        return site
+    key = (site.filename, site.lineno, site.code)
+    hit = _STMT.get(key, False)
+    if hit is False:
+        hit = None
+        got = _source.statement(site.filename, site.lineno)
+        if got is not None and (not site.code or site.code.split("  #")[0].strip() in got[1]):
+            hit = got
+        if len(_STMT) > 4096:
+            _STMT.clear()
+        _STMT[key] = hit
+    if hit is None or (hit[0] == site.lineno and hit[1] == site.code):
+        return site
+    return Site(site.filename, hit[0], site.function, hit[1], site.stack, site.label)
+
+
 def _code(site: Site | None) -> str:
     """`` (`code`)`` for a summary sentence, without the line's trailing comment."""
+    site = statement_site(site)
     if not site or not site.code:
         return ""
     code = site.code
@@ -209,7 +235,22 @@ def _code(site: Site | None) -> str:
 
 
 def _at(site: Site | None) -> str:
-    return f" at {site.short}" if site else ""
+    return f" at {statement_site(site).short}" if site else ""
+
+
+#: PyTorch's error messages -> the handler that explains them (first match that returns an explanation wins;
+#: an error that matches none is "unknown", reported where it was raised).
+_ERRORS = tuple((re.compile(p, re.S), h) for p, h in (
+    (r"modified by an inplace operation", "_fail_inplace"),
+    (r"does not require grad and does not have a grad_fn", "_fail_no_grad_fn"),
+    (r"Can't call numpy\(\) on Tensor that requires grad", "_fail_numpy"),
+    (r"Inference tensors cannot be saved for backward", "_fail_inference"),
+    (r"backward through the graph a second time", "_fail_twice"),
+    (r"marked with @once_differentiable", "_fail_once_differentiable"),
+    (r"returned an incorrect number of gradients|returned an invalid gradient|function \S+ returned", "_fail_custom"),
+    (r"derivative for .* is not implemented|is not implemented.*derivative for", "_fail_no_derivative"),
+    (r"appears to not have been used in the graph", "_fail_unused_input"),
+))
 
 
 class Diagnosis:
@@ -576,20 +617,28 @@ class Diagnosis:
         return None
 
     def _region_site(self, e: Event) -> Site | None:
-        """For a cut inside a no_grad region: the frame at the level of the `with` line."""
+        """For a result computed with grad off: the line that switched it off, which is what the user changes.
+
+        The innermost `with torch.no_grad():` / inference_mode / set_grad_enabled(False) block or
+        ``@torch.no_grad()`` decorator around the op in the user's frames (read from the source), else the
+        recorded switch (a set_grad_enabled(False) call, the user's call into a library function that switches
+        grad off). The op's own stack is kept as the site's stack: the line that ran inside stays visible."""
         s = e.site
-        if s is None or e.cut != "no_grad":
+        if s is None or e.cut not in ("no_grad", "inference_mode", None):
+            return s
+        want = ("inference_mode",) if e.inference_mode else ("no_grad", "set_grad_enabled", "inference_mode")
+        frames = s.stack or (s.frame(),)
+        for fr in reversed(frames):
+            for line, code, _kind in _source.region_openers(fr.filename, fr.lineno):
+                if any(w in code for w in want):
+                    return Site(fr.filename, line, fr.function, code, s.stack, self._label(fr.filename))
+        if e.inference_mode:
             return s
         for j in range(e.index - 1, -1, -1):
             g = self.ev[j]
             if g.kind == "grad_mode" and g.context == "user" and g.site is not None:
                 if g.detail.get("enabled") is False:
-                    for k, fr in enumerate(s.stack):
-                        if fr.filename == g.site.filename and fr.function == g.site.function:
-                            if fr.lineno == g.site.lineno and k + 1 < len(s.stack):
-                                k += 1  # @torch.no_grad() decorator: the line inside the decorated function
-                                fr = s.stack[k]
-                            return Site(fr.filename, fr.lineno, fr.function, fr.code, s.stack, self._label(fr.filename))
+                    return Site(g.site.filename, g.site.lineno, g.site.function, g.site.code, s.stack, g.site.label)
                 break
         return s
 
@@ -695,6 +744,7 @@ class Diagnosis:
             exp = self._none(tid, name, requires_grad, is_leaf, retains)
         exp.target = exp.target or name
         exp.status = "received" if status == "received" else status
+        exp.site = statement_site(exp.site)
         also = (d.meta.get("tied_params") or {}).get(str(tid))
         if also and status != "received":  # the same Parameter under another name (tied weights)
             exp.summary += f" ({', '.join(f'`{a}`' for a in also[:3])} is the same Parameter: the weights are tied.)"
@@ -1370,7 +1420,9 @@ class Diagnosis:
         return None
 
     def _cut_explanation(self, tid, name, cause, se, e, path, k, root, returned=True):
-        site = self._region_site(se) if cause == "no_grad_block" else se.site
+        rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None
+        # a region cause is reported at the line that opened the region (a manual update at the update itself)
+        site = self._region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
         if cause == "reentrant_checkpoint" and site is not None:  # the checkpoint(...) call, not a line inside
             for i in range(len(site.stack) - 1, -1, -1):
                 fr = site.stack[i]
@@ -1409,7 +1461,6 @@ class Diagnosis:
                     if fr.filename == g.site.filename and fr.lineno == g.site.lineno and k + 1 < len(se.site.stack):
                         decorated = se.site.stack[k + 1].function
                         break
-        rebind = _sgd_rebind(site) if cause == "no_grad_block" else None
         texts = {
             "detach": (f"{what} was detached{_at(site)}{_code(site)}",
                        "detach() returns a tensor that shares the values but has no history, so backward stops there.",
@@ -1448,7 +1499,9 @@ class Diagnosis:
                                f"no_grad, a new tensor that does not require grad" if rebind else
                                f"{what} was used while grad was switched off{_at(site)}{_code(site)}; "
                                f"{off_by}" if off_by else
-                               f"{what} was used inside a no_grad region{_at(site)}{_code(site)}"),
+                               f"{what} was used{_at(se.site)}{_code(se.site)} inside the no_grad region opened"
+                              f"{_at(site)}{_code(site)}" if site is not se.site and se.site is not None else
+                              f"{what} was used inside a no_grad region{_at(site)}{_code(site)}"),
                               "Inside torch.no_grad() (or @torch.no_grad(), set_grad_enabled(False)) results are "
                               "recorded without history.",
                               (f"update it in place under no_grad so it stays the leaf that requires grad: "
@@ -1469,7 +1522,9 @@ class Diagnosis:
                                 "part in the forward.",
                                 "apply it before creating the optimizer (or add the new parameters with "
                                 "optimizer.add_param_group)."),
-            "inference_mode": (f"{what} was used under torch.inference_mode(){_at(site)}{_code(site)}"
+            "inference_mode": ((f"{what} was used{_at(se.site)}{_code(se.site)} under torch.inference_mode(), opened"
+                                f"{_at(site)}{_code(site)}" if site is not se.site and se.site is not None else
+                                f"{what} was used under torch.inference_mode(){_at(site)}{_code(site)}")
                                + ("; that result was cached: later calls of "
                                   f"`{cached}` reused it instead of computing it again" if cached else ""),
                                "Tensors created under inference_mode have no history; .clone() afterwards makes a "
@@ -1755,28 +1810,11 @@ class Diagnosis:
             return None
         msg = x.message
         exp = None
-        if "modified by an inplace operation" in msg:
-            exp = self._fail_inplace(msg)
-        elif "does not require grad and does not have a grad_fn" in msg:
-            exp = self._fail_no_grad_fn()
-        elif "Can't call numpy() on Tensor that requires grad" in msg:
-            exp = self._fail_numpy()
-        elif "Inference tensors cannot be saved for backward" in msg:
-            exp = self._fail_inference()
-        elif "backward through the graph a second time" in msg:
-            exp = self._fail_twice()
-        elif "marked with @once_differentiable" in msg:
-            exp = self._fail_once_differentiable(msg)
-        elif ("returned an incorrect number of gradients" in msg or "returned an invalid gradient" in msg
-              or "function " in msg and "returned" in msg):
-            exp = self._fail_custom(msg)
-        elif "is not implemented" in msg and "derivative for" in msg:
-            exp = self._fail_no_derivative(msg)
-        elif "appears to not have been used in the graph" in msg:
-            e = self._error_event()
-            exp = Explanation("unused_parameter", e.site if e else x.site, "backward",
-                              "torch.autograd.grad failed: one of the inputs was not used to compute the outputs.",
-                              fix="pass allow_unused=True, or remove that input.", evidence=[e] if e else [])
+        for pattern, handler in _ERRORS:
+            if pattern.search(msg):
+                exp = getattr(self, handler)(msg)
+                if exp is not None:
+                    break
         if exp is None:
             e = self._error_event()
             exp = Explanation("unknown", (e.site if e else None) or x.site, "the step",
@@ -1784,7 +1822,29 @@ class Diagnosis:
                               detail="gradscope has no rule for this error; the site is where it was raised.",
                               fix="see the error message.", evidence=[e] if e else [])
         exp.status = "error"
+        exp.site = statement_site(exp.site)
         return exp
+
+    def _fail_unused_input(self, msg):
+        """autograd.grad(outputs, inputs): an input "was not used in the graph". What cut it from the outputs
+        (a NumPy round trip, a re-wrap, a detach) is the cause, found on the data path like any cut."""
+        e = self._error_event()
+        bw = e if e is not None and e.kind == "backward" else self._failing_backward()
+        for tid in (bw.detail.get("inputs") or ()) if bw is not None else ():
+            if tid not in self.d.tensors:
+                continue
+            name = self.label(tid)
+            res = self._data_cut(tid, name, [bw])
+            if res is not None:
+                head = f"{name}.grad is None: "
+                body = res.summary[len(head):] if res.summary.startswith(head) else res.summary
+                res.summary = (f"torch.autograd.grad failed: the input `{name}` was not used to compute the outputs "
+                               f"with history: {body}")
+                res.target = name
+                return res
+        return Explanation("unused_parameter", e.site if e else self.d.exception.site, "backward",
+                           "torch.autograd.grad failed: one of the inputs was not used to compute the outputs.",
+                           fix="pass allow_unused=True, or remove that input.", evidence=[e] if e else [])
 
     def _error_event(self):
         i = self.d.exception.event if self.d.exception else None
@@ -1900,7 +1960,7 @@ class Diagnosis:
             path=[PathStep(_opname(se), se.op, se.site, note="saved for backward")] if se else [],
             evidence=[e] + ([se] if se else []))
 
-    def _fail_no_grad_fn(self):
+    def _fail_no_grad_fn(self, msg=None):
         bw = self._failing_backward()
         roots = (bw.detail.get("roots") or bw.input_ids()) if bw else []
         root = self._root_label(bw) if bw is not None and roots else "the loss"
@@ -1944,7 +2004,8 @@ class Diagnosis:
             e = cuts[-1]
             k = evs.index(e)
             cause, se = self._cause_of_cut(e, evs, k)
-            site = self._region_site(se) if cause == "no_grad_block" else se.site
+            rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None
+            site = self._region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
             what = self._cut_input_label(e, e.inputs[0].tid if e.inputs else None)
             fix = self._cut_explanation(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root).fix
             same = [c for c in cuts if c.site is not None and e.site is not None and c.site.stack == e.site.stack
@@ -1991,7 +2052,8 @@ class Diagnosis:
             if left:
                 e = left[-1]
                 cause, se = self._cause_of_cut(e)
-                site = self._region_site(se) if cause == "no_grad_block" else se.site
+                rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None
+                site = self._region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
                 what = self._cut_input_label(e, e.inputs[0].tid if e.inputs else None)
                 return Explanation(
                     cause, site, root,
@@ -2099,7 +2161,7 @@ class Diagnosis:
             fix="keep this operation out of the path to the loss (compute it on a detached copy), or use a "
                 "differentiable surrogate.", evidence=[e])
 
-    def _fail_numpy(self):
+    def _fail_numpy(self, msg=None):
         e = self._error_event()
         if e is None:
             for x in reversed(self.ev):
@@ -2116,7 +2178,7 @@ class Diagnosis:
             fix=f"for logging/plotting: `{what}.detach().cpu().numpy()`; if the result feeds the loss, keep the "
                 f"computation in torch instead.", evidence=[e] if e else [])
 
-    def _fail_inference(self):
+    def _fail_inference(self, msg=None):
         e = self._error_event()
         src = None
         if e is not None:
@@ -2134,7 +2196,7 @@ class Diagnosis:
             fix="compute it outside torch.inference_mode() when it takes part in training (cloning it only hides "
                 "the problem: the clone has no history).", evidence=[x for x in (src, e) if x])
 
-    def _fail_twice(self):
+    def _fail_twice(self, msg=None):
         bw = self._failing_backward()
         earlier = [e for e in self._backward_events() if bw is not None and e.index < bw.index]
         prev = earlier[-1] if earlier else None
