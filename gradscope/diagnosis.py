@@ -41,7 +41,7 @@ _ESCAPES = ("numpy", "item", "tolist")
 _TO_OPS = {"to", "double", "float", "half", "bfloat16", "type", "cuda", "cpu", "type_as"}
 _ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_divide", "__floordiv__", "round_",
              "bernoulli", "bernoulli_", "poisson", "heaviside", "normal", "binomial", "multinomial"}
-_NOT_FORWARD = ("optimizer", "init", "clip", "backward")
+_NOT_FORWARD = ("optimizer", "init", "clip", "backward", "setup")  # (setup: torch converting modules for the user)
 _COPY_OPS = {"data", "detach", "clone", "copy_", "__deepcopy__", "__reduce_ex__", "requires_grad_", "_version"}
 _NOT_FLOW = ("backward", "grad_set", "requires_grad", "hook", "optimizer_step")
 _REWRAP_CODE = re.compile(r"(torch\.\w*Tensor|torch\.tensor|as_tensor|new_tensor|torch\.asarray)\s*\(")
@@ -83,6 +83,13 @@ _VALUE_KEEPING = {"cpu", "to", "clone", "contiguous", "float", "double", "half",
                   "type", "view_as", "expand", "__getitem__"}
 # library calls that replace a module's weight by new Parameters (the old weight leaves the model)
 _PARAMETRIZERS = {"weight_norm", "spectral_norm", "register_parametrization", "orthogonal", "_weight_norm"}
+# ops whose backward needs none of their inputs' values (writing into those afterwards cannot corrupt it)
+_NO_SAVE = {"add", "__add__", "__radd__", "add_", "sub", "__sub__", "__rsub__", "neg", "__neg__", "sum", "mean",
+            "view", "reshape", "expand", "clone", "contiguous", "flatten", "squeeze", "unsqueeze", "permute",
+            "transpose", "t", "__getitem__", "cat", "stack", "to", "float", "double", "half", "detach", "data"}
+# ops whose backward uses their own result (sigmoid' = s(1-s)): writing into the result corrupts it
+_SAVES_RESULT = {"sigmoid", "tanh", "exp", "softmax", "log_softmax", "relu", "sqrt", "rsqrt", "elu", "selu",
+                 "hardsigmoid", "expm1", "reciprocal", "sigmoid_", "tanh_", "exp_", "relu_"}
 _DUNDER_CALLS = {"__float__": "float(", "__int__": "int(", "__bool__": "bool(", "__index__": "int(",
                  "__complex__": "complex("}
 
@@ -489,6 +496,9 @@ class Diagnosis:
         """The first event on a path where gradient stopped, or None."""
         flowing = {tid}
         for k, e in enumerate(path):
+            if e.context == "setup":  # torch's own conversion of the parameters (model.to / .double): not a cut
+                flowing.update(e.output_ids())
+                continue
             if e.kind == "cut" and e.cut != "zero_grad_op":
                 if any(r.requires_grad for r in e.inputs) or e.cut in _ESCAPES or e.cut in ("data_set",):
                     return k, e
@@ -585,7 +595,12 @@ class Diagnosis:
                 if not frontier.intersection(x.input_ids()):
                     continue
                 if x.kind == "cut" and x.cut in _ESCAPES:
-                    return CUT_CAUSE[x.cut], x
+                    # it left torch there if the escape is written with the detach (`y.detach().numpy()`) or is
+                    # on the way (its value used again): a detached loss logged with .item() later was cut by the detach
+                    same = x.site is not None and e.site is not None and x.site.stack == e.site.stack
+                    if same or (path is not None and x in path) or self.value_users.get(x.index):
+                        return CUT_CAUSE[x.cut], x
+                    break
                 if x.kind == "cut" and x.cut == "rewrap" and x.site and e.site and x.site.lineno == e.site.lineno \
                         and x.site.filename == e.site.filename:
                     return "tensor_rewrap", x
@@ -733,8 +748,10 @@ class Diagnosis:
                 if e.kind == "requires_grad" and e.detail.get("value") is not None and tid in e.input_ids():
                     requires_grad = e.detail["value"]
         norm = (now or {}).get("norm") if now else (g.norm if g else None)
-        exp = None
-        if status == "received":
+        exp = self._corrupted(tid, name, status) if status in ("received", "zero", "nonfinite") else None
+        if exp is not None:
+            pass
+        elif status == "received":
             exp = self._ok(tid, name, norm)
         elif status == "nonfinite":
             exp = self._nonfinite(tid, name)
@@ -1199,6 +1216,29 @@ class Diagnosis:
                     detail="A parameter with requires_grad=False is treated as a constant.",
                     fix=f"call {py_expr(name)}.requires_grad_(True) where the model is set up, if it should train.",
                     evidence=[use] if use else [])
+            w = _sgd_rebind(prod.site) if prod is not None and not prod.grad_enabled else None
+            if w:  # `w = w - lr * w.grad` under no_grad: the name now holds a new tensor, not the leaf that trained
+                site = prod.site
+                return Explanation(
+                    "no_grad_block", site, name,
+                    f"{name}.grad is None: `{w}` was rebound{_at(site)}{_code(site)} to the result of a manual update "
+                    f"made under no_grad, a new tensor that does not require grad; the leaf that trained is no longer "
+                    f"the one `{w}` names.",
+                    detail="Under no_grad an out-of-place update creates a new tensor without history and rebinds the "
+                           "name; the original leaf keeps its gradient but is not updated.",
+                    fix=f"update it in place under no_grad so it stays the leaf that requires grad: `{w} -= lr * "
+                        f"{w}.grad`, then `{w}.grad = None` (or use a torch.optim optimizer).",
+                    evidence=[prod])
+            if info.role == "buffer":
+                site = prod.site if prod else None
+                return Explanation(
+                    "requires_grad_false", site, name,
+                    f"{name}.grad is None: `{name}` is a buffer (registered with register_buffer"
+                    f"{_at(site)}{_code(site)}), not a parameter: buffers are state that autograd treats as constants.",
+                    detail="Buffers (running statistics, position ids, masks) are saved with the model but never "
+                           "trained; only nn.Parameter attributes get gradients.",
+                    fix=f"nothing to fix if `{name}` is state; if it should train, make it an nn.Parameter "
+                        f"instead of a buffer.", evidence=[prod] if prod else [])
             site = prod.site if prod else (self._first_use(tid).site if self._first_use(tid) else None)
             return Explanation(
                 "requires_grad_false", site, name,
@@ -1447,11 +1487,14 @@ class Diagnosis:
         users = {i for o in e.output_ids() for i in self.consumers.get(o, ()) if self.ev[i].kind != "module"}
         cached = cause in ("inference_mode", "no_grad_block") and self._computed_once_reused(se)
         copied = None  # torch.tensor(z, ...) of one tensor (not a list): use z itself
+        listed = None  # torch.tensor([a, b]): the list as written
         if cause == "tensor_rewrap" and site is not None:
             arg = (_first_arg(site.code or "", "tensor(") or _first_arg(site.code or "", "as_tensor(")
                    or _first_arg(site.code or "", "Variable(") or _first_arg(site.code or "", "Tensor("))
             if arg and re.fullmatch(r"[A-Za-z_][\w.]*", arg):
                 copied = arg
+            elif arg and arg.startswith("[") and arg.endswith("]"):
+                listed = arg  # torch.tensor([a, b]) of tensors: each one is converted with float()
         decorated = None  # the region is a @torch.no_grad() decorator on a helper the forward calls
         if cause == "no_grad_block" and se.site is not None:
             g = self._governing_grad_mode(se)
@@ -1493,8 +1536,10 @@ class Diagnosis:
                               "history.",
                               (f"use `{copied}` itself (torch.tensor() copies it without history); for another dtype "
                                f"or device use `{copied}.float()` / `{copied}.to(...)`." if copied else
+                               f"combine the tensors with `torch.stack({listed})` (torch.cat to join along an existing "
+                               f"dimension) instead of copying their values into a new tensor." if listed else
                                "combine tensors with torch.stack / torch.cat (or use the tensor directly) instead of "
-                               "torch.tensor([...]) / new_tensor(...).")),
+                               "copying their values into a new tensor.")),
             "no_grad_block": ((f"`{rebind}` was rebound{_at(site)}{_code(site)} to the result of an update made under "
                                f"no_grad, a new tensor that does not require grad" if rebind else
                                f"{what} was used while grad was switched off{_at(site)}{_code(site)}; "
@@ -1641,6 +1686,41 @@ class Diagnosis:
                     fix=fix, evidence=[e])
         return None
 
+    def _skipped_child(self, name, cpath, info) -> Explanation:
+        """A child module the forward never called: the early return (or partial loop) that skipped it."""
+        f = Frame.from_json(info["return_line"])
+        parent = [e for e in self.ev if e.kind == "module" and (e.op == info["parent"] or not info["parent"])]
+        outer = parent[-1].site.stack if parent and parent[-1].site else ()
+        site = self._frame_site(f, outer)
+        if info.get("loop"):
+            return Explanation(
+                "unused_parameter", site, name,
+                f"{name}.grad is None: `{cpath}` was never called: the loop{_at(site)}{_code(site)} goes "
+                f"over only part of `{info['loop']}` ({info.get('ran')} of its {info.get('of')} modules ran).",
+                detail="A module that is skipped in the forward gets no gradient for its parameters "
+                       "(and DDP reports them as unused).",
+                fix=f"loop over all of `{info['loop']}` (check the slice, or a zip with a shorter list).",
+                evidence=parent[-1:])
+        return Explanation(
+            "unused_parameter", site, name,
+            f"{name}.grad is None: `{cpath}` was never called: "
+            + ("the forward" if f.function.endswith("forward") else f"`{f.function.rsplit('.', 1)[-1]}`")
+            + f" returned early{_at(site)}{_code(site)} before reaching it.",
+            detail="A module that is skipped in the forward gets no gradient for its parameters "
+                   "(and DDP reports them as unused).",
+            fix="check the condition of that return (e.g. the module is still in eval() mode, or a "
+                "probability/flag has the wrong value).",
+            evidence=parent[-1:])
+
+    def _defined_site(self, name) -> Site | None:
+        """Where the module holding parameter ``name`` is defined in its owner's class (``self.extra = ...``),
+        when the recorder found that line for a child that was never called."""
+        defined = self.d.meta.get("uncalled_defined") or {}
+        best = max((c for c in defined if name.startswith(c + ".")), key=len, default=None)
+        if best is None:
+            return None
+        return self._frame_site(Frame.from_json(defined[best]))
+
     def _unused(self, tid, name):
         d = self.d
         cone = self.cone(tid)
@@ -1718,40 +1798,24 @@ class Diagnosis:
                         evidence=[e])
             for cpath, info in (d.meta.get("skipped_children") or {}).items():
                 if name.startswith(cpath + "."):
-                    f = Frame.from_json(info["return_line"])
-                    parent = [e for e in self.ev if e.kind == "module" and (e.op == info["parent"] or not info["parent"])]
-                    outer = parent[-1].site.stack if parent and parent[-1].site else ()
-                    site = self._frame_site(f, outer)
-                    if info.get("loop"):
-                        return Explanation(
-                            "unused_parameter", site, name,
-                            f"{name}.grad is None: `{cpath}` was never called: the loop{_at(site)}{_code(site)} goes "
-                            f"over only part of `{info['loop']}` ({info.get('ran')} of its {info.get('of')} modules ran).",
-                            detail="A module that is skipped in the forward gets no gradient for its parameters "
-                                   "(and DDP reports them as unused).",
-                            fix=f"loop over all of `{info['loop']}` (check the slice, or a zip with a shorter list).",
-                            evidence=parent[-1:])
-                    return Explanation(
-                        "unused_parameter", site, name,
-                        f"{name}.grad is None: `{cpath}` was never called: "
-                        + ("the forward" if f.function.endswith("forward") else f"`{f.function.rsplit('.', 1)[-1]}`")
-                        + f" returned early{_at(site)}{_code(site)} before reaching it.",
-                        detail="A module that is skipped in the forward gets no gradient for its parameters "
-                               "(and DDP reports them as unused).",
-                        fix="check the condition of that return (e.g. the module is still in eval() mode, or a "
-                            "probability/flag has the wrong value).",
-                        evidence=parent[-1:])
+                    res = self._skipped_child(name, cpath, info)
+                    dsite = self._defined_site(name)
+                    if dsite is not None:
+                        res.also.append(dsite)
+                    return res
             mod = name.rsplit(".", 1)[0] if "." in name else None
             called = [e for e in self.ev if e.kind == "module" and e.op == mod]
+            dsite = self._defined_site(name)
             return Explanation(
-                "unused_parameter", None, name,
+                "unused_parameter", dsite, name,
                 f"{name}.grad is None: {name} was never used by any torch call in the traced step"
-                + ("" if called or mod is None else f" (module `{mod}` was never called)") + ".",
+                + ("" if called or mod is None else f" (module `{mod}` was never called)")
+                + (f"; it is defined{_at(dsite)}{_code(dsite)}" if dsite else "") + ".",
                 detail="A parameter that takes no part in the forward gets no gradient.",
                 fix=(f"call `{mod}` in forward, or leave it out of the model/optimizer." if mod else
                      f"use {name} in the forward, or leave it out of the optimizer."),
                 evidence=[])
-        # used, but its output was thrown away
+        # used, but its output was thrown away        # used, but its output was thrown away
         dead = None
         mods = [e for e in cone if e.kind == "module" and e.context == "user"]
         for e in reversed(mods):  # (the outermost module whose output is dropped: it completes last)
@@ -2325,6 +2389,74 @@ class Diagnosis:
                 t = e.input_ids()[0] if e.inputs else None
                 e.verdict = "harmful" if (t is not None and self.consumers.get(t) and any(
                     i > e.index and i in reach for i in self.consumers[t])) else "benign"
+        self._mark_corrupting()
+
+    def _corrupting_writes(self) -> list:
+        """In-place writes through a ``.data`` alias into a tensor that autograd saved for a backward that ran
+        afterwards: [(write, the .data event, the op that saved the tensor)]. PyTorch's version check does not see
+        them, so backward silently uses the overwritten values."""
+        hit = self.__dict__.get("_corrupt")
+        if hit is not None:
+            return hit
+        out = []
+        alias = {}
+        for e in self.ev:
+            # (.data only: a .detach() alias shares the version counter, so autograd raises instead)
+            if e.kind == "cut" and e.cut == "data" and e.inputs and e.outputs:
+                alias[e.outputs[0].tid] = (e, e.inputs[0].tid)
+        ran = {}  # forward event index -> first backward that ran its node
+        if alias:
+            for b in self.d.backwards:
+                for n in b.nodes.values():
+                    if n.ran and n.event is not None:
+                        ran.setdefault(n.event, b.event)
+        for w in self.ev if alias else ():
+            if w.kind != "inplace":
+                continue
+            a = alias.get(w.detail.get("target")) or alias.get(w.detail.get("base"))
+            if a is None:
+                continue
+            cut, orig = a
+            savers = [self.ev[i] for i in self.consumers.get(orig, ()) if i < w.index and self.ev[i].kind == "op"
+                      and _opname(self.ev[i]) not in _NO_SAVE]
+            p = self.d.producer(orig)
+            if p is not None and p.index < w.index and _opname(p) in _SAVES_RESULT:
+                savers.insert(0, p)
+            saver = next((x for x in savers if ran.get(x.index, -1) > w.index), None)
+            if saver is not None:
+                out.append((w, cut, saver))
+        self._corrupt = out
+        return out
+
+    def _corrupted(self, tid, name, status):
+        """``tid``'s gradient was computed from values overwritten through .data / a detached alias."""
+        writes = self._corrupting_writes()
+        if not writes:
+            return None
+        cone = {x.index for x in self.cone(tid)}
+        for w, cut, saver in writes:
+            if saver.index not in cone and saver.index != self.d.tensors[tid].producer:
+                continue
+            orig = self.label(cut.inputs[0].tid)
+            how = ".data"
+            got = {"zero": "all zeros", "nonfinite": "inf/nan", "received": "computed from overwritten values"}.get(
+                status, "wrong")
+            return Explanation(
+                "inplace_saved_tensor", w.site, name,
+                f"{name}.grad is {got}: {_opname(w)}(){_at(w.site)}{_code(w.site)} wrote into `{orig}` through {how} "
+                f"after {_opname(saver)}(){_at(saver.site)} saved it for backward, so backward used the overwritten "
+                f"values; PyTorch does not notice writes through {how}.",
+                detail="Autograd saves some inputs and results of an operation to compute its gradient. A write "
+                       "through .data changes them without bumping the version autograd checks, so the gradient is "
+                       "silently wrong instead of an error.",
+                fix=f"do not write into `{orig}` through {how} while the graph that saved it is still "
+                    f"to be used: compute a new tensor instead (out of place), or make the change after backward.",
+                evidence=[w, cut, saver])
+        return None
+
+    def _mark_corrupting(self):
+        for w, cut, _saver in self._corrupting_writes():
+            w.verdict = cut.verdict = "harmful"
 
     def _zero_harm(self, e):
         for b in self.d.backwards:
