@@ -38,6 +38,8 @@ CUT_CAUSE = {
     "checkpoint": "reentrant_checkpoint",
 }
 _ESCAPES = ("numpy", "item", "tolist")
+# causes that mean "the flow from the tensor to the loss was cut somewhere" (where further cuts are worth naming)
+_FLOW_CAUSES = set(CUT_CAUSE.values()) | {"zero_gradient"}
 _TO_OPS = {"to", "double", "float", "half", "bfloat16", "type", "cuda", "cpu", "type_as"}
 _ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_divide", "__floordiv__", "round_",
              "bernoulli", "bernoulli_", "poisson", "heaviside", "normal", "binomial", "multinomial"}
@@ -761,11 +763,47 @@ class Diagnosis:
             exp = self._none(tid, name, requires_grad, is_leaf, retains)
         exp.target = exp.target or name
         exp.status = "received" if status == "received" else status
+        if status in ("none", "zero") and exp.cause in _FLOW_CAUSES:
+            self._name_other_cuts(tid, exp)
         exp.site = statement_site(exp.site)
         also = (d.meta.get("tied_params") or {}).get(str(tid))
         if also and status != "received":  # the same Parameter under another name (tied weights)
             exp.summary += f" ({', '.join(f'`{a}`' for a in also[:3])} is the same Parameter: the weights are tied.)"
         return exp
+
+    def _name_other_cuts(self, tid, exp):
+        """Every other cut on the way from ``tid`` to a backward root (a comparison on one path, a detach on
+        another): named after the main one, in the order they ran, as extra sites."""
+        roots = set()
+        for e in self._backward_events():
+            if e.op != "torch.autograd.grad":
+                roots.update(e.detail.get("roots") or e.input_ids())
+        if not roots:
+            return
+        anc = self.ancestors(list(roots))
+        have = {e.index for e in exp.evidence if isinstance(e, Event)}
+        seen = {(exp.site.filename, exp.site.lineno)} if exp.site else set()
+        extra = []
+        for e in self.cone(tid):
+            if e.kind != "cut" or e.cut == "zero_grad_op" or e.context != "user" or e.index in have or e.site is None:
+                continue
+            if not any(r.requires_grad for r in e.inputs):
+                continue
+            down = e.index in anc or any(j in anc for j in self.value_users.get(e.index, ()))
+            site = statement_site(self._region_site(e) if e.cut in ("no_grad", "inference_mode") else e.site)
+            if not down or (site.filename, site.lineno) in seen:
+                continue
+            seen.add((site.filename, site.lineno))
+            extra.append((e, site))
+        if not extra:
+            return
+        exp.also.extend(site for _, site in extra)
+        exp.evidence.extend(e for e, _ in extra)
+        named = "; ".join(f"{_as_written(e)}{_at(site)}{_code(site)} ({CUT_CAUSE.get(e.cut, e.cut)})"
+                          for e, site in extra[:4])
+        exp.summary += (f" It is also cut on {'another path' if len(extra) == 1 else f'{len(extra)} other paths'}: "
+                        f"{named}" + ("; …" if len(extra) > 4 else "") + ".")
+        exp.fix += " Fix each of the other cuts as well, or the gradient stays cut on those paths."
 
     def _ok(self, tid, name, norm):
         bw = [b for b in self.d.backwards if tid in b.leaf_grads and b.leaf_grads[tid].status == "received"]
@@ -1281,6 +1319,9 @@ class Diagnosis:
                      "use loss.backward() (then clip with torch.nn.utils.clip_grad_norm_), or assign the returned "
                      "gradients: `for p, g in zip(params, grads): p.grad = g`."),
                 evidence=[e])
+        cleared = self._hook_cleared(tid, name)
+        if cleared is not None:
+            return cleared
         # got a gradient, then lost it
         got = [b for b in d.backwards if b.api != "torch.autograd.grad" and tid in b.leaf_grads
                and b.leaf_grads[tid].status != "none"]
@@ -1395,6 +1436,37 @@ class Diagnosis:
         if res is not None:
             return res
         return self._unused(tid, name)
+
+    def _hook_cleared(self, tid, name):
+        """A gradient reached the leaf's AccumulateGrad, yet .grad is None right after that backward, and a
+        post-accumulate-grad hook is registered on it (optimizer-in-backward in a training framework: the hook
+        steps and clears .grad)."""
+        hooks = [h for h in self.ev if h.kind == "hook" and tid in h.input_ids() and h.detail.get("post_accumulate")]
+        if not hooks:
+            return None
+        for b in reversed(self.d.backwards):
+            g = b.leaf_grads.get(tid)
+            arrived = b.arrived.get(tid)
+            if g is None or g.status != "none" or not arrived or not (arrived > 0 or arrived == -1.0):
+                continue
+            h = hooks[-1]
+            site = self._hook_site(h)
+            where = " before the trace" if h.detail.get("before_trace") else _at(h.site)
+            steps = [e for e in self.ev if e.kind == "optimizer_step" and e.index > b.event
+                     and tid in (e.detail.get("params") or ())]
+            return Explanation(
+                "hook_modified", site, name,
+                f"{name}.grad is None: backward delivered a gradient"
+                f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the post-accumulate-grad hook"
+                f"{' `' + h.detail['hook'].rsplit('.', 1)[-1] + '`' if h.detail.get('hook') else ''} registered{where} cleared .grad{_at(site)}{_code(site)}"
+                + (" after stepping the optimizer inside backward" if steps else "") + ".",
+                detail="A post-accumulate-grad hook runs right after the gradient is stored in .grad; a hook that "
+                       "steps the optimizer and sets .grad to None (optimizer-in-backward) leaves no .grad to read "
+                       "after backward.",
+                fix=f"read or clip {name}'s gradient inside that hook (before it clears .grad), or remove the hook "
+                    f"when you step the optimizer after backward yourself.",
+                evidence=[h])
+        return None
 
     def _first_use(self, tid):
         for i in self.consumers.get(tid, ()):
@@ -1630,7 +1702,7 @@ class Diagnosis:
                 f"{lib}() computes its result under torch.no_grad(), so nothing flows back through it.", fix)
 
     def _cut_input_label(self, e: Event, tid) -> str:
-        for r in e.inputs:
+        for r in sorted(e.inputs, key=lambda r: not r.requires_grad):  # (the input gradient should flow from)
             lab = self.label(r.tid)
             if not lab.startswith("t") or not lab[1:].isdigit():
                 return lab
@@ -1711,6 +1783,37 @@ class Diagnosis:
             fix="check the condition of that return (e.g. the module is still in eval() mode, or a "
                 "probability/flag has the wrong value).",
             evidence=parent[-1:])
+
+    def _stale_optimizer(self, tid, name, used):
+        """An optimizer holds ``tid``, which no module of the model names any more, while the forward trains
+        parameters no optimizer holds: the optimizer was built before layers were replaced or added."""
+        info = self.d.tensors[tid]
+        if not self.trainable or tid not in self.trainable:
+            return None
+        newer = [t for t in self.d.tensors.values() if t.role == "param" and t.name and t.requires_grad
+                 and t.tid not in self.trainable and t.tid in used]
+        if not any(t.shape == info.shape for t in newer):  # (a replacement: a new parameter of the same shape)
+            return None
+        owners = self.d.meta.get("param_owner") or {}
+        made = next((Site.from_json(owners[str(t.tid)]["site"]) for t in newer
+                     if (owners.get(str(t.tid)) or {}).get("site")), None)
+        step = next((e for e in self.ev if e.kind == "optimizer_step" and tid in (e.detail.get("params") or ())), None)
+        site = made or (step.site if step else None)
+        mods = sorted({t.name.rsplit(".", 1)[0] for t in newer if "." in t.name}) or [t.name for t in newer]
+        opt = (_receiver(step.site.code, ".step(") if step is not None and step.site is not None else None) \
+            or "optimizer"
+        shown = ", ".join(f"`{m}`" for m in mods[:3]) + (", …" if len(mods) > 3 else "")
+        return Explanation(
+            "param_recreated", site, name,
+            f"{name}.grad is None: the optimizer holds this parameter ({'x'.join(map(str, info.shape)) or 'scalar'}), "
+            f"which no module of the model uses any more, while the forward trains {shown}, which no optimizer holds"
+            + (f" (created{_at(made)}{_code(made)})" if made else "")
+            + ": the optimizer was built before those layers were replaced or added.",
+            detail="An optimizer keeps the Parameter objects it was given; layers replaced or added afterwards are "
+                   "not in it, and the replaced ones no longer take part in the forward.",
+            fix=f"build the optimizer after the model is complete, or add the new parameters: "
+                f"`{opt}.add_param_group({{'params': {py_expr(mods[0])}.parameters()}})`.",
+            evidence=[step] if step else [])
 
     def _defined_site(self, name) -> Site | None:
         """Where the module holding parameter ``name`` is defined in its owner's class (``self.extra = ...``),
@@ -1803,6 +1906,9 @@ class Diagnosis:
                     if dsite is not None:
                         res.also.append(dsite)
                     return res
+            stale = self._stale_optimizer(tid, name, used)
+            if stale is not None:
+                return stale
             mod = name.rsplit(".", 1)[0] if "." in name else None
             called = [e for e in self.ev if e.kind == "module" and e.op == mod]
             dsite = self._defined_site(name)

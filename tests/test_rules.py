@@ -362,3 +362,97 @@ def test_write_through_data_after_backward_is_not_a_corruption():
         s.data.mul_(0)  # after backward: the graph is spent
     exp = tr.why(w)
     assert exp.cause == "ok", exp
+
+
+# --- class 3: several cuts on the way are all named ------------------------------------------------------------
+
+def _two_cuts():
+    p = torch.randn(3, requires_grad=True)
+    x = torch.randn(3)
+    gate = (x > p).float()  # cut-compare
+    scaled = p.detach() * 2  # cut-detach
+    loss = (gate * scaled * torch.ones(3, requires_grad=True)).sum()
+    loss.backward()
+    return p
+
+
+def _cut_and_zero_weight():
+    p = torch.randn(3, requires_grad=True)
+    x = torch.randn(3)
+    gate = (x > p).float()  # cut-compare-2
+    weight = torch.zeros(3)
+    loss = (gate + p * weight).sum()  # zero-weight
+    loss.backward()
+    return p
+
+
+def test_every_cut_on_the_way_is_named_main_one_first():
+    with gradscope.trace() as tr:
+        p = _two_cuts()
+    exp = tr.why(p)
+    assert exp.cause == "nondifferentiable_op"
+    assert exp.site.lineno == line_of("cut-compare")
+    assert [s.lineno for s in exp.also] == [line_of("cut-detach")]
+    assert f":{line_of('cut-detach')}" in exp.summary and "p.detach()" in exp.summary
+    assert exp.summary.startswith("p.grad is None: p went through the comparison `>`"), exp.summary
+
+
+def test_a_zero_weight_and_a_comparison_are_both_named():
+    with gradscope.trace() as tr:
+        p = _cut_and_zero_weight()
+    exp = tr.why(p)
+    assert exp.cause == "zero_gradient"
+    assert exp.site.lineno == line_of("zero-weight")
+    assert [s.lineno for s in exp.also] == [line_of("cut-compare-2")]
+
+
+def test_a_single_cut_names_no_other():
+    with gradscope.trace() as tr:
+        w = _detach_then_log()[0]
+    assert tr.why(w).also == []
+
+
+# --- class 6: the right family when the evidence is there --------------------------------------------------------
+
+class _TwoLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(3, 3)
+        self.head = nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+def test_optimizer_built_before_a_layer_was_replaced():
+    m = _TwoLayer()
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    old = m.head.weight
+    m.head = nn.Linear(3, 1)  # (before the trace: no module_set event to see)
+    with gradscope.trace() as tr:
+        opt.zero_grad()
+        m(torch.randn(2, 3)).sum().backward()
+        opt.step()  # stale-step
+    exp = tr.why(old)
+    assert exp.cause == "param_recreated", exp
+    assert "`head`" in exp.summary and "`opt.add_param_group({'params': head.parameters()})`" in exp.fix, exp.fix
+    assert exp.site.lineno == line_of("stale-step")
+
+
+def test_framework_hook_that_steps_and_clears_grad():
+    m = _TwoLayer()
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+
+    def step_in_backward(p):
+        opt.step()
+        p.grad = None  # hook-clears
+
+    for p in m.parameters():
+        p.register_post_accumulate_grad_hook(step_in_backward)
+    with gradscope.trace() as tr:
+        m(torch.randn(2, 3)).sum().backward()
+    assert m.body.weight.grad is None
+    exp = tr.why(m.body.weight)
+    assert exp.cause == "hook_modified", exp
+    assert exp.site.lineno == line_of("hook-clears")
+    assert "`step_in_backward`" in exp.summary
