@@ -17,7 +17,7 @@ import ast
 import linecache
 import re
 
-__all__ = ["assignment_in_class", "region_openers", "statement"]
+__all__ = ["assignment_in_class", "enclosing_condition", "region_openers", "statement"]
 
 _TREES: dict = {}  # filename -> (source length, tree or None)
 
@@ -179,3 +179,31 @@ def assignment_in_class(filename: str, cls_name: str, attr: str):
                         isinstance(a, ast.Constant) and a.value == attr for a in c.args[:2]):
                     return sub.lineno, _clean(lines[sub.lineno - 1:sub.end_lineno or sub.lineno])
     return None
+
+
+def enclosing_condition(filename: str, lineno: int):
+    """(line, code) of the innermost ``if``/``elif``/``while`` header whose branch holds ``filename:lineno``,
+    within the function that holds the line; None when there is none."""
+    tree, lines = _tree(filename)
+    if tree is None or not 0 < lineno <= len(lines):
+        return None
+    found = None
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, _CONTAINERS) and _holds(child, lineno):
+                stack.append(child)
+                break
+            if not isinstance(child, ast.stmt):
+                continue
+            if not child.lineno <= lineno <= (child.end_lineno or child.lineno):
+                continue
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found = None  # a condition outside the function is not this line's guard
+            elif isinstance(child, (ast.If, ast.While)) and child.body and child.body[0].lineno <= lineno:
+                found = (child.lineno, _clean(lines[child.lineno - 1:child.body[0].lineno - 1]
+                                             or [lines[child.lineno - 1]]))
+            stack.append(child)
+            break
+    return found

@@ -1221,6 +1221,9 @@ class Diagnosis:
                     fix=f"create `{name}` with requires_grad=True (or call requires_grad_() before the forward pass).",
                     evidence=[x for x in (prod, uses[0], late[0]) if x])
         if not requires_grad:
+            missed, note = self._unfreeze_missed(tid, name)
+            if missed is not None:
+                return missed
             req = [e for e in self.ev if e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is False]
             if req:
                 e = req[-1]
@@ -1228,7 +1231,7 @@ class Diagnosis:
                 return Explanation(
                     "frozen_param", e.site, name,
                     f"{name}.grad is None: {name} was frozen{_at(e.site)}{_code(e.site)} (requires_grad=False), so "
-                    f"autograd does not compute its gradient." + (f" {whole[0]}" if whole else ""),
+                    f"autograd does not compute its gradient." + (f" {whole[0]}" if whole else "") + note,
                     detail="A tensor with requires_grad=False is treated as a constant.",
                     fix=whole[1] if whole and whole[1] else
                         f"set {py_expr(name)}.requires_grad_(True) again before the step that should train it, or fix the "
@@ -1242,7 +1245,7 @@ class Diagnosis:
                     return Explanation(
                         "frozen_param", site, name,
                         f"{name}.grad is None: {name} was created with requires_grad=False{_at(site)}{_code(site)}, "
-                        f"so autograd treats it as a constant.",
+                        f"so autograd treats it as a constant.{note}",
                         detail="nn.Parameter(..., requires_grad=False) and from_pretrained(..., freeze=True) create "
                                "frozen parameters.",
                         fix=f"create it with requires_grad=True (e.g. from_pretrained(..., freeze=False)), or call "
@@ -1250,7 +1253,7 @@ class Diagnosis:
                         evidence=[use] if use else [])
                 return Explanation(
                     "frozen_param", use.site if use else None, name,
-                    f"{name}.grad is None: {name} has requires_grad=False (it was frozen before the trace started).",
+                    f"{name}.grad is None: {name} has requires_grad=False (it was frozen before the trace started).{note}",
                     detail="A parameter with requires_grad=False is treated as a constant.",
                     fix=f"call {py_expr(name)}.requires_grad_(True) where the model is set up, if it should train.",
                     evidence=[use] if use else [])
@@ -1436,6 +1439,39 @@ class Diagnosis:
         if res is not None:
             return res
         return self._unused(tid, name)
+
+    def _unfreeze_missed(self, tid, name):
+        """An unfreeze (requires_grad = True) ran for other parameters but never reached this frozen one.
+        (explanation, note): the explanation when a condition around the unfreeze (`if p.requires_grad:
+        p.requires_grad = flag`) kept it away, else a note for the freeze's explanation ("" when none ran)."""
+        info = self.d.tensors[tid]
+        if info.role != "param":
+            return None, ""
+        last_off = max((e.index for e in self.ev if e.kind == "requires_grad" and tid in e.input_ids()
+                        and e.detail.get("value") is False), default=-1)
+        ons = [e for e in self.ev if e.kind == "requires_grad" and e.detail.get("value") is True and e.context == "user"
+               and e.index > last_off and e.site is not None and tid not in e.input_ids()
+               and any(self.d.tensors.get(t) is not None and self.d.tensors[t].role == "param" for t in e.input_ids())]
+        if not ons or any(e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is True
+                          for e in self.ev):
+            return None, ""
+        on = ons[-1]
+        reached = {t for e in ons if e.site.stack == on.site.stack for t in e.input_ids()}
+        guard = _source.enclosing_condition(on.site.filename, on.site.lineno)
+        if guard is not None:
+            site = Site(on.site.filename, guard[0], on.site.function, guard[1], on.site.stack, on.site.label)
+            head = (f"the unfreeze{_at(on.site)}{_code(on.site)} ran for {len(reached)} other parameter(s), but the "
+                    f"condition{_at(site)}{_code(site)} kept it from reaching {name}, which stays frozen")
+            fix = (f"unfreeze without that condition for the parameters that should train (the condition `"
+                   f"{guard[1].rstrip(':')}` is false for {name}), e.g. set requires_grad on every parameter you mean "
+                   f"to train.")
+        else:  # no guard in sight: the freeze is the cause; say that the unfreeze ran and did not reach it
+            return None, (f" (An unfreeze ran{_at(on.site)}{_code(on.site)} for {len(reached)} other "
+                          f"parameter(s), but it did not reach {name}.)")
+        return Explanation(
+            "frozen_param", site, name, f"{name}.grad is None: {head}, so autograd treats it as a constant.",
+            detail="A parameter with requires_grad=False gets no gradient; an unfreeze only changes the parameters it "
+                   "is applied to.", fix=fix, evidence=[on]), ""
 
     def _hook_cleared(self, tid, name):
         """A gradient reached the leaf's AccumulateGrad, yet .grad is None right after that backward, and a

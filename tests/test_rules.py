@@ -456,3 +456,37 @@ def test_framework_hook_that_steps_and_clears_grad():
     assert exp.cause == "hook_modified", exp
     assert exp.site.lineno == line_of("hook-clears")
     assert "`step_in_backward`" in exp.summary
+
+
+# --- class 9: a condition kept an unfreeze from reaching a parameter ---------------------------------------------
+
+def _unfreeze(model, flag):
+    for p in model.parameters():
+        if p.requires_grad:  # unfreeze-guard
+            p.requires_grad = flag  # unfreeze-set
+
+
+def _unfreeze_subset(model):
+    for p in model.head.parameters():
+        p.requires_grad_(True)  # unfreeze-subset
+
+
+@pytest.mark.parametrize("how, mark", [("guard", "unfreeze-guard"), ("subset", "unfreeze-subset")])
+def test_an_unfreeze_that_did_not_reach_a_parameter(how, mark):
+    m = _TwoLayer()
+    m.body.weight.requires_grad_(False)
+    with gradscope.trace() as tr:
+        if how == "guard":
+            _unfreeze(m, True)
+        else:
+            _unfreeze_subset(m)
+        m(torch.randn(2, 3)).sum().backward()
+    exp = tr.why(m.body.weight)
+    assert exp.cause == "frozen_param", exp
+    assert "body.weight" in exp.summary and f":{line_of(mark)}" in exp.summary
+    if how == "guard":  # the condition is the site
+        assert exp.site.lineno == line_of(mark), exp
+        assert f":{line_of('unfreeze-set')}" in exp.summary and "`if p.requires_grad:`" in exp.summary
+    else:  # no condition to show: the freeze stays the cause, and the text says the unfreeze did not reach it
+        assert exp.site.lineno != line_of(mark)
+        assert "did not reach body.weight" in exp.summary
