@@ -243,6 +243,12 @@ def _code(site: Site | None) -> str:
     return f" (`{code}`)"
 
 
+def _plain(site: Site | None) -> str:
+    """The site's statement as written, without its trailing comment ("" when unknown)."""
+    site = statement_site(site)
+    return (site.code or "").split("  #")[0].strip() if site is not None else ""
+
+
 def _at(site: Site | None) -> str:
     return f" at {statement_site(site).short}" if site else ""
 
@@ -703,8 +709,9 @@ class Diagnosis:
             "on it freezes everything." if loop else ".")
         if not loop:
             return why, None
-        return why, ("freeze by parameter name instead (`for n, p in model.named_parameters(): "
-                     "p.requires_grad_(n.startswith(\"adapter\"))`), or skip the root module (name == \"\").")
+        owner = _receiver(loop[1], ".named_modules(") or "the model"
+        return why, (f"freeze by parameter name instead (`for n, p in {owner}.named_parameters(): "
+                     f"p.requires_grad_(<condition on n>)`), or skip the root module (name == \"\").")
 
     def _grad_off_elsewhere(self, e: Event) -> str:
         """For a cut made with grad off: when grad was switched off by a call that is not a `with` line or
@@ -903,9 +910,9 @@ class Diagnosis:
                 "zero_gradient", e.site, name,
                 f"{name}.grad is all zeros: backward filled it, then {op}{_at(e.site)}{_code(e.site)} scaled it to "
                 f"zero.",
-                detail="The gradient was multiplied by zero after backward (e.g. clip_grad_norm_ with max_norm=0).",
-                fix="check the clipping / scaling value (max_norm must be > 0; use a large value or skip clipping to "
-                    "disable it).", evidence=[e])
+                detail="The gradient was multiplied by zero after backward.",
+                fix=(f"check the factor in `{_plain(e.site)}`: it scales the gradient to zero"
+                     + (" (max_norm must be > 0)" if "clip" in op else "") + "."), evidence=[e])
         return None
 
     def _zero(self, tid, name):
@@ -962,8 +969,8 @@ class Diagnosis:
                         f"{name}.grad is all zeros: the hook on `{tn}` registered{_at(h.site)} returns a zero gradient"
                         f"{_at(site)}{_code(site)}, so nothing flows back to {name}.",
                         detail="A tensor hook's return value replaces the gradient flowing through that tensor.",
-                        fix=self._hook_fix(h, "check the hook's scale factor (e.g. a schedule that is 0 at the first "
-                                              "step); return None from the hook to leave the gradient unchanged."),
+                        fix=self._hook_fix(h, f"check what the hook returns (`{_plain(site)}` is zero here); "
+                                              f"return None from the hook to leave the gradient unchanged."),
                         evidence=[h, e])
                 op = _opname(e)
                 is_nd = e.cut == "zero_grad_op" or op in _ZERO_OPS
@@ -984,7 +991,7 @@ class Diagnosis:
                            f"in the forward and passes the gradient through unchanged.")
                 else:
                     why = self._zero_reason(op)
-                    fix = self._zero_fix(op)
+                    fix = self._zero_fix(op, e.site)
                     if self._single_class(e):
                         why = (f"{op}() over a class dimension of size 1: the softmax of a single logit is always 1, so "
                                f"the loss is constant and its gradient is exactly zero.")
@@ -994,8 +1001,8 @@ class Diagnosis:
                         # a hinge (triplet / margin / hinge loss): every term is already satisfied
                         why = (f"{op}() here is a hinge inside the loss (max(0, ...)): every term was <= 0, so the "
                                f"loss is exactly 0 and sends no gradient back (all examples already satisfy it).")
-                        fix = ("use a positive margin (e.g. margin=0.2 in a triplet/hinge loss) or harder examples "
-                               "(hard-negative mining); check the margin's sign.")
+                        fix = (f"check the margin in `{_plain(e.site)}` (it must be positive for the hinge to "
+                               f"give gradient) or use harder examples (hard-negative mining).")
                 site = e.site
                 return Explanation(
                     cause, site, name,
@@ -1055,15 +1062,15 @@ class Diagnosis:
         return "This operation's gradient was exactly zero for this input."
 
     @staticmethod
-    def _zero_fix(op):
+    def _zero_fix(op, site=None):
+        code = f" `{_plain(site)}`" if _plain(site) else ""
         if "relu" in op:
-            return "check the initialisation of the preceding layer (bias), or use LeakyReLU/GELU."
-        if "clamp" in op or "clip" in op:
-            return "check the scale of the value being clamped (e.g. a percentage instead of a fraction)."
+            return f"check the initialisation of the layer before{code} (its bias), or use LeakyReLU/GELU."
+        if "clamp" in op or "clip" in op or "hardtanh" in op:
+            return f"check the scale of the values entering{code}: every one was outside the clamp range."
         if "embedding" in op:
-            return ("check the indices: are they all the padding id (e.g. every token mapped to <pad>/<unk> by the "
-                    "tokenizer or vocabulary)?")
-        return "check the values entering this operation."
+            return f"check the indices passed to{code}: every one is the padding index."
+        return f"check the values entering{code or ' this operation'}."
 
     def _hook_replaced(self, h, name, arrived):
         """A non-zero gradient arrived (norm ``arrived``; -1: sent, not measured) and the hook ``h`` zeroed it."""
@@ -1080,10 +1087,10 @@ class Diagnosis:
                     "place (pruning masks, optimizer-in-backward)." if post else
                     "Tensor hooks run before the gradient is accumulated into .grad; what the hook returns "
                     "replaces the gradient."),
-            fix=self._hook_fix(h, "check what the hook multiplies or overwrites .grad with (e.g. a mask that "
-                                  "is all False)." if post else
-                               "check the hook's arithmetic (e.g. a clip value of 0 clamps everything to zero); "
-                               "return None from the hook to leave the gradient unchanged."),
+            fix=self._hook_fix(h, f"check what the hook multiplies or overwrites .grad with in `{_plain(site)}` "
+                                  f"(it is all zero here)." if post else
+                               f"check the hook's arithmetic in `{_plain(site)}` (it returns zero here); return None "
+                               f"from the hook to leave the gradient unchanged."),
             evidence=[h])
 
     def _zero_retained(self, tid, name, hooks):
@@ -1107,7 +1114,7 @@ class Diagnosis:
                     "zero_gradient", e.site, name,
                     f"{name}.grad is all zeros: gradient reaches {op}{_at(e.site)}{_code(e.site)} but comes out as "
                     f"zero ({zn.name}), so nothing flows back to {name}.",
-                    detail=self._zero_reason(op), fix=self._zero_fix(op), evidence=[e])
+                    detail=self._zero_reason(op), fix=self._zero_fix(op, e.site), evidence=[e])
         return None
 
     def _zeroing_node(self, b, tid, start=None):
@@ -1185,8 +1192,9 @@ class Diagnosis:
                     f"which is not a leaf; the gradient went to the original tensor.",
                     detail="Only leaf tensors get .grad. A .to()/.double()/.float() result is a new, non-leaf tensor "
                            "that autograd passes the gradient through.",
-                    fix="create the tensor with the right dtype/device directly (e.g. torch.rand(..., dtype=torch.float64, "
-                        "requires_grad=True)), or keep a name for the original leaf and read its .grad.",
+                    fix=f"create the tensor with the dtype/device you need directly (pass dtype=/device= and "
+                        f"requires_grad=True where it is made) instead of `{_plain(site)}`, or keep a name for the "
+                        f"original leaf and read its .grad.",
                     evidence=[prod])
             site = prod.site if prod else None
             fix = (f"call `{name}.retain_grad()` right after it is created (before backward), or use "
@@ -1196,9 +1204,11 @@ class Diagnosis:
                     for r in prod.inputs):
                 # `self.U = nn.Parameter(torch.randn(d, r)) * 0.02`: the Parameter is a temporary, the module
                 # holds a computed tensor (not registered, not in the optimizer)
-                fix = (f"apply the arithmetic inside the Parameter: `nn.Parameter(torch.randn(...) * 0.02)`; as "
-                       f"written, `{name}` is a computed tensor that the module does not register and the optimizer "
-                       f"never sees (retain_grad() would show a .grad, but it would still never train).")
+                m = re.search(r"((?:nn\.|torch\.nn\.)?Parameter)\((.*)\)\s*([-+*/@])\s*(.+)$", _plain(site))
+                inside = f"`{m.group(1)}({m.group(2)} {m.group(3)} {m.group(4)})`" if m else "the Parameter(...) call"
+                fix = (f"apply the arithmetic inside the Parameter: {inside}; as written, `{name}` is a computed "
+                       f"tensor that the module does not register and the optimizer never sees (retain_grad() would "
+                       f"show a .grad, but it would still never train).")
             return Explanation(
                 "non_leaf_no_retain_grad", site, name,
                 f"{name}.grad is None: `{name}` is not a leaf (it was computed{_at(site)}{_code(site)}), and PyTorch "
@@ -1248,7 +1258,8 @@ class Diagnosis:
                         f"so autograd treats it as a constant.{note}",
                         detail="nn.Parameter(..., requires_grad=False) and from_pretrained(..., freeze=True) create "
                                "frozen parameters.",
-                        fix=f"create it with requires_grad=True (e.g. from_pretrained(..., freeze=False)), or call "
+                        fix=("pass freeze=False in `" + _plain(site) + "`" if "freeze=True" in _plain(site) else
+                             "create it with requires_grad=True") + f", or call "
                             f"{py_expr(name)}.requires_grad_(True) before building the optimizer.",
                         evidence=[use] if use else [])
                 return Explanation(
@@ -1317,7 +1328,7 @@ class Diagnosis:
                 f"which returns them instead of storing them in .grad.",
                 detail=f"{api} never writes .grad; optimizer.step() then sees no gradients.",
                 fix=("assign the returned gradients before optimizer.step(): torch.func.grad returns them in the "
-                     "structure of its input, e.g. `for n, p in model.named_parameters(): p.grad = grads[n]`."
+                     "structure of its input, e.g. `for n, p in <module>.named_parameters(): p.grad = grads[n]`."
                      if func_api else
                      "use loss.backward() (then clip with torch.nn.utils.clip_grad_norm_), or assign the returned "
                      "gradients: `for p, g in zip(params, grads): p.grad = g`."),
@@ -1366,8 +1377,8 @@ class Diagnosis:
                         f"this zero_grad() clears it too.",
                         detail="Each optimizer's zero_grad() clears every parameter it holds; an optimizer built from "
                                "model.parameters() holds the other model's parameters as well.",
-                        fix="give each optimizer only its own parameters (e.g. `Adam(D.parameters())`, "
-                            "`Adam(G.parameters())`).",
+                        fix="give each optimizer only the parameters of the model it trains (build it from that "
+                            "model's .parameters(), not from a container that holds both).",
                         evidence=[e])
                 return Explanation(
                     "set_to_none_timing", e.site, name,
@@ -1733,7 +1744,7 @@ class Diagnosis:
         fix = "use an operation that keeps the graph."
         if lib.endswith(".sample") or lib.endswith("sample_n"):
             fix = ("use `.rsample()` (the reparameterised sample) so gradients reach the distribution's parameters, "
-                   "or a score-function estimator: `-(dist.log_prob(action) * advantage).mean()`.")
+                   "or a score-function (REINFORCE) estimator that weights the sample's log_prob by its reward.")
         return (f"{what} went through {lib}(){_at(site)}{_code(site)}, which runs without gradient",
                 f"{lib}() computes its result under torch.no_grad(), so nothing flows back through it.", fix)
 
@@ -1816,8 +1827,7 @@ class Diagnosis:
             + f" returned early{_at(site)}{_code(site)} before reaching it.",
             detail="A module that is skipped in the forward gets no gradient for its parameters "
                    "(and DDP reports them as unused).",
-            fix="check the condition of that return (e.g. the module is still in eval() mode, or a "
-                "probability/flag has the wrong value).",
+            fix=f"check the condition under which `{_plain(site)}` runs: it returns before `{cpath}` is called.",
             evidence=parent[-1:])
 
     def _stale_optimizer(self, tid, name, used):
@@ -1906,9 +1916,10 @@ class Diagnosis:
                             "param_recreated", site, name,
                             f"{name}.grad is None: it belongs to a second {mine['class']} instance created"
                             f"{_at(site)}{_code(site)}, which the optimizer holds; the forward uses the first one.",
-                            detail="An optimizer built from a new instance (e.g. `Adam(Net().parameters())`) updates "
-                                   "parameters the forward never uses.",
-                            fix="pass the parameters of the model that runs the forward: `Adam(model.parameters())`.",
+                            detail="An optimizer built from the parameters of a new instance updates parameters the "
+                                   "forward never uses.",
+                            fix=f"in `{_plain(site)}`, pass the parameters of the {mine['class']} that runs the forward "
+                                f"instead of a new instance's.",
                             evidence=[])
                     site = Site.from_json(o["site"]) if o.get("site") else None
                     return Explanation(
@@ -1933,7 +1944,7 @@ class Diagnosis:
                         f"layers (including {name}) never ran.",
                         detail="A parameter that is not used in the forward gets no gradient (and DDP complains "
                                "about unused parameters).",
-                        fix="check the condition of the early return (e.g. a drop probability of 1.0).",
+                        fix=f"check the condition under which `{_plain(site)}` returns the input unchanged.",
                         evidence=[e])
             for cpath, info in (d.meta.get("skipped_children") or {}).items():
                 if name.startswith(cpath + "."):
@@ -2006,7 +2017,9 @@ class Diagnosis:
             detail="A result that is computed and then discarded contributes nothing to the loss.",
             fix=(f"use the output of `{dead.op}`{_at(site)} in what the loss is computed from (assign it and pass it "
                  f"on), or remove `{dead.op}`." if dead is not None and dead.kind == "module" else
-                 "assign the result (e.g. `out = self.bn2(out)`) or remove the unused layer."),
+                 f"use the result of `{_plain(site)}` (assign it and pass it on to what the loss is computed "
+                 f"from), or remove that computation." if _plain(site) else
+                 "use the result in what the loss is computed from, or remove that computation."),
             evidence=[dead] if dead else [])
 
     # --- failure ---------------------------------------------------------------------------------
@@ -2051,6 +2064,13 @@ class Diagnosis:
         return Explanation("unused_parameter", e.site if e else self.d.exception.site, "backward",
                            "torch.autograd.grad failed: one of the inputs was not used to compute the outputs.",
                            fix="pass allow_unused=True, or remove that input.", evidence=[e] if e else [])
+
+    def _one_backward_fix(self, *bws) -> str:
+        """Sum the losses of several backward calls into one: named from the user's loss names when they have some."""
+        names = list(dict.fromkeys(self._root_label(b) for b in bws))
+        named = len(names) > 1 and not any(re.fullmatch(r"t\d+|the loss|.*\(\.\.\.\)", n) for n in names)
+        how = f" (`({' + '.join(names)}).backward()`)" if named else " on their sum"
+        return f"add the losses and call backward once{how}, or pass retain_graph=True to every backward but the last."
 
     def _error_event(self):
         i = self.d.exception.event if self.d.exception else None
@@ -2156,13 +2176,14 @@ class Diagnosis:
                     "so backward refuses to run."),
             fix=(("a graph kept alive across steps (retain_graph=True, e.g. on a hidden state carried into the next "
                   "batch) still holds the weights that optimizer.step() changed: detach the carried state every step "
-                  "(`h = h.detach()`) and drop retain_graph=True."
+                  "(`<state> = <state>.detach()`) and drop retain_graph=True."
                   if e.context == "optimizer" and any(b.kind == "backward" and b.detail.get("retain_graph")
                                                       and b.index < e.index for b in self.ev) else
                   _out_of_place(e.site.code if e.site else "") or
-                  ("use an out-of-place version (e.g. `out = out + identity`, `x = x.masked_fill(mask, 0)`, "
-                   "relu(inplace=False))" + (", or run backward for every loss before optimizer.step() changes the "
-                                             "weights" if e.context == "optimizer" else "") + "."))),
+                  (f"write `{_plain(e.site)}` out of place (a new tensor instead of writing into one autograd "
+                   f"saved; inplace=False for activations)" + (", or run backward for every loss before "
+                                                               "optimizer.step() changes the weights"
+                                                               if e.context == "optimizer" else "") + "."))),
             path=[PathStep(_opname(se), se.op, se.site, note="saved for backward")] if se else [],
             evidence=[e] + ([se] if se else []))
 
@@ -2203,8 +2224,8 @@ class Diagnosis:
                 detail="With every parameter frozen (requires_grad=False) and the other inputs detached, the loss has no "
                        "grad_fn, so backward has nothing to differentiate.",
                 fix=whole[1] if whole and whole[1] else
-                    "set requires_grad_(True) again after the step that needed them frozen (e.g. unfreeze D before "
-                    "its own update).", evidence=frozen[-3:])
+                    f"set requires_grad_(True) again on {shown} before the step that trains them (after the step "
+                    f"that needed them frozen).", evidence=frozen[-3:])
         cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and any(r.requires_grad for r in e.inputs)]
         if cuts:
             e = cuts[-1]
@@ -2434,8 +2455,7 @@ class Diagnosis:
                     f"earlier backward{_at(prev.site)} already freed the graph behind it.",
                     detail="Each backward frees the graph it ran through; a second loss built on the same shared "
                            "part cannot backpropagate through it again.",
-                    fix="add the losses and call backward once (`sum(losses).backward()` or `(loss1 + loss2).backward()`), "
-                        "or pass retain_graph=True to every backward but the last.",
+                    fix=self._one_backward_fix(prev, bw),
                     evidence=[e, prev, bw])
             return Explanation(
                 "backward_twice", p.site if p is not None and p.site else e.site, name,
@@ -2453,7 +2473,7 @@ class Diagnosis:
             f"{_at(prev.site if prev else None)} already freed.",
             detail="After backward, autograd frees the saved tensors of the graph. Running backward again through any "
                    "part of it fails, e.g. when a hidden state is carried across steps without detach().",
-            fix="detach state carried between steps (`h = h.detach()`), recompute the forward, or pass "
+            fix="detach state carried between steps (`<state> = <state>.detach()`), recompute the forward, or pass "
                 "retain_graph=True to the first backward if you really need two.",
             evidence=[x for x in (bw, prev) if x])
 
