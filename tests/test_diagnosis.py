@@ -688,7 +688,7 @@ def test_why_unseen_tensor_raises_clear_error():
 
 
 # =============================================================================================
-# wording: what the explanation names (batch `scenarios_more`)
+# wording: what the explanation names (scenarios of the second batch)
 # =============================================================================================
 def test_rewrap_names_what_was_copied_not_the_torch_module():
     head = nn.Linear(4, 4)
