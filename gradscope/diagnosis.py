@@ -1231,6 +1231,16 @@ class Diagnosis:
                     fix=f"create `{name}` with requires_grad=True (or call requires_grad_() before the forward pass).",
                     evidence=[x for x in (prod, uses[0], late[0]) if x])
         if not requires_grad:
+            if info.role == "buffer":
+                site = prod.site if prod else None
+                return Explanation(
+                    "requires_grad_false", site, name,
+                    f"{name}.grad is None: `{name}` is a buffer of the model (created{_at(site)}{_code(site)}), not a "
+                    f"parameter: buffers are state that autograd treats as constants.",
+                    detail="Buffers (running statistics, position ids, masks) are saved with the model but never "
+                           "trained; only nn.Parameter attributes get gradients.",
+                    fix=f"nothing to fix if `{name}` is state; if it should train, make it an nn.Parameter "
+                        f"instead of a buffer.", evidence=[prod] if prod else [])
             missed, note = self._unfreeze_missed(tid, name)
             if missed is not None:
                 return missed
@@ -1281,16 +1291,6 @@ class Diagnosis:
                     fix=f"update it in place under no_grad so it stays the leaf that requires grad: `{w} -= lr * "
                         f"{w}.grad`, then `{w}.grad = None` (or use a torch.optim optimizer).",
                     evidence=[prod])
-            if info.role == "buffer":
-                site = prod.site if prod else None
-                return Explanation(
-                    "requires_grad_false", site, name,
-                    f"{name}.grad is None: `{name}` is a buffer (registered with register_buffer"
-                    f"{_at(site)}{_code(site)}), not a parameter: buffers are state that autograd treats as constants.",
-                    detail="Buffers (running statistics, position ids, masks) are saved with the model but never "
-                           "trained; only nn.Parameter attributes get gradients.",
-                    fix=f"nothing to fix if `{name}` is state; if it should train, make it an nn.Parameter "
-                        f"instead of a buffer.", evidence=[prod] if prod else [])
             site = prod.site if prod else (self._first_use(tid).site if self._first_use(tid) else None)
             return Explanation(
                 "requires_grad_false", site, name,

@@ -316,9 +316,15 @@ class _WithBuffer(nn.Module):
         return self.lin(x) + self.offsets
 
 
-def test_a_buffer_is_explained_as_a_buffer():
+@pytest.mark.parametrize("freeze_loop", [False, True])
+def test_a_buffer_is_explained_as_a_buffer(freeze_loop):
     with gradscope.trace() as tr:
         m = _WithBuffer()
+        if freeze_loop:  # a loop over the state dict also "freezes" the buffer: it is still not a frozen parameter
+            for t in m.state_dict(keep_vars=True).values():
+                t.requires_grad_(False)
+            m.lin.weight.requires_grad_(True)
+            m.lin.bias.requires_grad_(True)
         m(torch.randn(2, 3)).sum().backward()
     exp = tr.why(m.offsets)
     assert exp.cause != "frozen_param"
