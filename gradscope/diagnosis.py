@@ -804,7 +804,7 @@ class Diagnosis:
             extra.append((e, site))
         if not extra:
             return
-        exp.also.extend(site for _, site in extra)
+        exp.extra_sites.extend(site for _, site in extra)
         exp.evidence.extend(e for e, _ in extra)
         named = "; ".join(f"{_as_written(e)}{_at(site)}{_code(site)} ({CUT_CAUSE.get(e.cut, e.cut)})"
                           for e, site in extra[:4])
@@ -1951,7 +1951,7 @@ class Diagnosis:
                     res = self._skipped_child(name, cpath, info)
                     dsite = self._defined_site(name)
                     if dsite is not None:
-                        res.also.append(dsite)
+                        res.extra_sites.append(dsite)
                     return res
             stale = self._stale_optimizer(tid, name, used)
             if stale is not None:

@@ -86,7 +86,7 @@ class Explanation:
     path: list = field(default_factory=list)  # PathStep
     evidence: list = field(default_factory=list)  # Event
     status: str = ""  # gradient status: "none" | "zero" | "nonfinite" | "received" | "error"
-    also: list = field(default_factory=list)  # Site: further lines that take part (other cuts, where a module is defined)
+    extra_sites: list = field(default_factory=list)  # Site: further lines that take part (other cuts, a definition)
 
     @property
     def ok(self) -> bool:
@@ -99,7 +99,7 @@ class Explanation:
             lines.append(f"  where: {self.site.short} in {self.site.function}")
             if self.site.code:
                 lines.append(f"         {self.site.code}")
-        for s in self.also:
+        for s in self.extra_sites:
             lines.append(f"  also:  {s.short} in {s.function}" + (f": {s.code}" if s.code else ""))
         if self.detail:
             lines.append(f"  why:   {self.detail}")
@@ -139,7 +139,7 @@ class Explanation:
                 for s in self.path
             ],
             "evidence": [e.index for e in self.evidence if isinstance(e, Event)],
-            "also": [s.to_json() for s in self.also],
+            "extra_sites": [s.to_json() for s in self.extra_sites],
         }
 
 

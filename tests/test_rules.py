@@ -230,8 +230,8 @@ def test_early_return_names_the_return_and_the_definition():
     exp = tr.why(m.refine.weight)
     assert exp.cause == "unused_parameter"
     assert exp.site.lineno == line_of("early-exit"), exp
-    assert [s.lineno for s in exp.also] == [line_of("refine-defined")]
-    assert "also:" in str(exp) and exp.to_json()["also"][0]["lineno"] == line_of("refine-defined")
+    assert [s.lineno for s in exp.extra_sites] == [line_of("refine-defined")]
+    assert "also:" in str(exp) and exp.to_json()["extra_sites"][0]["lineno"] == line_of("refine-defined")
 
 
 # --- class 5: the cause is the mechanism the user wrote -------------------------------------------------------
@@ -400,7 +400,7 @@ def test_every_cut_on_the_way_is_named_main_one_first():
     exp = tr.why(p)
     assert exp.cause == "nondifferentiable_op"
     assert exp.site.lineno == line_of("cut-compare")
-    assert [s.lineno for s in exp.also] == [line_of("cut-detach")]
+    assert [s.lineno for s in exp.extra_sites] == [line_of("cut-detach")]
     assert f":{line_of('cut-detach')}" in exp.summary and "p.detach()" in exp.summary
     assert exp.summary.startswith("p.grad is None: p went through the comparison `>`"), exp.summary
 
@@ -411,13 +411,13 @@ def test_a_zero_weight_and_a_comparison_are_both_named():
     exp = tr.why(p)
     assert exp.cause == "zero_gradient"
     assert exp.site.lineno == line_of("zero-weight")
-    assert [s.lineno for s in exp.also] == [line_of("cut-compare-2")]
+    assert [s.lineno for s in exp.extra_sites] == [line_of("cut-compare-2")]
 
 
 def test_a_single_cut_names_no_other():
     with gradscope.trace() as tr:
         w = _detach_then_log()[0]
-    assert tr.why(w).also == []
+    assert tr.why(w).extra_sites == []
 
 
 # --- class 6: the right family when the evidence is there --------------------------------------------------------
@@ -562,3 +562,12 @@ def test_fix_templates_name_no_scenario_variables_or_values():
             if strays or numbers or re.search(r"['\"]", code):
                 bad.append((lineno, span, sorted(strays), numbers))
     assert not bad, bad
+
+
+def test_the_report_shows_the_extra_sites():
+    from gradscope.report import explanation_to_text
+
+    with gradscope.trace() as tr:
+        p = _two_cuts()
+    out = explanation_to_text(tr.why(p), width=120)
+    assert f"also at: test_rules.py:{line_of('cut-detach')}  scaled = p.detach() * 2" in out, out

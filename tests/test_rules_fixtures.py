@@ -53,7 +53,7 @@ def test_multi_line_statement_at_its_first_line():
 def test_every_cut_is_named():
     diag, tid = load("two_cuts")
     exp = diag.why(tid)
-    assert (exp.site.lineno, [s.lineno for s in exp.also]) == (line_of("cut-compare"), [line_of("cut-detach")])
+    assert (exp.site.lineno, [s.lineno for s in exp.extra_sites]) == (line_of("cut-compare"), [line_of("cut-detach")])
 
 
 def test_write_through_data_into_a_saved_tensor():
@@ -68,7 +68,7 @@ def test_conversion_by_torch_is_not_the_cut_of_a_skipped_layer():
     exp = diag.why(tid)
     assert exp.cause == "unused_parameter"
     assert exp.site.lineno == line_of("early-exit")
-    assert [s.lineno for s in exp.also] == [line_of("refine-defined")]
+    assert [s.lineno for s in exp.extra_sites] == [line_of("refine-defined")]
     assert not [e for e in diag.cuts() if e.context == "setup"]
 
 
