@@ -34,7 +34,8 @@ from torch.overrides import TorchFunctionMode, resolve_name
 from . import _frames
 from .naming import infer_names
 from ._frames import (
-    F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM, F_TORCH,
+    F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM, F_SETUP,
+    F_TORCH,
 )
 from .model import (
     BackwardNode, BackwardRecord, Event, ExceptionInfo, GradInfo, TensorInfo, TensorRef, TraceData, strip_torch_prefix,
@@ -103,7 +104,7 @@ def _tid_of(x):
 def _ver(x):
     return (x >> 34) - 1
 _CTX_FLAGS = (F_APPLY | F_BACKWARD | F_CHECKPOINT | F_CLIP | F_COMPILE | F_DATA | F_FUNCTORCH | F_GENERATED | F_INIT
-              | F_OPTIM)
+              | F_OPTIM | F_SETUP)
 _INF = float("inf")
 PRESENT = -1.0  # an edge norm that was not measured: a gradient was sent (non-zero as far as we know)
 _PREHOOKED = "gradscope_prehooked"  # node.metadata key: a tensor hook rewrites the gradient it receives
@@ -932,6 +933,8 @@ class Recorder(TorchFunctionMode):
     def _context(flags, grad_on):
         if flags & F_OPTIM:
             return "optimizer"
+        if flags & F_SETUP:
+            return "setup"
         if flags & F_CHECKPOINT:
             return "checkpoint"
         if flags & F_APPLY:
@@ -2070,6 +2073,7 @@ class Recorder(TorchFunctionMode):
         """Static facts about called modules: children skipped by an early return, backward hooks."""
         called = {e.op for e in self.events if e.kind == "module"}
         skipped = {}
+        defined = {}  # child path -> Frame of the line that defines it, for children that were never called
         hooks = {}
         fwd_hooks = {}
         hook_params = {}  # tid -> the module whose forward hook uses it (an adapter attached by a hook)
@@ -2098,9 +2102,13 @@ class Recorder(TorchFunctionMode):
                     fr = _frames.return_before_attr(m, cname)
                     if fr is not None:
                         skipped[cpath] = {"parent": path, "return_line": fr.to_json()}
+                    df = _frames.attr_definition(m, cname)
+                    if df is not None:  # where the never-called child is defined (self.extra = ...)
+                        defined[cpath] = df.to_json()
             except Exception as e:
                 self._internal(e)
         self.data.meta["skipped_children"] = skipped
+        self.data.meta["uncalled_defined"] = defined
         self.data.meta["module_hooks"] = hooks
         self.data.meta["module_forward_hooks"] = fwd_hooks
         self.data.meta["hook_params"] = hook_params

@@ -15,6 +15,7 @@ import math
 import re
 from collections import defaultdict, deque
 
+from . import _source
 from .explanation import Explanation, ParamStatus, PathStep, StepSummary
 from .model import Event, Frame, Site, TraceData, strip_torch_prefix
 
@@ -37,10 +38,12 @@ CUT_CAUSE = {
     "checkpoint": "reentrant_checkpoint",
 }
 _ESCAPES = ("numpy", "item", "tolist")
+# causes that mean "the flow from the tensor to the loss was cut somewhere" (where further cuts are worth naming)
+_FLOW_CAUSES = set(CUT_CAUSE.values()) | {"zero_gradient"}
 _TO_OPS = {"to", "double", "float", "half", "bfloat16", "type", "cuda", "cpu", "type_as"}
 _ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_divide", "__floordiv__", "round_",
              "bernoulli", "bernoulli_", "poisson", "heaviside", "normal", "binomial", "multinomial"}
-_NOT_FORWARD = ("optimizer", "init", "clip", "backward")
+_NOT_FORWARD = ("optimizer", "init", "clip", "backward", "setup")  # (setup: torch converting modules for the user)
 _COPY_OPS = {"data", "detach", "clone", "copy_", "__deepcopy__", "__reduce_ex__", "requires_grad_", "_version"}
 _NOT_FLOW = ("backward", "grad_set", "requires_grad", "hook", "optimizer_step")
 _REWRAP_CODE = re.compile(r"(torch\.\w*Tensor|torch\.tensor|as_tensor|new_tensor|torch\.asarray)\s*\(")
@@ -82,6 +85,13 @@ _VALUE_KEEPING = {"cpu", "to", "clone", "contiguous", "float", "double", "half",
                   "type", "view_as", "expand", "__getitem__"}
 # library calls that replace a module's weight by new Parameters (the old weight leaves the model)
 _PARAMETRIZERS = {"weight_norm", "spectral_norm", "register_parametrization", "orthogonal", "_weight_norm"}
+# ops whose backward needs none of their inputs' values (writing into those afterwards cannot corrupt it)
+_NO_SAVE = {"add", "__add__", "__radd__", "add_", "sub", "__sub__", "__rsub__", "neg", "__neg__", "sum", "mean",
+            "view", "reshape", "expand", "clone", "contiguous", "flatten", "squeeze", "unsqueeze", "permute",
+            "transpose", "t", "__getitem__", "cat", "stack", "to", "float", "double", "half", "detach", "data"}
+# ops whose backward uses their own result (sigmoid' = s(1-s)): writing into the result corrupts it
+_SAVES_RESULT = {"sigmoid", "tanh", "exp", "softmax", "log_softmax", "relu", "sqrt", "rsqrt", "elu", "selu",
+                 "hardsigmoid", "expm1", "reciprocal", "sigmoid_", "tanh_", "exp_", "relu_"}
 _DUNDER_CALLS = {"__float__": "float(", "__int__": "int(", "__bool__": "bool(", "__index__": "int(",
                  "__complex__": "complex("}
 
@@ -197,8 +207,33 @@ def _opname(e: Event) -> str:
     return s
 
 
+_STMT: dict = {}  # (filename, lineno, code) -> (first line, whole statement) or None
+
+
+def statement_site(site: Site | None) -> Site | None:
+    """The site of the whole statement holding ``site``'s line: a call spread over several lines is shown at
+    its first line with all of its code. The stack is kept (its last frame is the line that ran), so the
+    exact line stays visible. Unchanged when the source is gone or no longer matches what was recorded."""
+    if site is None or not site.filename:
+        return site
+    key = (site.filename, site.lineno, site.code)
+    hit = _STMT.get(key, False)
+    if hit is False:
+        hit = None
+        got = _source.statement(site.filename, site.lineno)
+        if got is not None and (not site.code or site.code.split("  #")[0].strip() in got[1]):
+            hit = got
+        if len(_STMT) > 4096:
+            _STMT.clear()
+        _STMT[key] = hit
+    if hit is None or (hit[0] == site.lineno and hit[1] == site.code):
+        return site
+    return Site(site.filename, hit[0], site.function, hit[1], site.stack, site.label)
+
+
 def _code(site: Site | None) -> str:
     """`` (`code`)`` for a summary sentence, without the line's trailing comment."""
+    site = statement_site(site)
     if not site or not site.code:
         return ""
     code = site.code
@@ -208,8 +243,30 @@ def _code(site: Site | None) -> str:
     return f" (`{code}`)"
 
 
+def _plain(site: Site | None) -> str:
+    """The site's statement as written, without its trailing comment ("" when unknown)."""
+    site = statement_site(site)
+    return (site.code or "").split("  #")[0].strip() if site is not None else ""
+
+
 def _at(site: Site | None) -> str:
-    return f" at {site.short}" if site else ""
+    return f" at {statement_site(site).short}" if site else ""
+
+
+#: PyTorch's error messages -> the handler that explains them (first match that returns an explanation wins;
+#: an error that matches none is "unknown", reported where it was raised).
+_ERRORS = tuple((re.compile(p, re.S), h) for p, h in (
+    (r"modified by an inplace operation", "_fail_inplace"),
+    (r"does not require grad and does not have a grad_fn", "_fail_no_grad_fn"),
+    (r"Can't call numpy\(\) on Tensor that requires grad", "_fail_numpy"),
+    (r"Inference tensors cannot be saved for backward", "_fail_inference"),
+    (r"backward through the graph a second time", "_fail_twice"),
+    (r"marked with @once_differentiable", "_fail_once_differentiable"),
+    (r"returned an incorrect number of gradients|returned an invalid gradient|function \S+ returned", "_fail_custom"),
+    (r"derivative for .* is not implemented|is not implemented.*derivative for", "_fail_no_derivative"),
+    (r"appears to not have been used in the graph", "_fail_unused_input"),
+    (r"did not receive grad|finished reduction.*not used in producing loss", "_fail_reduction_unused"),
+))
 
 
 class Diagnosis:
@@ -452,6 +509,9 @@ class Diagnosis:
         """The first event on a path where gradient stopped, or None."""
         flowing = {tid}
         for k, e in enumerate(path):
+            if e.context == "setup":  # torch's own conversion of the parameters (model.to / .double): not a cut
+                flowing.update(e.output_ids())
+                continue
             if e.kind == "cut" and e.cut != "zero_grad_op":
                 if any(r.requires_grad for r in e.inputs) or e.cut in _ESCAPES or e.cut in ("data_set",):
                     return k, e
@@ -548,7 +608,12 @@ class Diagnosis:
                 if not frontier.intersection(x.input_ids()):
                     continue
                 if x.kind == "cut" and x.cut in _ESCAPES:
-                    return CUT_CAUSE[x.cut], x
+                    # it left torch there if the escape is written with the detach (`y.detach().numpy()`) or is
+                    # on the way (its value used again): a detached loss logged with .item() later was cut by the detach
+                    same = x.site is not None and e.site is not None and x.site.stack == e.site.stack
+                    if same or (path is not None and x in path) or self.value_users.get(x.index):
+                        return CUT_CAUSE[x.cut], x
+                    break
                 if x.kind == "cut" and x.cut == "rewrap" and x.site and e.site and x.site.lineno == e.site.lineno \
                         and x.site.filename == e.site.filename:
                     return "tensor_rewrap", x
@@ -580,20 +645,28 @@ class Diagnosis:
         return None
 
     def _region_site(self, e: Event) -> Site | None:
-        """For a cut inside a no_grad region: the frame at the level of the `with` line."""
+        """For a result computed with grad off: the line that switched it off, which is what the user changes.
+
+        The innermost `with torch.no_grad():` / inference_mode / set_grad_enabled(False) block or
+        ``@torch.no_grad()`` decorator around the op in the user's frames (read from the source), else the
+        recorded switch (a set_grad_enabled(False) call, the user's call into a library function that switches
+        grad off). The op's own stack is kept as the site's stack: the line that ran inside stays visible."""
         s = e.site
-        if s is None or e.cut != "no_grad":
+        if s is None or e.cut not in ("no_grad", "inference_mode", None):
+            return s
+        want = ("inference_mode",) if e.inference_mode else ("no_grad", "set_grad_enabled", "inference_mode")
+        frames = s.stack or (s.frame(),)
+        for fr in reversed(frames):
+            for line, code, _kind in _source.region_openers(fr.filename, fr.lineno):
+                if any(w in code for w in want):
+                    return Site(fr.filename, line, fr.function, code, s.stack, self._label(fr.filename))
+        if e.inference_mode:
             return s
         for j in range(e.index - 1, -1, -1):
             g = self.ev[j]
             if g.kind == "grad_mode" and g.context == "user" and g.site is not None:
                 if g.detail.get("enabled") is False:
-                    for k, fr in enumerate(s.stack):
-                        if fr.filename == g.site.filename and fr.function == g.site.function:
-                            if fr.lineno == g.site.lineno and k + 1 < len(s.stack):
-                                k += 1  # @torch.no_grad() decorator: the line inside the decorated function
-                                fr = s.stack[k]
-                            return Site(fr.filename, fr.lineno, fr.function, fr.code, s.stack, self._label(fr.filename))
+                    return Site(g.site.filename, g.site.lineno, g.site.function, g.site.code, s.stack, g.site.label)
                 break
         return s
 
@@ -641,8 +714,9 @@ class Diagnosis:
             "on it freezes everything." if loop else ".")
         if not loop:
             return why, None
-        return why, ("freeze by parameter name instead (`for n, p in model.named_parameters(): "
-                     "p.requires_grad_(n.startswith(\"adapter\"))`), or skip the root module (name == \"\").")
+        owner = _receiver(loop[1], ".named_modules(") or "the model"
+        return why, (f"freeze by parameter name instead (`for n, p in {owner}.named_parameters(): "
+                     f"p.requires_grad_(<condition on n>)`), or skip the root module (name == \"\").")
 
     def _grad_off_elsewhere(self, e: Event) -> str:
         """For a cut made with grad off: when grad was switched off by a call that is not a `with` line or
@@ -688,8 +762,10 @@ class Diagnosis:
                 if e.kind == "requires_grad" and e.detail.get("value") is not None and tid in e.input_ids():
                     requires_grad = e.detail["value"]
         norm = (now or {}).get("norm") if now else (g.norm if g else None)
-        exp = None
-        if status == "received":
+        exp = self._corrupted(tid, name, status) if status in ("received", "zero", "nonfinite") else None
+        if exp is not None:
+            pass
+        elif status == "received":
             exp = self._ok(tid, name, norm)
         elif status == "nonfinite":
             exp = self._nonfinite(tid, name)
@@ -699,10 +775,47 @@ class Diagnosis:
             exp = self._none(tid, name, requires_grad, is_leaf, retains)
         exp.target = exp.target or name
         exp.status = "received" if status == "received" else status
+        if status in ("none", "zero") and exp.cause in _FLOW_CAUSES:
+            self._name_other_cuts(tid, exp)
+        exp.site = statement_site(exp.site)
         also = (d.meta.get("tied_params") or {}).get(str(tid))
         if also and status != "received":  # the same Parameter under another name (tied weights)
             exp.summary += f" ({', '.join(f'`{a}`' for a in also[:3])} is the same Parameter: the weights are tied.)"
         return exp
+
+    def _name_other_cuts(self, tid, exp):
+        """Every other cut on the way from ``tid`` to a backward root (a comparison on one path, a detach on
+        another): named after the main one, in the order they ran, as extra sites."""
+        roots = set()
+        for e in self._backward_events():
+            if e.op != "torch.autograd.grad":
+                roots.update(e.detail.get("roots") or e.input_ids())
+        if not roots:
+            return
+        anc = self.ancestors(list(roots))
+        have = {e.index for e in exp.evidence if isinstance(e, Event)}
+        seen = {(exp.site.filename, exp.site.lineno)} if exp.site else set()
+        extra = []
+        for e in self.cone(tid):
+            if e.kind != "cut" or e.cut == "zero_grad_op" or e.context != "user" or e.index in have or e.site is None:
+                continue
+            if not any(r.requires_grad for r in e.inputs):
+                continue
+            down = e.index in anc or any(j in anc for j in self.value_users.get(e.index, ()))
+            site = statement_site(self._region_site(e) if e.cut in ("no_grad", "inference_mode") else e.site)
+            if not down or (site.filename, site.lineno) in seen:
+                continue
+            seen.add((site.filename, site.lineno))
+            extra.append((e, site))
+        if not extra:
+            return
+        exp.extra_sites.extend(site for _, site in extra)
+        exp.evidence.extend(e for e, _ in extra)
+        named = "; ".join(f"{_as_written(e)}{_at(site)}{_code(site)} ({CUT_CAUSE.get(e.cut, e.cut)})"
+                          for e, site in extra[:4])
+        exp.summary += (f" It is also cut on {'another path' if len(extra) == 1 else f'{len(extra)} other paths'}: "
+                        f"{named}" + ("; …" if len(extra) > 4 else "") + ".")
+        exp.fix += " Fix each of the other cuts as well, or the gradient stays cut on those paths."
 
     def _ok(self, tid, name, norm):
         bw = [b for b in self.d.backwards if tid in b.leaf_grads and b.leaf_grads[tid].status == "received"]
@@ -802,9 +915,9 @@ class Diagnosis:
                 "zero_gradient", e.site, name,
                 f"{name}.grad is all zeros: backward filled it, then {op}{_at(e.site)}{_code(e.site)} scaled it to "
                 f"zero.",
-                detail="The gradient was multiplied by zero after backward (e.g. clip_grad_norm_ with max_norm=0).",
-                fix="check the clipping / scaling value (max_norm must be > 0; use a large value or skip clipping to "
-                    "disable it).", evidence=[e])
+                detail="The gradient was multiplied by zero after backward.",
+                fix=(f"check the factor in `{_plain(e.site)}`: it scales the gradient to zero"
+                     + (" (max_norm must be > 0)" if "clip" in op else "") + "."), evidence=[e])
         return None
 
     def _zero(self, tid, name):
@@ -861,8 +974,8 @@ class Diagnosis:
                         f"{name}.grad is all zeros: the hook on `{tn}` registered{_at(h.site)} returns a zero gradient"
                         f"{_at(site)}{_code(site)}, so nothing flows back to {name}.",
                         detail="A tensor hook's return value replaces the gradient flowing through that tensor.",
-                        fix=self._hook_fix(h, "check the hook's scale factor (e.g. a schedule that is 0 at the first "
-                                              "step); return None from the hook to leave the gradient unchanged."),
+                        fix=self._hook_fix(h, f"check what the hook returns (`{_plain(site)}` is zero here); "
+                                              f"return None from the hook to leave the gradient unchanged."),
                         evidence=[h, e])
                 op = _opname(e)
                 is_nd = e.cut == "zero_grad_op" or op in _ZERO_OPS
@@ -883,7 +996,7 @@ class Diagnosis:
                            f"in the forward and passes the gradient through unchanged.")
                 else:
                     why = self._zero_reason(op)
-                    fix = self._zero_fix(op)
+                    fix = self._zero_fix(op, e.site)
                     if self._single_class(e):
                         why = (f"{op}() over a class dimension of size 1: the softmax of a single logit is always 1, so "
                                f"the loss is constant and its gradient is exactly zero.")
@@ -893,8 +1006,8 @@ class Diagnosis:
                         # a hinge (triplet / margin / hinge loss): every term is already satisfied
                         why = (f"{op}() here is a hinge inside the loss (max(0, ...)): every term was <= 0, so the "
                                f"loss is exactly 0 and sends no gradient back (all examples already satisfy it).")
-                        fix = ("use a positive margin (e.g. margin=0.2 in a triplet/hinge loss) or harder examples "
-                               "(hard-negative mining); check the margin's sign.")
+                        fix = (f"check the margin in `{_plain(e.site)}` (it must be positive for the hinge to "
+                               f"give gradient) or use harder examples (hard-negative mining).")
                 site = e.site
                 return Explanation(
                     cause, site, name,
@@ -954,15 +1067,15 @@ class Diagnosis:
         return "This operation's gradient was exactly zero for this input."
 
     @staticmethod
-    def _zero_fix(op):
+    def _zero_fix(op, site=None):
+        code = f" `{_plain(site)}`" if _plain(site) else ""
         if "relu" in op:
-            return "check the initialisation of the preceding layer (bias), or use LeakyReLU/GELU."
-        if "clamp" in op or "clip" in op:
-            return "check the scale of the value being clamped (e.g. a percentage instead of a fraction)."
+            return f"check the initialisation of the layer before{code} (its bias), or use LeakyReLU/GELU."
+        if "clamp" in op or "clip" in op or "hardtanh" in op:
+            return f"check the scale of the values entering{code}: every one was outside the clamp range."
         if "embedding" in op:
-            return ("check the indices: are they all the padding id (e.g. every token mapped to <pad>/<unk> by the "
-                    "tokenizer or vocabulary)?")
-        return "check the values entering this operation."
+            return f"check the indices passed to{code}: every one is the padding index."
+        return f"check the values entering{code or ' this operation'}."
 
     def _hook_replaced(self, h, name, arrived):
         """A non-zero gradient arrived (norm ``arrived``; -1: sent, not measured) and the hook ``h`` zeroed it."""
@@ -979,10 +1092,10 @@ class Diagnosis:
                     "place (pruning masks, optimizer-in-backward)." if post else
                     "Tensor hooks run before the gradient is accumulated into .grad; what the hook returns "
                     "replaces the gradient."),
-            fix=self._hook_fix(h, "check what the hook multiplies or overwrites .grad with (e.g. a mask that "
-                                  "is all False)." if post else
-                               "check the hook's arithmetic (e.g. a clip value of 0 clamps everything to zero); "
-                               "return None from the hook to leave the gradient unchanged."),
+            fix=self._hook_fix(h, f"check what the hook multiplies or overwrites .grad with in `{_plain(site)}` "
+                                  f"(it is all zero here)." if post else
+                               f"check the hook's arithmetic in `{_plain(site)}` (it returns zero here); return None "
+                               f"from the hook to leave the gradient unchanged."),
             evidence=[h])
 
     def _zero_retained(self, tid, name, hooks):
@@ -1006,7 +1119,7 @@ class Diagnosis:
                     "zero_gradient", e.site, name,
                     f"{name}.grad is all zeros: gradient reaches {op}{_at(e.site)}{_code(e.site)} but comes out as "
                     f"zero ({zn.name}), so nothing flows back to {name}.",
-                    detail=self._zero_reason(op), fix=self._zero_fix(op), evidence=[e])
+                    detail=self._zero_reason(op), fix=self._zero_fix(op, e.site), evidence=[e])
         return None
 
     def _zeroing_node(self, b, tid, start=None):
@@ -1084,8 +1197,9 @@ class Diagnosis:
                     f"which is not a leaf; the gradient went to the original tensor.",
                     detail="Only leaf tensors get .grad. A .to()/.double()/.float() result is a new, non-leaf tensor "
                            "that autograd passes the gradient through.",
-                    fix="create the tensor with the right dtype/device directly (e.g. torch.rand(..., dtype=torch.float64, "
-                        "requires_grad=True)), or keep a name for the original leaf and read its .grad.",
+                    fix=f"create the tensor with the dtype/device you need directly (pass dtype=/device= and "
+                        f"requires_grad=True where it is made) instead of `{_plain(site)}`, or keep a name for the "
+                        f"original leaf and read its .grad.",
                     evidence=[prod])
             site = prod.site if prod else None
             fix = (f"call `{name}.retain_grad()` right after it is created (before backward), or use "
@@ -1095,9 +1209,11 @@ class Diagnosis:
                     for r in prod.inputs):
                 # `self.U = nn.Parameter(torch.randn(d, r)) * 0.02`: the Parameter is a temporary, the module
                 # holds a computed tensor (not registered, not in the optimizer)
-                fix = (f"apply the arithmetic inside the Parameter: `nn.Parameter(torch.randn(...) * 0.02)`; as "
-                       f"written, `{name}` is a computed tensor that the module does not register and the optimizer "
-                       f"never sees (retain_grad() would show a .grad, but it would still never train).")
+                m = re.search(r"((?:nn\.|torch\.nn\.)?Parameter)\((.*)\)\s*([-+*/@])\s*(.+)$", _plain(site))
+                inside = f"`{m.group(1)}({m.group(2)} {m.group(3)} {m.group(4)})`" if m else "the Parameter(...) call"
+                fix = (f"apply the arithmetic inside the Parameter: {inside}; as written, `{name}` is a computed "
+                       f"tensor that the module does not register and the optimizer never sees (retain_grad() would "
+                       f"show a .grad, but it would still never train).")
             return Explanation(
                 "non_leaf_no_retain_grad", site, name,
                 f"{name}.grad is None: `{name}` is not a leaf (it was computed{_at(site)}{_code(site)}), and PyTorch "
@@ -1120,6 +1236,19 @@ class Diagnosis:
                     fix=f"create `{name}` with requires_grad=True (or call requires_grad_() before the forward pass).",
                     evidence=[x for x in (prod, uses[0], late[0]) if x])
         if not requires_grad:
+            if info.role == "buffer":
+                site = prod.site if prod else None
+                return Explanation(
+                    "requires_grad_false", site, name,
+                    f"{name}.grad is None: `{name}` is a buffer of the model (created{_at(site)}{_code(site)}), not a "
+                    f"parameter: buffers are state that autograd treats as constants.",
+                    detail="Buffers (running statistics, position ids, masks) are saved with the model but never "
+                           "trained; only nn.Parameter attributes get gradients.",
+                    fix=f"nothing to fix if `{name}` is state; if it should train, make it an nn.Parameter "
+                        f"instead of a buffer.", evidence=[prod] if prod else [])
+            missed, note = self._unfreeze_missed(tid, name)
+            if missed is not None:
+                return missed
             req = [e for e in self.ev if e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is False]
             if req:
                 e = req[-1]
@@ -1127,7 +1256,7 @@ class Diagnosis:
                 return Explanation(
                     "frozen_param", e.site, name,
                     f"{name}.grad is None: {name} was frozen{_at(e.site)}{_code(e.site)} (requires_grad=False), so "
-                    f"autograd does not compute its gradient." + (f" {whole[0]}" if whole else ""),
+                    f"autograd does not compute its gradient." + (f" {whole[0]}" if whole else "") + note,
                     detail="A tensor with requires_grad=False is treated as a constant.",
                     fix=whole[1] if whole and whole[1] else
                         f"set {py_expr(name)}.requires_grad_(True) again before the step that should train it, or fix the "
@@ -1141,18 +1270,32 @@ class Diagnosis:
                     return Explanation(
                         "frozen_param", site, name,
                         f"{name}.grad is None: {name} was created with requires_grad=False{_at(site)}{_code(site)}, "
-                        f"so autograd treats it as a constant.",
+                        f"so autograd treats it as a constant.{note}",
                         detail="nn.Parameter(..., requires_grad=False) and from_pretrained(..., freeze=True) create "
                                "frozen parameters.",
-                        fix=f"create it with requires_grad=True (e.g. from_pretrained(..., freeze=False)), or call "
+                        fix=("pass freeze=False in `" + _plain(site) + "`" if "freeze=True" in _plain(site) else
+                             "create it with requires_grad=True") + f", or call "
                             f"{py_expr(name)}.requires_grad_(True) before building the optimizer.",
                         evidence=[use] if use else [])
                 return Explanation(
                     "frozen_param", use.site if use else None, name,
-                    f"{name}.grad is None: {name} has requires_grad=False (it was frozen before the trace started).",
+                    f"{name}.grad is None: {name} has requires_grad=False (it was frozen before the trace started).{note}",
                     detail="A parameter with requires_grad=False is treated as a constant.",
                     fix=f"call {py_expr(name)}.requires_grad_(True) where the model is set up, if it should train.",
                     evidence=[use] if use else [])
+            w = _sgd_rebind(prod.site) if prod is not None and not prod.grad_enabled else None
+            if w:  # `w = w - lr * w.grad` under no_grad: the name now holds a new tensor, not the leaf that trained
+                site = prod.site
+                return Explanation(
+                    "no_grad_block", site, name,
+                    f"{name}.grad is None: `{w}` was rebound{_at(site)}{_code(site)} to the result of a manual update "
+                    f"made under no_grad, a new tensor that does not require grad; the leaf that trained is no longer "
+                    f"the one `{w}` names.",
+                    detail="Under no_grad an out-of-place update creates a new tensor without history and rebinds the "
+                           "name; the original leaf keeps its gradient but is not updated.",
+                    fix=f"update it in place under no_grad so it stays the leaf that requires grad: `{w} -= lr * "
+                        f"{w}.grad`, then `{w}.grad = None` (or use a torch.optim optimizer).",
+                    evidence=[prod])
             site = prod.site if prod else (self._first_use(tid).site if self._first_use(tid) else None)
             return Explanation(
                 "requires_grad_false", site, name,
@@ -1190,11 +1333,14 @@ class Diagnosis:
                 f"which returns them instead of storing them in .grad.",
                 detail=f"{api} never writes .grad; optimizer.step() then sees no gradients.",
                 fix=("assign the returned gradients before optimizer.step(): torch.func.grad returns them in the "
-                     "structure of its input, e.g. `for n, p in model.named_parameters(): p.grad = grads[n]`."
+                     "structure of its input, e.g. `for n, p in <module>.named_parameters(): p.grad = grads[n]`."
                      if func_api else
                      "use loss.backward() (then clip with torch.nn.utils.clip_grad_norm_), or assign the returned "
                      "gradients: `for p, g in zip(params, grads): p.grad = g`."),
                 evidence=[e])
+        cleared = self._hook_cleared(tid, name)
+        if cleared is not None:
+            return cleared
         # got a gradient, then lost it
         got = [b for b in d.backwards if b.api != "torch.autograd.grad" and tid in b.leaf_grads
                and b.leaf_grads[tid].status != "none"]
@@ -1236,8 +1382,8 @@ class Diagnosis:
                         f"this zero_grad() clears it too.",
                         detail="Each optimizer's zero_grad() clears every parameter it holds; an optimizer built from "
                                "model.parameters() holds the other model's parameters as well.",
-                        fix="give each optimizer only its own parameters (e.g. `Adam(D.parameters())`, "
-                            "`Adam(G.parameters())`).",
+                        fix="give each optimizer only the parameters of the model it trains (build it from that "
+                            "model's .parameters(), not from a container that holds both).",
                         evidence=[e])
                 return Explanation(
                     "set_to_none_timing", e.site, name,
@@ -1312,6 +1458,70 @@ class Diagnosis:
             return res
         return self._unused(tid, name)
 
+    def _unfreeze_missed(self, tid, name):
+        """An unfreeze (requires_grad = True) ran for other parameters but never reached this frozen one.
+        (explanation, note): the explanation when a condition around the unfreeze (`if p.requires_grad:
+        p.requires_grad = flag`) kept it away, else a note for the freeze's explanation ("" when none ran)."""
+        info = self.d.tensors[tid]
+        if info.role != "param":
+            return None, ""
+        last_off = max((e.index for e in self.ev if e.kind == "requires_grad" and tid in e.input_ids()
+                        and e.detail.get("value") is False), default=-1)
+        ons = [e for e in self.ev if e.kind == "requires_grad" and e.detail.get("value") is True and e.context == "user"
+               and e.index > last_off and e.site is not None and tid not in e.input_ids()
+               and any(self.d.tensors.get(t) is not None and self.d.tensors[t].role == "param" for t in e.input_ids())]
+        if not ons or any(e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is True
+                          for e in self.ev):
+            return None, ""
+        on = ons[-1]
+        reached = {t for e in ons if e.site.stack == on.site.stack for t in e.input_ids()}
+        guard = _source.enclosing_condition(on.site.filename, on.site.lineno)
+        if guard is not None:
+            site = Site(on.site.filename, guard[0], on.site.function, guard[1], on.site.stack, on.site.label)
+            head = (f"the unfreeze{_at(on.site)}{_code(on.site)} ran for {len(reached)} other parameter(s), but the "
+                    f"condition{_at(site)}{_code(site)} kept it from reaching {name}, which stays frozen")
+            fix = (f"unfreeze without that condition for the parameters that should train (the condition `"
+                   f"{guard[1].rstrip(':')}` is false for {name}), e.g. set requires_grad on every parameter you mean "
+                   f"to train.")
+        else:  # no guard in sight: the freeze is the cause; say that the unfreeze ran and did not reach it
+            return None, (f" (An unfreeze ran{_at(on.site)}{_code(on.site)} for {len(reached)} other "
+                          f"parameter(s), but it did not reach {name}.)")
+        return Explanation(
+            "frozen_param", site, name, f"{name}.grad is None: {head}, so autograd treats it as a constant.",
+            detail="A parameter with requires_grad=False gets no gradient; an unfreeze only changes the parameters it "
+                   "is applied to.", fix=fix, evidence=[on]), ""
+
+    def _hook_cleared(self, tid, name):
+        """A gradient reached the leaf's AccumulateGrad, yet .grad is None right after that backward, and a
+        post-accumulate-grad hook is registered on it (optimizer-in-backward in a training framework: the hook
+        steps and clears .grad)."""
+        hooks = [h for h in self.ev if h.kind == "hook" and tid in h.input_ids() and h.detail.get("post_accumulate")]
+        if not hooks:
+            return None
+        for b in reversed(self.d.backwards):
+            g = b.leaf_grads.get(tid)
+            arrived = b.arrived.get(tid)
+            if g is None or g.status != "none" or not arrived or not (arrived > 0 or arrived == -1.0):
+                continue
+            h = hooks[-1]
+            site = self._hook_site(h)
+            where = " before the trace" if h.detail.get("before_trace") else _at(h.site)
+            steps = [e for e in self.ev if e.kind == "optimizer_step" and e.index > b.event
+                     and tid in (e.detail.get("params") or ())]
+            return Explanation(
+                "hook_modified", site, name,
+                f"{name}.grad is None: backward delivered a gradient"
+                f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the post-accumulate-grad hook"
+                f"{' `' + h.detail['hook'].rsplit('.', 1)[-1] + '`' if h.detail.get('hook') else ''} registered{where} cleared .grad{_at(site)}{_code(site)}"
+                + (" after stepping the optimizer inside backward" if steps else "") + ".",
+                detail="A post-accumulate-grad hook runs right after the gradient is stored in .grad; a hook that "
+                       "steps the optimizer and sets .grad to None (optimizer-in-backward) leaves no .grad to read "
+                       "after backward.",
+                fix=f"read or clip {name}'s gradient inside that hook (before it clears .grad), or remove the hook "
+                    f"when you step the optimizer after backward yourself.",
+                evidence=[h])
+        return None
+
     def _first_use(self, tid):
         for i in self.consumers.get(tid, ()):
             e = self.ev[i]
@@ -1376,7 +1586,9 @@ class Diagnosis:
         return None
 
     def _cut_explanation(self, tid, name, cause, se, e, path, k, root, returned=True):
-        site = self._region_site(se) if cause == "no_grad_block" else se.site
+        rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None
+        # a region cause is reported at the line that opened the region (a manual update at the update itself)
+        site = self._region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
         if cause == "reentrant_checkpoint" and site is not None:  # the checkpoint(...) call, not a line inside
             for i in range(len(site.stack) - 1, -1, -1):
                 fr = site.stack[i]
@@ -1401,11 +1613,14 @@ class Diagnosis:
         users = {i for o in e.output_ids() for i in self.consumers.get(o, ()) if self.ev[i].kind != "module"}
         cached = cause in ("inference_mode", "no_grad_block") and self._computed_once_reused(se)
         copied = None  # torch.tensor(z, ...) of one tensor (not a list): use z itself
+        listed = None  # torch.tensor([a, b]): the list as written
         if cause == "tensor_rewrap" and site is not None:
             arg = (_first_arg(site.code or "", "tensor(") or _first_arg(site.code or "", "as_tensor(")
                    or _first_arg(site.code or "", "Variable(") or _first_arg(site.code or "", "Tensor("))
             if arg and re.fullmatch(r"[A-Za-z_][\w.]*", arg):
                 copied = arg
+            elif arg and arg.startswith("[") and arg.endswith("]"):
+                listed = arg  # torch.tensor([a, b]) of tensors: each one is converted with float()
         decorated = None  # the region is a @torch.no_grad() decorator on a helper the forward calls
         if cause == "no_grad_block" and se.site is not None:
             g = self._governing_grad_mode(se)
@@ -1415,7 +1630,6 @@ class Diagnosis:
                     if fr.filename == g.site.filename and fr.lineno == g.site.lineno and k + 1 < len(se.site.stack):
                         decorated = se.site.stack[k + 1].function
                         break
-        rebind = _sgd_rebind(site) if cause == "no_grad_block" else None
         texts = {
             "detach": (f"{what} was detached{_at(site)}{_code(site)}",
                        "detach() returns a tensor that shares the values but has no history, so backward stops there.",
@@ -1448,13 +1662,17 @@ class Diagnosis:
                               "history.",
                               (f"use `{copied}` itself (torch.tensor() copies it without history); for another dtype "
                                f"or device use `{copied}.float()` / `{copied}.to(...)`." if copied else
+                               f"combine the tensors with `torch.stack({listed})` (torch.cat to join along an existing "
+                               f"dimension) instead of copying their values into a new tensor." if listed else
                                "combine tensors with torch.stack / torch.cat (or use the tensor directly) instead of "
-                               "torch.tensor([...]) / new_tensor(...).")),
+                               "copying their values into a new tensor.")),
             "no_grad_block": ((f"`{rebind}` was rebound{_at(site)}{_code(site)} to the result of an update made under "
                                f"no_grad, a new tensor that does not require grad" if rebind else
                                f"{what} was used while grad was switched off{_at(site)}{_code(site)}; "
                                f"{off_by}" if off_by else
-                               f"{what} was used inside a no_grad region{_at(site)}{_code(site)}"),
+                               f"{what} was used{_at(se.site)}{_code(se.site)} inside the no_grad region opened"
+                              f"{_at(site)}{_code(site)}" if site is not se.site and se.site is not None else
+                              f"{what} was used inside a no_grad region{_at(site)}{_code(site)}"),
                               "Inside torch.no_grad() (or @torch.no_grad(), set_grad_enabled(False)) results are "
                               "recorded without history.",
                               (f"update it in place under no_grad so it stays the leaf that requires grad: "
@@ -1475,7 +1693,9 @@ class Diagnosis:
                                 "part in the forward.",
                                 "apply it before creating the optimizer (or add the new parameters with "
                                 "optimizer.add_param_group)."),
-            "inference_mode": (f"{what} was used under torch.inference_mode(){_at(site)}{_code(site)}"
+            "inference_mode": ((f"{what} was used{_at(se.site)}{_code(se.site)} under torch.inference_mode(), opened"
+                                f"{_at(site)}{_code(site)}" if site is not se.site and se.site is not None else
+                                f"{what} was used under torch.inference_mode(){_at(site)}{_code(site)}")
                                + ("; that result was cached: later calls of "
                                   f"`{cached}` reused it instead of computing it again" if cached else ""),
                                "Tensors created under inference_mode have no history; .clone() afterwards makes a "
@@ -1531,12 +1751,12 @@ class Diagnosis:
         fix = "use an operation that keeps the graph."
         if lib.endswith(".sample") or lib.endswith("sample_n"):
             fix = ("use `.rsample()` (the reparameterised sample) so gradients reach the distribution's parameters, "
-                   "or a score-function estimator: `-(dist.log_prob(action) * advantage).mean()`.")
+                   "or a score-function (REINFORCE) estimator that weights the sample's log_prob by its reward.")
         return (f"{what} went through {lib}(){_at(site)}{_code(site)}, which runs without gradient",
                 f"{lib}() computes its result under torch.no_grad(), so nothing flows back through it.", fix)
 
     def _cut_input_label(self, e: Event, tid) -> str:
-        for r in e.inputs:
+        for r in sorted(e.inputs, key=lambda r: not r.requires_grad):  # (the input gradient should flow from)
             lab = self.label(r.tid)
             if not lab.startswith("t") or not lab[1:].isdigit():
                 return lab
@@ -1592,6 +1812,71 @@ class Diagnosis:
                     fix=fix, evidence=[e])
         return None
 
+    def _skipped_child(self, name, cpath, info) -> Explanation:
+        """A child module the forward never called: the early return (or partial loop) that skipped it."""
+        f = Frame.from_json(info["return_line"])
+        parent = [e for e in self.ev if e.kind == "module" and (e.op == info["parent"] or not info["parent"])]
+        outer = parent[-1].site.stack if parent and parent[-1].site else ()
+        site = self._frame_site(f, outer)
+        if info.get("loop"):
+            return Explanation(
+                "unused_parameter", site, name,
+                f"{name}.grad is None: `{cpath}` was never called: the loop{_at(site)}{_code(site)} goes "
+                f"over only part of `{info['loop']}` ({info.get('ran')} of its {info.get('of')} modules ran).",
+                detail="A module that is skipped in the forward gets no gradient for its parameters "
+                       "(and DDP reports them as unused).",
+                fix=f"loop over all of `{info['loop']}` (check the slice, or a zip with a shorter list).",
+                evidence=parent[-1:])
+        return Explanation(
+            "unused_parameter", site, name,
+            f"{name}.grad is None: `{cpath}` was never called: "
+            + ("the forward" if f.function.endswith("forward") else f"`{f.function.rsplit('.', 1)[-1]}`")
+            + f" returned early{_at(site)}{_code(site)} before reaching it.",
+            detail="A module that is skipped in the forward gets no gradient for its parameters "
+                   "(and DDP reports them as unused).",
+            fix=f"check the condition under which `{_plain(site)}` runs: it returns before `{cpath}` is called.",
+            evidence=parent[-1:])
+
+    def _stale_optimizer(self, tid, name, used):
+        """An optimizer holds ``tid``, which no module of the model names any more, while the forward trains
+        parameters no optimizer holds: the optimizer was built before layers were replaced or added."""
+        info = self.d.tensors[tid]
+        if not self.trainable or tid not in self.trainable:
+            return None
+        newer = [t for t in self.d.tensors.values() if t.role == "param" and t.name and t.requires_grad
+                 and t.tid not in self.trainable and t.tid in used]
+        if not any(t.shape == info.shape for t in newer):  # (a replacement: a new parameter of the same shape)
+            return None
+        owners = self.d.meta.get("param_owner") or {}
+        made = next((Site.from_json(owners[str(t.tid)]["site"]) for t in newer
+                     if (owners.get(str(t.tid)) or {}).get("site")), None)
+        step = next((e for e in self.ev if e.kind == "optimizer_step" and tid in (e.detail.get("params") or ())), None)
+        site = made or (step.site if step else None)
+        mods = sorted({t.name.rsplit(".", 1)[0] for t in newer if "." in t.name}) or [t.name for t in newer]
+        opt = (_receiver(step.site.code, ".step(") if step is not None and step.site is not None else None) \
+            or "optimizer"
+        shown = ", ".join(f"`{m}`" for m in mods[:3]) + (", …" if len(mods) > 3 else "")
+        return Explanation(
+            "param_recreated", site, name,
+            f"{name}.grad is None: the optimizer holds this parameter ({'x'.join(map(str, info.shape)) or 'scalar'}), "
+            f"which no module of the model uses any more, while the forward trains {shown}, which no optimizer holds"
+            + (f" (created{_at(made)}{_code(made)})" if made else "")
+            + ": the optimizer was built before those layers were replaced or added.",
+            detail="An optimizer keeps the Parameter objects it was given; layers replaced or added afterwards are "
+                   "not in it, and the replaced ones no longer take part in the forward.",
+            fix=f"build the optimizer after the model is complete, or add the new parameters: "
+                f"`{opt}.add_param_group({{'params': {py_expr(mods[0])}.parameters()}})`.",
+            evidence=[step] if step else [])
+
+    def _defined_site(self, name) -> Site | None:
+        """Where the module holding parameter ``name`` is defined in its owner's class (``self.extra = ...``),
+        when the recorder found that line for a child that was never called."""
+        defined = self.d.meta.get("uncalled_defined") or {}
+        best = max((c for c in defined if name.startswith(c + ".")), key=len, default=None)
+        if best is None:
+            return None
+        return self._frame_site(Frame.from_json(defined[best]))
+
     def _unused(self, tid, name):
         d = self.d
         cone = self.cone(tid)
@@ -1638,9 +1923,10 @@ class Diagnosis:
                             "param_recreated", site, name,
                             f"{name}.grad is None: it belongs to a second {mine['class']} instance created"
                             f"{_at(site)}{_code(site)}, which the optimizer holds; the forward uses the first one.",
-                            detail="An optimizer built from a new instance (e.g. `Adam(Net().parameters())`) updates "
-                                   "parameters the forward never uses.",
-                            fix="pass the parameters of the model that runs the forward: `Adam(model.parameters())`.",
+                            detail="An optimizer built from the parameters of a new instance updates parameters the "
+                                   "forward never uses.",
+                            fix=f"in `{_plain(site)}`, pass the parameters of the {mine['class']} that runs the forward "
+                                f"instead of a new instance's.",
                             evidence=[])
                     site = Site.from_json(o["site"]) if o.get("site") else None
                     return Explanation(
@@ -1665,44 +1951,31 @@ class Diagnosis:
                         f"layers (including {name}) never ran.",
                         detail="A parameter that is not used in the forward gets no gradient (and DDP complains "
                                "about unused parameters).",
-                        fix="check the condition of the early return (e.g. a drop probability of 1.0).",
+                        fix=f"check the condition under which `{_plain(site)}` returns the input unchanged.",
                         evidence=[e])
             for cpath, info in (d.meta.get("skipped_children") or {}).items():
                 if name.startswith(cpath + "."):
-                    f = Frame.from_json(info["return_line"])
-                    parent = [e for e in self.ev if e.kind == "module" and (e.op == info["parent"] or not info["parent"])]
-                    outer = parent[-1].site.stack if parent and parent[-1].site else ()
-                    site = self._frame_site(f, outer)
-                    if info.get("loop"):
-                        return Explanation(
-                            "unused_parameter", site, name,
-                            f"{name}.grad is None: `{cpath}` was never called: the loop{_at(site)}{_code(site)} goes "
-                            f"over only part of `{info['loop']}` ({info.get('ran')} of its {info.get('of')} modules ran).",
-                            detail="A module that is skipped in the forward gets no gradient for its parameters "
-                                   "(and DDP reports them as unused).",
-                            fix=f"loop over all of `{info['loop']}` (check the slice, or a zip with a shorter list).",
-                            evidence=parent[-1:])
-                    return Explanation(
-                        "unused_parameter", site, name,
-                        f"{name}.grad is None: `{cpath}` was never called: "
-                        + ("the forward" if f.function.endswith("forward") else f"`{f.function.rsplit('.', 1)[-1]}`")
-                        + f" returned early{_at(site)}{_code(site)} before reaching it.",
-                        detail="A module that is skipped in the forward gets no gradient for its parameters "
-                               "(and DDP reports them as unused).",
-                        fix="check the condition of that return (e.g. the module is still in eval() mode, or a "
-                            "probability/flag has the wrong value).",
-                        evidence=parent[-1:])
+                    res = self._skipped_child(name, cpath, info)
+                    dsite = self._defined_site(name)
+                    if dsite is not None:
+                        res.extra_sites.append(dsite)
+                    return res
+            stale = self._stale_optimizer(tid, name, used)
+            if stale is not None:
+                return stale
             mod = name.rsplit(".", 1)[0] if "." in name else None
             called = [e for e in self.ev if e.kind == "module" and e.op == mod]
+            dsite = self._defined_site(name)
             return Explanation(
-                "unused_parameter", None, name,
+                "unused_parameter", dsite, name,
                 f"{name}.grad is None: {name} was never used by any torch call in the traced step"
-                + ("" if called or mod is None else f" (module `{mod}` was never called)") + ".",
+                + ("" if called or mod is None else f" (module `{mod}` was never called)")
+                + (f"; it is defined{_at(dsite)}{_code(dsite)}" if dsite else "") + ".",
                 detail="A parameter that takes no part in the forward gets no gradient.",
                 fix=(f"call `{mod}` in forward, or leave it out of the model/optimizer." if mod else
                      f"use {name} in the forward, or leave it out of the optimizer."),
                 evidence=[])
-        # used, but its output was thrown away
+        # used, but its output was thrown away        # used, but its output was thrown away
         dead = None
         mods = [e for e in cone if e.kind == "module" and e.context == "user"]
         for e in reversed(mods):  # (the outermost module whose output is dropped: it completes last)
@@ -1751,7 +2024,9 @@ class Diagnosis:
             detail="A result that is computed and then discarded contributes nothing to the loss.",
             fix=(f"use the output of `{dead.op}`{_at(site)} in what the loss is computed from (assign it and pass it "
                  f"on), or remove `{dead.op}`." if dead is not None and dead.kind == "module" else
-                 "assign the result (e.g. `out = self.bn2(out)`) or remove the unused layer."),
+                 f"use the result of `{_plain(site)}` (assign it and pass it on to what the loss is computed "
+                 f"from), or remove that computation." if _plain(site) else
+                 "use the result in what the loss is computed from, or remove that computation."),
             evidence=[dead] if dead else [])
 
     # --- failure ---------------------------------------------------------------------------------
@@ -1761,30 +2036,11 @@ class Diagnosis:
             return None
         msg = x.message
         exp = None
-        if "modified by an inplace operation" in msg:
-            exp = self._fail_inplace(msg)
-        elif "does not require grad and does not have a grad_fn" in msg:
-            exp = self._fail_no_grad_fn()
-        elif "Can't call numpy() on Tensor that requires grad" in msg:
-            exp = self._fail_numpy()
-        elif "Inference tensors cannot be saved for backward" in msg:
-            exp = self._fail_inference()
-        elif "backward through the graph a second time" in msg:
-            exp = self._fail_twice()
-        elif "marked with @once_differentiable" in msg:
-            exp = self._fail_once_differentiable(msg)
-        elif ("returned an incorrect number of gradients" in msg or "returned an invalid gradient" in msg
-              or "function " in msg and "returned" in msg):
-            exp = self._fail_custom(msg)
-        elif "is not implemented" in msg and "derivative for" in msg:
-            exp = self._fail_no_derivative(msg)
-        elif "did not receive grad" in msg or ("finished reduction" in msg and "not used in producing loss" in msg):
-            exp = self._fail_reduction_unused(msg)
-        elif "appears to not have been used in the graph" in msg:
-            e = self._error_event()
-            exp = Explanation("unused_parameter", e.site if e else x.site, "backward",
-                              "torch.autograd.grad failed: one of the inputs was not used to compute the outputs.",
-                              fix="pass allow_unused=True, or remove that input.", evidence=[e] if e else [])
+        for pattern, handler in _ERRORS:
+            if pattern.search(msg):
+                exp = getattr(self, handler)(msg)
+                if exp is not None:
+                    break
         if exp is None:
             e = self._error_event()
             exp = Explanation("unknown", (e.site if e else None) or x.site, "the step",
@@ -1792,7 +2048,36 @@ class Diagnosis:
                               detail="gradscope has no rule for this error; the site is where it was raised.",
                               fix="see the error message.", evidence=[e] if e else [])
         exp.status = "error"
+        exp.site = statement_site(exp.site)
         return exp
+
+    def _fail_unused_input(self, msg):
+        """autograd.grad(outputs, inputs): an input "was not used in the graph". What cut it from the outputs
+        (a NumPy round trip, a re-wrap, a detach) is the cause, found on the data path like any cut."""
+        e = self._error_event()
+        bw = e if e is not None and e.kind == "backward" else self._failing_backward()
+        for tid in (bw.detail.get("inputs") or ()) if bw is not None else ():
+            if tid not in self.d.tensors:
+                continue
+            name = self.label(tid)
+            res = self._data_cut(tid, name, [bw])
+            if res is not None:
+                head = f"{name}.grad is None: "
+                body = res.summary[len(head):] if res.summary.startswith(head) else res.summary
+                res.summary = (f"torch.autograd.grad failed: the input `{name}` was not used to compute the outputs "
+                               f"with history: {body}")
+                res.target = name
+                return res
+        return Explanation("unused_parameter", e.site if e else self.d.exception.site, "backward",
+                           "torch.autograd.grad failed: one of the inputs was not used to compute the outputs.",
+                           fix="pass allow_unused=True, or remove that input.", evidence=[e] if e else [])
+
+    def _one_backward_fix(self, *bws) -> str:
+        """Sum the losses of several backward calls into one: named from the user's loss names when they have some."""
+        names = list(dict.fromkeys(self._root_label(b) for b in bws))
+        named = len(names) > 1 and not any(re.fullmatch(r"t\d+|the loss|.*\(\.\.\.\)", n) for n in names)
+        how = f" (`({' + '.join(names)}).backward()`)" if named else " on their sum"
+        return f"add the losses and call backward once{how}, or pass retain_graph=True to every backward but the last."
 
     def _error_event(self):
         i = self.d.exception.event if self.d.exception else None
@@ -1898,17 +2183,18 @@ class Diagnosis:
                     "so backward refuses to run."),
             fix=(("a graph kept alive across steps (retain_graph=True, e.g. on a hidden state carried into the next "
                   "batch) still holds the weights that optimizer.step() changed: detach the carried state every step "
-                  "(`h = h.detach()`) and drop retain_graph=True."
+                  "(`<state> = <state>.detach()`) and drop retain_graph=True."
                   if e.context == "optimizer" and any(b.kind == "backward" and b.detail.get("retain_graph")
                                                       and b.index < e.index for b in self.ev) else
                   _out_of_place(e.site.code if e.site else "") or
-                  ("use an out-of-place version (e.g. `out = out + identity`, `x = x.masked_fill(mask, 0)`, "
-                   "relu(inplace=False))" + (", or run backward for every loss before optimizer.step() changes the "
-                                             "weights" if e.context == "optimizer" else "") + "."))),
+                  (f"write `{_plain(e.site)}` out of place (a new tensor instead of writing into one autograd "
+                   f"saved; inplace=False for activations)" + (", or run backward for every loss before "
+                                                               "optimizer.step() changes the weights"
+                                                               if e.context == "optimizer" else "") + "."))),
             path=[PathStep(_opname(se), se.op, se.site, note="saved for backward")] if se else [],
             evidence=[e] + ([se] if se else []))
 
-    def _fail_no_grad_fn(self):
+    def _fail_no_grad_fn(self, msg=None):
         bw = self._failing_backward()
         roots = (bw.detail.get("roots") or bw.input_ids()) if bw else []
         root = self._root_label(bw) if bw is not None and roots else "the loss"
@@ -1945,14 +2231,15 @@ class Diagnosis:
                 detail="With every parameter frozen (requires_grad=False) and the other inputs detached, the loss has no "
                        "grad_fn, so backward has nothing to differentiate.",
                 fix=whole[1] if whole and whole[1] else
-                    "set requires_grad_(True) again after the step that needed them frozen (e.g. unfreeze D before "
-                    "its own update).", evidence=frozen[-3:])
+                    f"set requires_grad_(True) again on {shown} before the step that trains them (after the step "
+                    f"that needed them frozen).", evidence=frozen[-3:])
         cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and any(r.requires_grad for r in e.inputs)]
         if cuts:
             e = cuts[-1]
             k = evs.index(e)
             cause, se = self._cause_of_cut(e, evs, k)
-            site = self._region_site(se) if cause == "no_grad_block" else se.site
+            rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None
+            site = self._region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
             what = self._cut_input_label(e, e.inputs[0].tid if e.inputs else None)
             fix = self._cut_explanation(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root).fix
             same = [c for c in cuts if c.site is not None and e.site is not None and c.site.stack == e.site.stack
@@ -1999,7 +2286,8 @@ class Diagnosis:
             if left:
                 e = left[-1]
                 cause, se = self._cause_of_cut(e)
-                site = self._region_site(se) if cause == "no_grad_block" else se.site
+                rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None
+                site = self._region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
                 what = self._cut_input_label(e, e.inputs[0].tid if e.inputs else None)
                 return Explanation(
                     cause, site, root,
@@ -2134,7 +2422,7 @@ class Diagnosis:
                  "DistributedDataParallel (or set requires_grad=False on it)."),
             path=sub.path, evidence=([e] if e else []) + list(sub.evidence)[:1])
 
-    def _fail_numpy(self):
+    def _fail_numpy(self, msg=None):
         e = self._error_event()
         if e is None:
             for x in reversed(self.ev):
@@ -2151,7 +2439,7 @@ class Diagnosis:
             fix=f"for logging/plotting: `{what}.detach().cpu().numpy()`; if the result feeds the loss, keep the "
                 f"computation in torch instead.", evidence=[e] if e else [])
 
-    def _fail_inference(self):
+    def _fail_inference(self, msg=None):
         e = self._error_event()
         src = None
         if e is not None:
@@ -2169,7 +2457,7 @@ class Diagnosis:
             fix="compute it outside torch.inference_mode() when it takes part in training (cloning it only hides "
                 "the problem: the clone has no history).", evidence=[x for x in (src, e) if x])
 
-    def _fail_twice(self):
+    def _fail_twice(self, msg=None):
         bw = self._failing_backward()
         earlier = [e for e in self._backward_events() if bw is not None and e.index < bw.index]
         prev = earlier[-1] if earlier else None
@@ -2201,8 +2489,7 @@ class Diagnosis:
                     f"earlier backward{_at(prev.site)} already freed the graph behind it.",
                     detail="Each backward frees the graph it ran through; a second loss built on the same shared "
                            "part cannot backpropagate through it again.",
-                    fix="add the losses and call backward once (`sum(losses).backward()` or `(loss1 + loss2).backward()`), "
-                        "or pass retain_graph=True to every backward but the last.",
+                    fix=self._one_backward_fix(prev, bw),
                     evidence=[e, prev, bw])
             return Explanation(
                 "backward_twice", p.site if p is not None and p.site else e.site, name,
@@ -2220,7 +2507,7 @@ class Diagnosis:
             f"{_at(prev.site if prev else None)} already freed.",
             detail="After backward, autograd frees the saved tensors of the graph. Running backward again through any "
                    "part of it fails, e.g. when a hidden state is carried across steps without detach().",
-            fix="detach state carried between steps (`h = h.detach()`), recompute the forward, or pass "
+            fix="detach state carried between steps (`<state> = <state>.detach()`), recompute the forward, or pass "
                 "retain_graph=True to the first backward if you really need two.",
             evidence=[x for x in (bw, prev) if x])
 
@@ -2299,6 +2586,74 @@ class Diagnosis:
                 t = e.input_ids()[0] if e.inputs else None
                 e.verdict = "harmful" if (t is not None and self.consumers.get(t) and any(
                     i > e.index and i in reach for i in self.consumers[t])) else "benign"
+        self._mark_corrupting()
+
+    def _corrupting_writes(self) -> list:
+        """In-place writes through a ``.data`` alias into a tensor that autograd saved for a backward that ran
+        afterwards: [(write, the .data event, the op that saved the tensor)]. PyTorch's version check does not see
+        them, so backward silently uses the overwritten values."""
+        hit = self.__dict__.get("_corrupt")
+        if hit is not None:
+            return hit
+        out = []
+        alias = {}
+        for e in self.ev:
+            # (.data only: a .detach() alias shares the version counter, so autograd raises instead)
+            if e.kind == "cut" and e.cut == "data" and e.inputs and e.outputs:
+                alias[e.outputs[0].tid] = (e, e.inputs[0].tid)
+        ran = {}  # forward event index -> first backward that ran its node
+        if alias:
+            for b in self.d.backwards:
+                for n in b.nodes.values():
+                    if n.ran and n.event is not None:
+                        ran.setdefault(n.event, b.event)
+        for w in self.ev if alias else ():
+            if w.kind != "inplace":
+                continue
+            a = alias.get(w.detail.get("target")) or alias.get(w.detail.get("base"))
+            if a is None:
+                continue
+            cut, orig = a
+            savers = [self.ev[i] for i in self.consumers.get(orig, ()) if i < w.index and self.ev[i].kind == "op"
+                      and _opname(self.ev[i]) not in _NO_SAVE]
+            p = self.d.producer(orig)
+            if p is not None and p.index < w.index and _opname(p) in _SAVES_RESULT:
+                savers.insert(0, p)
+            saver = next((x for x in savers if ran.get(x.index, -1) > w.index), None)
+            if saver is not None:
+                out.append((w, cut, saver))
+        self._corrupt = out
+        return out
+
+    def _corrupted(self, tid, name, status):
+        """``tid``'s gradient was computed from values overwritten through .data / a detached alias."""
+        writes = self._corrupting_writes()
+        if not writes:
+            return None
+        cone = {x.index for x in self.cone(tid)}
+        for w, cut, saver in writes:
+            if saver.index not in cone and saver.index != self.d.tensors[tid].producer:
+                continue
+            orig = self.label(cut.inputs[0].tid)
+            how = ".data"
+            got = {"zero": "all zeros", "nonfinite": "inf/nan", "received": "computed from overwritten values"}.get(
+                status, "wrong")
+            return Explanation(
+                "inplace_saved_tensor", w.site, name,
+                f"{name}.grad is {got}: {_opname(w)}(){_at(w.site)}{_code(w.site)} wrote into `{orig}` through {how} "
+                f"after {_opname(saver)}(){_at(saver.site)} saved it for backward, so backward used the overwritten "
+                f"values; PyTorch does not notice writes through {how}.",
+                detail="Autograd saves some inputs and results of an operation to compute its gradient. A write "
+                       "through .data changes them without bumping the version autograd checks, so the gradient is "
+                       "silently wrong instead of an error.",
+                fix=f"do not write into `{orig}` through {how} while the graph that saved it is still "
+                    f"to be used: compute a new tensor instead (out of place), or make the change after backward.",
+                evidence=[w, cut, saver])
+        return None
+
+    def _mark_corrupting(self):
+        for w, cut, _saver in self._corrupting_writes():
+            w.verdict = cut.verdict = "harmful"
 
     def _zero_harm(self, e):
         for b in self.d.backwards:

@@ -86,6 +86,7 @@ class Explanation:
     path: list = field(default_factory=list)  # PathStep
     evidence: list = field(default_factory=list)  # Event
     status: str = ""  # gradient status: "none" | "zero" | "nonfinite" | "received" | "error"
+    extra_sites: list = field(default_factory=list)  # Site: further lines that take part (other cuts, a definition)
 
     @property
     def ok(self) -> bool:
@@ -98,6 +99,8 @@ class Explanation:
             lines.append(f"  where: {self.site.short} in {self.site.function}")
             if self.site.code:
                 lines.append(f"         {self.site.code}")
+        for s in self.extra_sites:
+            lines.append(f"  also:  {s.short} in {s.function}" + (f": {s.code}" if s.code else ""))
         if self.detail:
             lines.append(f"  why:   {self.detail}")
         if self.path:
@@ -136,6 +139,7 @@ class Explanation:
                 for s in self.path
             ],
             "evidence": [e.index for e in self.evidence if isinstance(e, Event)],
+            "extra_sites": [s.to_json() for s in self.extra_sites],
         }
 
 

@@ -266,7 +266,8 @@ class Event:
     ``kind`` is one of :data:`EVENT_KINDS`; for ``kind == "cut"``, ``cut`` is one of
     :data:`CUT_KINDS`. ``context`` says who made the call: ``"user"``, ``"optimizer"``,
     ``"custom_function"`` (inside an autograd.Function.forward), ``"checkpoint"``,
-    ``"init"`` (nn.init / module construction), ``"clip"``, ``"data"``, ``"compiled"``.
+    ``"init"`` (nn.init / module construction), ``"clip"``, ``"data"``, ``"compiled"``, ``"setup"``
+    (torch working on parameters on the user's behalf: module.to() / .double() converting them).
     ``detail`` holds kind-specific JSON-safe facts. ``verdict`` is filled in by the
     diagnosis for cuts: ``"harmful"`` or ``"benign"``.
     """

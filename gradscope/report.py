@@ -251,6 +251,8 @@ def _explanation_parts(exp: Explanation, st: _Styles, also: list = ()) -> list:
     if exp.site is not None:
         parts.append(Text(""))
         parts.append(_excerpt(exp.site, st))
+    for s in exp.extra_sites:  # other lines that take part: further cuts, where a module is defined
+        parts.append(Text.assemble(("also at: ", st("label")), (s.short, st("dim")), f"  {s.code}" if s.code else ""))
     rows = Table.grid(padding=(0, 1))
     rows.add_column(no_wrap=True, style=st("label"), min_width=5)
     rows.add_column()

@@ -688,7 +688,7 @@ def test_why_unseen_tensor_raises_clear_error():
 
 
 # =============================================================================================
-# wording: what the explanation names (batch `scenarios_more`)
+# wording: what the explanation names (scenarios of the second batch)
 # =============================================================================================
 def test_rewrap_names_what_was_copied_not_the_torch_module():
     head = nn.Linear(4, 4)
@@ -765,7 +765,7 @@ def test_embedding_of_only_padding_indices_says_so():
         e = emb(torch.zeros(3, 5, dtype=torch.long))  # L:w_pad
         head(e.mean(1)).sum().backward()
     exp = tr.why(emb.weight)
-    assert_explains(exp, "zero_gradient", "emb.weight", "w_pad", "padding id")
+    assert_explains(exp, "zero_gradient", "emb.weight", "w_pad", "every one is the padding index")
     assert "padding_idx" in exp.detail
 
 
@@ -843,7 +843,7 @@ def test_zero_grad_of_an_optimizer_that_also_holds_the_other_models_parameters()
         opt_d.step()
         opt_g.step()
     exp = tr.why(G.weight)
-    assert_explains(exp, "set_to_none_timing", "param_groups of 2 optimizers", "w_two_opts", "only its own parameters")
+    assert_explains(exp, "set_to_none_timing", "param_groups of 2 optimizers", "w_two_opts", "only the parameters of the model it trains")
 
 
 def test_parameter_rewrapped_every_step_gets_an_in_place_fix():
@@ -945,7 +945,7 @@ def test_a_hinge_that_is_zero_everywhere_is_not_called_a_dead_relu():
         loss = F.relu(d_ap - d_an - 1e6).mean()  # L:w_hinge
         loss.backward()
     exp = tr.why(emb.weight)
-    assert_explains(exp, "zero_gradient", "emb.weight", "w_hinge", "positive margin")
+    assert_explains(exp, "zero_gradient", "emb.weight", "w_hinge", "check the margin in `")
     assert "hinge" in exp.detail and "dead ReLU" not in exp.detail
 
 
@@ -1192,7 +1192,8 @@ def test_an_optimizer_built_over_a_second_instance_is_blamed_at_that_line():
         loss.backward()
         opt.step()
     exp = tr.why(opt.param_groups[0]["params"][0])
-    assert_explains(exp, "param_recreated", "second Linear instance", "w_second", "Adam(model.parameters())")
+    assert_explains(exp, "param_recreated", "second Linear instance", "w_second",
+                    "in `opt = torch.optim.SGD(_Net().parameters(), lr=0.1)`, pass the parameters of the Linear that runs")
 
 
 def test_variable_rewrap_is_reported_at_its_own_line():
@@ -1216,7 +1217,7 @@ def test_one_backward_per_head_on_a_shared_trunk_suggests_one_backward():
             for h in heads:
                 F.cross_entropy(h(feats), torch.randint(0, 2, (6,))).backward()
     f = tr.failure
-    assert_explains(f, "backward_twice", "feeds more than one loss", "w_trunk", "sum(losses).backward()")
+    assert_explains(f, "backward_twice", "feeds more than one loss", "w_trunk", "add the losses and call backward once")
 
 
 def test_a_layer_kept_in_a_plain_list_gets_gradients_but_no_optimizer_holds_it():
@@ -1252,7 +1253,7 @@ def test_optimizer_step_under_a_graph_retained_across_steps_suggests_detaching_t
                 out.pow(2).mean().backward(retain_graph=True)
                 opt.step()  # L:w_retained_step
     f = tr.failure
-    assert_explains(f, "inplace_saved_tensor", "modified", "w_retained_step", "h = h.detach()")
+    assert_explains(f, "inplace_saved_tensor", "modified", "w_retained_step", "detach the carried state every step")
 
 
 def test_student_run_inside_the_teachers_no_grad_block_is_not_the_teachers_freeze():

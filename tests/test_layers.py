@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "gradscope"
 
 #: modules that hold plain data, rules or renderers: they must run without torch
-PURE = ["model", "errors", "explanation", "naming", "diagnosis", "report", "graph", "_output", "watchlog",
+PURE = ["model", "errors", "explanation", "naming", "diagnosis", "_source", "report", "graph", "_output", "watchlog",
         "watchrules", "watch_render"]
 
 

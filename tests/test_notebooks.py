@@ -91,7 +91,7 @@ BUGS = [  # tag, cause, the buggy line (None: the site is not in that cell)
     ("detach", "detach", ".detach()"),
     ("numpy", "numpy_roundtrip", "torch.from_numpy"),
     ("item", "item_roundtrip", "loss.item()"),
-    ("no_grad", "no_grad_block", "torch.relu(self.fc1(x))"),
+    ("no_grad", "no_grad_block", "with torch.no_grad():"),  # (the region opener; the op inside is in its stack)
     ("argmax", "nondifferentiable_op", "argmax("),
     ("inplace", "inplace_saved_tensor", "h.mul_(2)"),
     ("frozen", "frozen_param", None),

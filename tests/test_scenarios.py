@@ -1,19 +1,19 @@
 """Every gradient-bug scenario, scored the way ``shared/scenarios/check.py`` scores it.
 
-Two folders are collected:
+Two sets are collected:
 
 * the public scenarios in ``<repo>/../shared/scenarios`` (skipped cleanly when absent), and
-* ``tests/scenarios_extra`` (real-world shapes written for generalization; see its FINDINGS.md), and
-* ``tests/scenarios_more``, ``tests/scenarios_third`` ... ``tests/scenarios_eighth`` (later batches; see
-  their FINDINGS.md).
+* ``tests/scenarios/<cause>/NN_<slug>.py``: the in-repo scenarios (real-world shapes written for
+  generalization, in batches), one folder per expected cause (``ok`` for correct code).
 
 Each scenario is run plain and under ``gradscope.trace()``; the test asserts that the bug
 still shows the same way under tracing (transparency), that the explanation's cause is the
 scenario's CAUSE, and that its site is the ``# <-- CUT`` line (or that line is in ``site.stack``).
 The scoring code is the shared ``check.py`` when present, else the local copy in ``_scoring.py``.
 
-Scenarios that expose a gap not fixed yet are listed in ``KNOWN_GAPS`` and marked
-``xfail(strict=True)``: a fix makes them XPASS, which fails the run until the entry is removed.
+Scenarios that expose a gap not fixed yet are listed in ``KNOWN_GAPS`` (and in
+``tests/scenarios/OPEN_GAPS.md``) and marked ``xfail(strict=True)``: a fix makes them XPASS, which fails
+the run until the entry is removed.
 """
 from __future__ import annotations
 
@@ -27,14 +27,7 @@ import gradscope
 
 HERE = Path(__file__).resolve().parent
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "scenarios"
-EXTRA = HERE / "scenarios_extra"
-MORE = HERE / "scenarios_more"
-THIRD = HERE / "scenarios_third"
-FOURTH = HERE / "scenarios_fourth"
-FIFTH = HERE / "scenarios_fifth"
-SIXTH = HERE / "scenarios_sixth"
-SEVENTH = HERE / "scenarios_seventh"
-EIGHTH = HERE / "scenarios_eighth"
+SCENARIOS = HERE / "scenarios"
 
 
 def _load_scoring():
@@ -55,34 +48,30 @@ def _load_scoring():
 
 SCORING = _load_scoring()
 
-#: scenario file name -> why it fails today (gradscope gap, see the folder's FINDINGS.md).
+#: scenario (cause/file name) -> why it fails today (gradscope gap, see tests/scenarios/OPEN_GAPS.md).
 KNOWN_GAPS: dict[str, str] = {
-    "more/52_tensor_rewrap_tensor_subclass_make_subclass.py": "a tensor subclass made with Tensor._make_subclass from a temporary: the call is invisible to the mode and the original is gone when the new tensor is first seen (FINDINGS.md, batch 3)",
+    "tensor_rewrap/07_tensor_rewrap_tensor_subclass_make_subclass.py": "a tensor subclass made with "
+    "Tensor._make_subclass from a temporary: the call is invisible to the mode and the original is gone when the "
+    "new tensor is first seen (OPEN_GAPS.md)",
 }
 
 
-def _cases(folder: Path, tag: str):
-    if not folder.is_dir():
-        return []
+def _params(paths, tag_of):
     out = []
-    for p in sorted(folder.glob("[0-9][0-9]_*.py")):
-        marks = []
-        reason = KNOWN_GAPS.get(f"{tag}/{p.name}")
-        if reason:
-            marks.append(pytest.mark.xfail(strict=True, reason=reason))
-        out.append(pytest.param(p, id=f"{tag}/{p.stem}", marks=marks))
+    for p in paths:
+        tag = tag_of(p)
+        reason = KNOWN_GAPS.get(tag)
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        out.append(pytest.param(p, id=tag[:-3], marks=marks))
     return out
 
 
-SHARED_CASES = _cases(SHARED, "shared")
-EXTRA_CASES = _cases(EXTRA, "extra")
-MORE_CASES = _cases(MORE, "more")
-THIRD_CASES = _cases(THIRD, "third")
-FOURTH_CASES = _cases(FOURTH, "fourth")
-FIFTH_CASES = _cases(FIFTH, "fifth")
-SIXTH_CASES = _cases(SIXTH, "sixth")
-SEVENTH_CASES = _cases(SEVENTH, "seventh")
-EIGHTH_CASES = _cases(EIGHTH, "eighth")
+SHARED_CASES = _params(sorted(SHARED.glob("[0-9][0-9]_*.py")) if SHARED.is_dir() else [],
+                       lambda p: f"shared/{p.name}")
+CAUSE_DIRS = sorted(d for d in SCENARIOS.iterdir() if d.is_dir() and not d.name.startswith(("_", "."))) \
+    if SCENARIOS.is_dir() else []
+CASES = _params([p for d in CAUSE_DIRS for p in sorted(d.glob("[0-9][0-9]_*.py"))],
+                lambda p: f"{p.parent.name}/{p.name}")
 
 
 def _score(path: Path) -> dict:
@@ -114,68 +103,32 @@ def test_shared_scenario(path):
     _assert_scenario(path)
 
 
-@pytest.mark.skipif(not EXTRA_CASES, reason=f"no scenarios in {EXTRA}")
-@pytest.mark.parametrize("path", EXTRA_CASES or [None])
-def test_extra_scenario(path):
+@pytest.mark.parametrize("path", CASES)
+def test_scenario(path):
     _assert_scenario(path)
 
 
-@pytest.mark.skipif(not MORE_CASES, reason=f"no scenarios in {MORE}")
-@pytest.mark.parametrize("path", MORE_CASES or [None])
-def test_more_scenario(path):
-    _assert_scenario(path)
+def test_known_gaps_name_existing_scenarios():
+    have = {f"{p.parent.name}/{p.name}" for d in CAUSE_DIRS for p in d.glob("[0-9][0-9]_*.py")}
+    assert set(KNOWN_GAPS) <= have, set(KNOWN_GAPS) - have
 
 
-@pytest.mark.skipif(not THIRD_CASES, reason=f"no scenarios in {THIRD}")
-@pytest.mark.parametrize("path", THIRD_CASES or [None])
-def test_third_scenario(path):
-    _assert_scenario(path)
-
-
-@pytest.mark.skipif(not FOURTH_CASES, reason=f"no scenarios in {FOURTH}")
-@pytest.mark.parametrize("path", FOURTH_CASES or [None])
-def test_fourth_scenario(path):
-    _assert_scenario(path)
-
-
-@pytest.mark.skipif(not FIFTH_CASES, reason=f"no scenarios in {FIFTH}")
-@pytest.mark.parametrize("path", FIFTH_CASES or [None])
-def test_fifth_scenario(path):
-    _assert_scenario(path)
-
-
-@pytest.mark.skipif(not SIXTH_CASES, reason=f"no scenarios in {SIXTH}")
-@pytest.mark.parametrize("path", SIXTH_CASES or [None])
-def test_sixth_scenario(path):
-    _assert_scenario(path)
-
-
-@pytest.mark.skipif(not SEVENTH_CASES, reason=f"no scenarios in {SEVENTH}")
-@pytest.mark.parametrize("path", SEVENTH_CASES or [None])
-def test_seventh_scenario(path):
-    _assert_scenario(path)
-
-
-@pytest.mark.skipif(not EIGHTH_CASES, reason=f"no scenarios in {EIGHTH}")
-@pytest.mark.parametrize("path", EIGHTH_CASES or [None])
-def test_eighth_scenario(path):
-    _assert_scenario(path)
-
-
-@pytest.mark.parametrize("folder", [EXTRA, MORE, THIRD, FOURTH, FIFTH, SIXTH, SEVENTH, EIGHTH],
-                         ids=["extra", "more", "third", "fourth", "fifth", "sixth", "seventh", "eighth"])
-def test_extra_scenarios_are_well_formed(folder):
-    """Each extra scenario has the metadata check.py needs and exactly one CUT line."""
-    names = sorted(p.name for p in folder.glob("[0-9][0-9]_*.py"))
+@pytest.mark.parametrize("folder", CAUSE_DIRS, ids=[d.name for d in CAUSE_DIRS])
+def test_scenario_folder_is_well_formed(folder):
+    """Each scenario sits in the folder of its cause, has the metadata check.py needs and exactly one CUT line;
+    a folder is numbered 01..N (check.py --cases <folder> scores only files named NN_*.py)."""
+    names = sorted(p.name for p in folder.glob("*.py"))
     assert names, f"{folder} is empty"
+    assert all(n[:2].isdigit() and n[2] == "_" for n in names), names
     nums = [int(n[:2]) for n in names]
-    assert nums == list(range(1, len(names) + 1)), "extra scenarios must be numbered 01..N without gaps"
+    assert nums == list(range(1, len(names) + 1)), "scenarios must be numbered 01..N without gaps"
     vocab = set(gradscope.CAUSES)
+    assert folder.name in vocab, f"{folder.name} is not one of gradscope.CAUSES"
     for n in names:
         mod = SCORING.load(str(folder / n))
+        assert mod.CAUSE == folder.name, f"{n}: CAUSE {mod.CAUSE!r} in folder {folder.name}"
         assert mod.CUT_LINE_MARK == "# <-- CUT", n
         assert mod.EXPECT in ("grad_none", "grad_zero", "backward_error", "grad_ok"), n
         assert (mod.CAUSE == "ok") == (mod.EXPECT == "grad_ok"), n
-        assert mod.CAUSE in vocab, f"{n}: cause {mod.CAUSE!r} is not one of gradscope.CAUSES"
         assert mod.EXPECT == "backward_error" or isinstance(mod.QUERY, str), n
         SCORING.cut_line(str(folder / n), mod.CUT_LINE_MARK)
