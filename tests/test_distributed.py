@@ -101,8 +101,9 @@ def test_torchrun_ddp_unused_parameter_error_is_explained(tmp_path):
     assert "module.body" not in f["summary"] and "module.head." not in f["summary"]
     assert "`module.aux_head` was never called" in f["summary"]
     assert "find_unused_parameters=True" in f["fix"]
+    # the module no forward calls is shown where it is defined (what to use or remove)
     assert f["site"]["lineno"] == DDP_SCRIPT.splitlines().index(
-        "    loss = model(torch.randn(8, 4) + rank).pow(2).mean()") + 1
+        "        self.aux_head = nn.Linear(8, 2)  # never called in forward") + 1
     assert "Expected to have finished reduction" in p.stderr  # the script's own traceback is still there
 
 

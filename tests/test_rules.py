@@ -505,7 +505,9 @@ def test_an_unfreeze_that_did_not_reach_a_parameter(how, mark):
 #: names a literal code span in a fix template may use: torch's API roots, Python keywords and builtins, and the
 #: generic loop/placeholder names of an idiom (a method after a dot is API and always allowed)
 _TEMPLATE_NAMES = {"torch", "nn", "F", "np", "for", "in", "with", "if", "else", "not", "and", "or", "None", "True", "False",
-                   "lambda", "zip", "sum", "p", "g", "n", "grads", "params", "mean", "std", "soft", "hard", "lr"}
+                   "lambda", "zip", "sum", "p", "g", "n", "grads", "params", "mean", "std", "soft", "hard", "lr",
+                   # gradscope's own command line (`gradscope run --eager-compile`)
+                   "gradscope", "run", "eager", "compile"}
 
 
 def _literal_text(node):
