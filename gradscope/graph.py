@@ -43,20 +43,20 @@ import os
 import re
 import textwrap
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from .errors import DotNotFoundError, GradscopeError, UnknownTargetError
 from .model import Event, TraceData, fmt_norm
 
 __all__ = [
-    "GraphView",
-    "GNode",
-    "GEdge",
-    "GCluster",
-    "build_graph",
-    "PALETTE",
     "DOT_INSTALL_HINT",
+    "PALETTE",
+    "GCluster",
+    "GEdge",
+    "GNode",
+    "GraphView",
+    "build_graph",
 ]
 
 # --------------------------------------------------------------------------- palette
@@ -364,7 +364,7 @@ def _dot_missing_message(path: str | None, dot_path: str | None, fmt: str) -> st
 
 def _import_graphviz():
     try:
-        import graphviz  # noqa: PLC0415  (optional dependency, imported lazily)
+        import graphviz
     except ImportError:
         raise GradscopeError(
             "drawing the graph needs the graphviz Python package: pip install graphviz "
@@ -377,13 +377,13 @@ def _graphviz_pure(fmt: str) -> str | None:
     """The `graphviz-pure` program, when installed and able to write ``fmt``; see NOTE [graphviz-pure]."""
     if fmt not in ("svg", "png", "jpeg"):
         return None
-    import shutil  # noqa: PLC0415
+    import shutil
 
     return shutil.which("graphviz-pure")
 
 
 def _run_graphviz_pure(exe: str, fmt: str, source: str) -> bytes:
-    import subprocess  # noqa: PLC0415
+    import subprocess
 
     proc = subprocess.run([exe, f"-T{fmt}"], input=source.encode("utf-8"), capture_output=True, timeout=120)
     if proc.returncode != 0:
@@ -421,10 +421,10 @@ _NODE_STYLES: dict = {
              "color": _P["root"]},
     "root_failed": {"shape": "ellipse", "style": "filled,bold", "peripheries": "2", "fillcolor": _P["none_fill"],
                     "color": _P["none"]},
-    "module": {"shape": "box3d", "style": "filled", "fillcolor": _P["module_fill"], "color": _P["module_border"]},
-    "module_bad": {"shape": "box3d", "style": "filled,bold", "fillcolor": _P["module_fill"], "color": _P["none"],
+    "module": {"shape": "box3d", "margin": "0.16,0.09", "style": "filled", "fillcolor": _P["module_fill"], "color": _P["module_border"]},
+    "module_bad": {"shape": "box3d", "margin": "0.16,0.09", "style": "filled,bold", "fillcolor": _P["module_fill"], "color": _P["none"],
                    "penwidth": "2"},
-    "module_nograd": {"shape": "box3d", "style": "filled", "fillcolor": _P["nograd_fill"], "color": "#8c8c8c"},
+    "module_nograd": {"shape": "box3d", "margin": "0.16,0.09", "style": "filled", "fillcolor": _P["nograd_fill"], "color": "#8c8c8c"},
     "optimizer": {"shape": "box", "style": "rounded,filled", "fillcolor": "#e5f5f9", "color": "#2c7fb8"},
     "exception": {"shape": "box", "style": "filled,bold", "fillcolor": _P["none_fill"], "color": _P["none"],
                   "penwidth": "2"},
@@ -644,6 +644,24 @@ class _N:
     region: str = ""  # "no_grad @ t.py:3" for grad-disabled ops
     n_ops: int = 0
     mark: str = ""
+    pprefix: str = ""  # parameters: what precedes the module path in the name (a root's name)
+    pleaf: str = ""  # parameters: what follows it ("weight")
+    norm: float | None = None  # parameters: the gradient's norm
+
+
+def _param_home(name: str, consumer: str | None) -> tuple:
+    """(module path, prefix, leaf) of a parameter called ``name``, first read by an op in module
+    ``consumer``: the module is the consumer's when the name runs through it (``model.fc1.weight``
+    read in ``fc1``: ``("fc1", "model.", "weight")``, whatever root prefix the name carries),
+    else the name's own parent."""
+    if consumer:
+        if name.startswith(consumer + "."):
+            return consumer, "", name[len(consumer) + 1:]
+        at = name.find("." + consumer + ".")
+        if at >= 0:
+            return consumer, name[:at + 1], name[at + len(consumer) + 2:]
+    parent = _module_parent(name)
+    return parent, "", name[len(parent) + 1:] if parent else name
 
 
 @dataclass(slots=True)
@@ -702,8 +720,9 @@ class _Full:
             return "benign"
         return None
 
-    def _tensor_node(self, tid: int) -> tuple | None:
-        """The node for a tensor nobody in the drawing produced (a parameter or an input)."""
+    def _tensor_node(self, tid: int, consumer: str | None = None) -> tuple | None:
+        """The node for a tensor nobody in the drawing produced (a parameter or an input);
+        ``consumer``: the module of the op that reads it first."""
         key = ("t", tid)
         if key in self.nodes:
             return key
@@ -723,8 +742,9 @@ class _Full:
                     st += f" |g|={_fmt_norm(norm)}"
                 lines.append(st)
             style = f"param_{status}" if status in ("received", "none", "zero", "nonfinite", "frozen") else "param"
+            module, prefix, leaf = _param_home(t.name or "", consumer)
             self._add(key, kind="param", title=t.label(), lines=lines, style=style, tid=tid,
-                      module=_module_parent(t.name or ""))
+                      module=module, pprefix=prefix, pleaf=leaf, norm=norm if status == "received" else None)
             return key
         producer = self.data.events[t.producer] if t.producer is not None and t.producer < len(self.data.events) else None
         lines = [shape]
@@ -801,7 +821,7 @@ class _Full:
                 consumed.add(ref.tid)
                 src = writer.get(ref.tid)
                 if src is None:
-                    src = self._tensor_node(ref.tid)
+                    src = self._tensor_node(ref.tid, e.module)
                     if src is None:
                         continue
                 if (src, ref.tid) in seen_src:
@@ -1024,9 +1044,16 @@ def build_graph(
             harmful cut (or the failure's evidence, or the focus): those stay open, down
             to the cut, with their other submodules as boxes.
         max_nodes: at most this many nodes; the rest become one ``N ops hidden`` node.
-        collapse: fold repeated blocks (``blocks.0-11 (x12)``) and, when still too big,
-            collapse modules. ``None`` (default): only when the trace has more than
-            ``max_nodes`` nodes. ``False``: never (``depth`` still applies).
+        collapse: fold repeated blocks (``blocks.0-11 (x12)``; a run of blocks splits where
+            their parameters' gradient status changes) and, when still too big, collapse
+            modules. ``None`` (default): when the trace has more than ``max_nodes`` nodes,
+            fold and collapse modules to the deepest depth that fits a screen (about
+            ``SCREEN_NODES`` nodes in ``SCREEN_RANKS`` rows), keeping every module that
+            holds a harmful cut open. ``True``: always fold; collapse modules only past
+            ``max_nodes``. ``False``: never (``depth`` still applies). A module box never
+            sits on a cycle (a module called twice around other ops is opened) and never
+            mixes gradient statuses (a module holding starved and healthy parameters is
+            opened).
         all_steps: draw every training step. By default a trace with several backward calls
             draws only the last step (the others repeat it), and says so in a note.
 
@@ -1097,9 +1124,7 @@ def build_graph(
         if n.kind == "cut" and n.style == "cut":
             pinned.add(k)
             harmful_keys.append(k)
-        elif n.event is not None and n.event in full.evidence:
-            pinned.add(k)
-        elif n.kind == "param" and n.style in ("param_none", "param_zero", "param_nonfinite"):
+        elif n.event is not None and n.event in full.evidence or n.kind == "param" and n.style in ("param_none", "param_zero", "param_nonfinite"):
             pinned.add(k)
     cut_dsts = sorted({e.dst for e in edges if e.kind == "cut"}, key=lambda k: nodes[k].order)
     for k in cut_dsts:
@@ -1139,16 +1164,37 @@ def build_graph(
         while m:
             open_mods.add(m)
             m = _module_parent(m)
+    open_mods |= _mixed_status_modules(nodes, order)
     use_depth = depth
+    cand = reps()
     if use_depth is None and (collapse or (auto and n_full > max_nodes)):
-        cand = reps()
-        if len(cand) > max_nodes:
-            max_d = max((_mdepth(nodes[k].module) for k in cand), default=0)
-            use_depth = 1 if max_d >= 1 else None
-            for d in range(max_d, 0, -1):
-                if _count_after_depth(nodes, cand, d, anchors, open_mods) <= max_nodes:
-                    use_depth = d
-                    break
+        # the deepest depth whose drawing fits a screen (SCREEN_NODES boxes, SCREEN_RANKS
+        # rows), or the shallowest there is
+        # the deepest depth whose drawing fits a screen (SCREEN_NODES nodes in SCREEN_RANKS
+        # rows), at each depth first with the folded blocks' ancestors open (so a fold is a
+        # box of its own: "encoder.layer.0-11 (x12)"), else the shallowest there is
+        budget, max_ranks = (min(max_nodes, SCREEN_NODES), SCREEN_RANKS) if auto else (max_nodes, 10 ** 9)
+        max_d = max((_mdepth(nodes[k].module) for k in cand), default=0)
+        fold_open = set(open_mods)
+        for blk in fold_names:
+            m = _module_parent(blk)
+            while m:
+                fold_open.add(m)
+                m = _module_parent(m)
+        tries = [(None, open_mods)] + [(d, o) for d in range(max_d, 0, -1)
+                                       for o in ((fold_open, open_mods) if fold_open != open_mods else (open_mods,))]
+        for d, base in tries:
+            if d is None:
+                n_boxes, ranks = _measure(nodes, cand, mapping, edges, instance, {})
+            else:
+                opened = _open_cycles(nodes, cand, mapping, edges, instance, anchors, base, d)
+                n_boxes, ranks = _measure(nodes, cand, mapping, edges, instance,
+                                          _box_of(nodes, cand, anchors, opened, d))
+            use_depth, open_mods = d, base
+            if n_boxes <= budget and ranks <= max_ranks:
+                break
+    if use_depth is not None:
+        open_mods = _open_cycles(nodes, cand, mapping, edges, instance, anchors, open_mods, use_depth)
     mod_nodes: dict = {}
     if use_depth is not None:
         _collapse_depth(nodes, order, mapping, anchors, open_mods, use_depth, mod_nodes, fold_names, full)
@@ -1224,9 +1270,7 @@ def build_graph(
             continue  # one folded copy feeding the next: drawn once, so no back edge
         pair = (s, d)
         old = ekeep.get(pair)
-        if old is None:
-            ekeep[pair] = _E(s, d, e.kind, e.label, e.tid)
-        elif _EDGE_RANK[e.kind] > _EDGE_RANK[old.kind]:
+        if old is None or _EDGE_RANK[e.kind] > _EDGE_RANK[old.kind]:
             ekeep[pair] = _E(s, d, e.kind, e.label, e.tid)
 
     # ---- ids, clusters
@@ -1266,30 +1310,27 @@ def build_graph(
 
 # --------------------------------------------------------------------------- folding
 def _fold_repeats(nodes: dict, order: list, mapping: dict, pinned: set, instance: dict) -> tuple:
-    """Fold runs of sibling blocks (``blocks.0``, ``blocks.1``, ...) whose ops are identical.
+    """Fold runs of sibling blocks (``blocks.0``, ``blocks.1``, ...) whose drawings are identical.
 
-    Nodes of blocks 1..n-1 map onto block 0's nodes; ``instance`` gets key -> (run, block
-    index) so the edges from one copy to the next can be dropped. Returns ({block path:
-    label}, labels).
+    Two blocks are identical when they run the same ops in the same modules with the same
+    look, and their parameters have the same gradient status: a run stops where the status
+    changes (a cut after block 12 of 20 folds ``blocks.0-12 (x13)``, all "grad None", and
+    ``blocks.13-19 (x7)``, all "grad ok"), so a folded drawing never claims a status a copy
+    does not have. Nodes of a run's later blocks map onto its first block's nodes;
+    ``instance`` gets key -> (run, block index) so the edges from one copy to the next can
+    be dropped. Returns ({first block's path: label}, labels).
     """
     events = [k for k in order if k[0] == "e"]
     by_block: dict = {}  # block path -> [event keys]
     for k in events:
-        m = nodes[k].module
-        if not m:
-            continue
-        parts = m.split(".")
-        for i in range(1, len(parts) + 1):
-            if parts[i - 1].isdigit():
-                by_block.setdefault(".".join(parts[:i]), []).append(k)
-    params_by_block: dict = {}
+        for b in _numbered_prefixes(nodes[k].module):
+            by_block.setdefault(b, []).append(k)
+    params_by_block: dict = {}  # block path -> {(module below the block, leaf): param key}
     for k in order:
         n = nodes[k]
         if n.kind == "param" and n.module:
-            parts = n.module.split(".")
-            for i in range(1, len(parts) + 1):
-                if parts[i - 1].isdigit():
-                    params_by_block.setdefault(".".join(parts[:i]), {})[n.title[len(".".join(parts[:i])):]] = k
+            for b in _numbered_prefixes(n.module):
+                params_by_block.setdefault(b, {})[(n.module[len(b):], n.pleaf)] = k
     groups: dict = {}  # parent -> {index: block}
     for b in by_block:
         parent, _, idx = b.rpartition(".")
@@ -1302,7 +1343,8 @@ def _fold_repeats(nodes: dict, order: list, mapping: dict, pinned: set, instance
         if any(parent == h or parent.startswith(h + ".") for h in hidden_blocks):
             continue
         idxs = sorted(blocks)
-        sigs = {i: _block_sig(nodes, by_block[blocks[i]], blocks[i], pinned) for i in idxs}
+        sigs = {i: _block_sig(nodes, by_block[blocks[i]], blocks[i], pinned, params_by_block.get(blocks[i], {}))
+                for i in idxs}
         run: list = []
         for i in idxs + [None]:
             if i is not None and run and i == run[-1] + 1 and sigs[i] == sigs[run[0]] and sigs[i] is not None \
@@ -1319,6 +1361,7 @@ def _fold_repeats(nodes: dict, order: list, mapping: dict, pinned: set, instance
                 for j in run:
                     for c in by_block[blocks[j]]:
                         instance[c] = (first, j)
+                norms: dict = {rel: [nodes[pk].norm] for rel, pk in pfirst.items()}
                 for j in run[1:]:
                     b = blocks[j]
                     hidden_blocks.add(b)
@@ -1328,15 +1371,42 @@ def _fold_repeats(nodes: dict, order: list, mapping: dict, pinned: set, instance
                     for rel, pk in params_by_block.get(b, {}).items():
                         if rel in pfirst:
                             mapping[pk] = pfirst[rel]
+                            norms[rel].append(nodes[pk].norm)
                 rng = f"{run[0]}-{run[-1]}"
                 for rel, pk in pfirst.items():
-                    nodes[pk].title = f"{parent + '.' if parent else ''}{rng}{rel}"
+                    n = nodes[pk]
+                    n.title = f"{n.pprefix}{parent + '.' if parent else ''}{rng}{rel[0]}.{rel[1]}"
+                    _fold_status_line(n, norms[rel], len(run))
             run = [i] if i is not None and sigs[i] is not None else []
     return names, labels
 
 
-def _block_sig(nodes: dict, keys: list, block: str, pinned: set):
-    """What makes two blocks the same drawing; None when a block must stay visible."""
+def _numbered_prefixes(module: str | None) -> list:
+    """``h.3.attn.c_attn`` -> ``["h.3"]``: the module's ancestors that are numbered blocks."""
+    if not module:
+        return []
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1) if parts[i - 1].isdigit()]
+
+
+def _fold_status_line(n: _N, norms: list, times: int) -> None:
+    """A folded parameter's gradient line speaks for every copy: ``grad ok |g| 0.1-0.3 (x7)``."""
+    if len(n.lines) < 2 or n.style not in _STATUS_STYLES:  # lines: shape, status[, "not used"]
+        return
+    known = [v for v in norms if v is not None]
+    if n.style == "param_received" and known:
+        lo, hi = _fmt_norm(min(known)), _fmt_norm(max(known))
+        n.lines[1] = f"grad ok |g|={lo if lo == hi else lo + '..' + hi}"
+    n.lines[1] += f" (all {times})"
+
+
+_STATUS_STYLES = frozenset({"param_received", "param_none", "param_zero", "param_nonfinite", "param_frozen"})
+_BAD_STYLES = frozenset({"param_none", "param_zero", "param_nonfinite"})
+
+
+def _block_sig(nodes: dict, keys: list, block: str, pinned: set, params: dict):
+    """What makes two blocks the same drawing (their ops and their parameters' gradient
+    status); None when a block must stay visible."""
     sig = []
     for k in keys:
         n = nodes[k]
@@ -1344,6 +1414,7 @@ def _block_sig(nodes: dict, keys: list, block: str, pinned: set):
             return None
         rel = (n.module or "")[len(block):]
         sig.append((rel, n.kind, n.title, n.style, n.region.split(" @ ")[0]))
+    sig.append(tuple(sorted((rel, nodes[pk].style) for rel, pk in params.items())))
     return tuple(sig)
 
 
@@ -1363,17 +1434,135 @@ def _box(module: str | None, depth: int, open_mods: set) -> str | None:
     return None
 
 
-def _count_after_depth(nodes: dict, cand: list, depth: int, anchors: set, open_mods: set) -> int:
-    boxes = set()
-    count = 0
+#: What the default view aims at: at most this many nodes in at most this many rows; about
+#: what fits 2400x1600 px at Graphviz's 96 dpi (tests/test_graph_scale.py renders and measures).
+SCREEN_NODES = 30
+SCREEN_RANKS = 12
+
+
+def _box_of(nodes: dict, cand: list, anchors: set, open_mods: set, depth: int) -> dict:
+    """key -> the collapsed module it is drawn in, for the nodes that go into a box."""
+    out = {}
     for k in cand:
         n = nodes[k]
-        b = None if k in anchors or n.kind not in _BOXABLE else _box(n.module, depth, open_mods)
-        if b is None:
-            count += 1
-        else:
-            boxes.add(b)
-    return count + len(boxes)
+        if k not in anchors and n.kind in _BOXABLE:
+            b = _box(n.module, depth, open_mods)
+            if b is not None:
+                out[k] = ("mod", b)
+    return out
+
+
+def _drawn_edges(cand: list, mapping: dict, edges: list, instance: dict, box_of: dict) -> dict:
+    """The edges between drawn nodes (folded and boxed): {src: {dst}}."""
+    keep = set(cand)
+    succ: dict = {}
+    for e in edges:
+        if e.kind == "order":
+            continue
+        s, d = mapping.get(e.src), mapping.get(e.dst)
+        if s not in keep or d not in keep:
+            continue
+        si, di = instance.get(e.src), instance.get(e.dst)
+        if si is not None and di is not None and si[0] == di[0] and si[1] != di[1]:
+            continue
+        s, d = box_of.get(s, s), box_of.get(d, d)
+        if s != d:
+            succ.setdefault(s, set()).add(d)
+    return succ
+
+
+def _cyclic(succ: dict) -> set:
+    """The nodes on a cycle of ``succ`` (strongly connected components of two or more)."""
+    index: dict = {}
+    low: dict = {}
+    stack: list = []
+    on: set = set()
+    out: set = set()
+    counter = 0
+    for root in list(succ):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(succ.get(root, ()), key=repr)))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(succ.get(w, ()), key=repr))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.update(comp)
+    return out
+
+
+def _open_cycles(nodes: dict, cand: list, mapping: dict, edges: list, instance: dict, anchors: set,
+                 open_mods: set, depth: int) -> set:
+    """``open_mods`` plus every module whose box would sit on a cycle (a ReLU module called
+    three times in a block; a ModuleList whose blocks feed a cut between two of them and
+    take its output back): a box on a cycle says nothing about the order, so it is opened."""
+    opened = set(open_mods)
+    for _ in range(32):
+        box_of = _box_of(nodes, cand, anchors, opened, depth)
+        bad = {k[1] for k in _cyclic(_drawn_edges(cand, mapping, edges, instance, box_of)) if k[0] == "mod"}
+        if not bad:
+            break
+        opened |= bad
+    return opened
+
+
+def _measure(nodes: dict, cand: list, mapping: dict, edges: list, instance: dict, box_of: dict) -> tuple:
+    """(nodes, rows) of the drawing: distinct drawn nodes, and the longest chain of edges."""
+    drawn = {box_of.get(k, k) for k in cand}
+    succ = _drawn_edges(cand, mapping, edges, instance, box_of)
+    rank: dict = {}
+    order_of = {}
+    for k in cand:
+        d = box_of.get(k, k)
+        order_of[d] = min(order_of.get(d, nodes[k].order), nodes[k].order)
+    for d in sorted(drawn, key=lambda x: order_of[x]):  # event order is (nearly) topological
+        r = rank.get(d, 0)
+        rank[d] = r
+        for m in succ.get(d, ()):
+            if order_of.get(m, -1) > order_of[d]:
+                rank[m] = max(rank.get(m, 0), r + 1)
+    return len(drawn), (max(rank.values()) + 1 if rank else 0)
+
+
+def _mixed_status_modules(nodes: dict, order: list) -> set:
+    """Modules whose parameters do not share one gradient status (some received, some got
+    none, some frozen): never one box, so every box has one true status."""
+    classes: dict = {}
+    for k in order:
+        n = nodes[k]
+        if n.kind != "param" or not n.module:
+            continue
+        c = "bad" if n.style in ("param_none", "param_zero", "param_nonfinite") else n.style
+        m = n.module
+        while m:
+            classes.setdefault(m, set()).add(c)
+            m = _module_parent(m)
+    return {m for m, cs in classes.items() if len(cs) > 1}
 
 
 def _collapse_depth(nodes: dict, order: list, mapping: dict, anchors: set, open_mods: set, depth: int,
@@ -1388,12 +1577,16 @@ def _collapse_depth(nodes: dict, order: list, mapping: dict, anchors: set, open_
         if box is None:
             continue
         mk = ("mod", box)
-        info = counts.setdefault(mk, {"ops": 0, "params": 0, "bad": 0, "nograd": 0, "order": n.order, "module": box})
+        info = counts.setdefault(mk, {"ops": 0, "params": 0, "bad": 0, "nograd": 0, "order": n.order, "module": box,
+                                      "status": {}})
         info["order"] = min(info["order"], nodes[k].order)
         if nodes[k].kind == "param":  # every parameter, folded copies included
             info["params"] += 1
-            if nodes[k].style in ("param_none", "param_zero", "param_nonfinite"):
+            st = nodes[k].style
+            if st in ("param_none", "param_zero", "param_nonfinite"):
                 info["bad"] += 1
+            if st in _STATUS_STYLES:
+                info["status"][st] = info["status"].get(st, 0) + 1
         else:
             info["ops"] += max(nodes[k].n_ops, 1) if rep == k else 0
             if nodes[k].nograd:
@@ -1408,12 +1601,20 @@ def _collapse_depth(nodes: dict, order: list, mapping: dict, anchors: set, open_
                 break
         typ = full.module_types.get(box)
         lines = [typ] if typ else []
-        what = f"{info['ops']} op{'s' if info['ops'] != 1 else ''}"
-        if info["params"]:
-            what += f", {info['params']} param{'s' if info['params'] != 1 else ''}"
+        n_p = info["params"]
+        what = f"{info['ops']} op{'s' if info['ops'] != 1 else ''}" if info["ops"] else "not run"
+        if n_p:
+            what += f", {n_p} param{'s' if n_p != 1 else ''}"
         lines.append(what)
-        if info["bad"]:
-            lines.append(f"{info['bad']} param{'s' if info['bad'] != 1 else ''} without gradient")
+        for blk, label in fold_names.items():  # folded blocks inside the box: "repeats layer.0-11 (x12)"
+            if blk.startswith(box + "."):
+                lines.append(f"repeats {label[len(box) + 1:]}")
+        # the parameters' gradient status, in the words of the parameter nodes ("grad None")
+        sts = sorted(info["status"].items(), key=lambda kv: (kv[0] not in _BAD_STYLES, kv[0]))
+        if len(sts) == 1:
+            lines.append(_STATUS_TEXT[sts[0][0][len("param_"):]] + (f" (all {n_p})" if n_p > 1 else ""))
+        elif sts:
+            lines.append(", ".join(f"{c} {_STATUS_TEXT[st[len('param_'):]]}" for st, c in sts))
         style = "module_bad" if info["bad"] else ("module_nograd" if info["ops"] and info["nograd"] >= info["ops"]
                                                   else "module")
         mod_nodes[mk] = _N(key=mk, kind="module", title=title, lines=lines, style=style, order=info["order"],
