@@ -38,6 +38,7 @@ What the diagram shows (the legend in each diagram says the same):
 """
 from __future__ import annotations
 
+import bisect
 import html
 import os
 import re
@@ -1142,8 +1143,10 @@ def build_graph(
     # ---- decide how much to collapse
     n_full = len(order)
     auto = collapse is None
-    do_fold = bool(collapse) or (auto and n_full > max_nodes)
     mapping: dict = {k: k for k in order}
+    # the default folds and collapses when the plain drawing would not fit a screen
+    too_big = auto and (n_full > max_nodes or _too_tall(nodes, order, mapping, edges))
+    do_fold = bool(collapse) or too_big
     folded_labels: list = []
     fold_names: dict = {}  # block path -> "blocks.0-11 (x12)"
     instance: dict = {}
@@ -1167,7 +1170,7 @@ def build_graph(
     open_mods |= _mixed_status_modules(nodes, order)
     use_depth = depth
     cand = reps()
-    if use_depth is None and (collapse or (auto and n_full > max_nodes)):
+    if use_depth is None and (collapse or too_big):
         # the deepest depth whose drawing fits a screen (SCREEN_NODES boxes, SCREEN_RANKS
         # rows), or the shallowest there is
         # the deepest depth whose drawing fits a screen (SCREEN_NODES nodes in SCREEN_RANKS
@@ -1326,11 +1329,16 @@ def _fold_repeats(nodes: dict, order: list, mapping: dict, pinned: set, instance
         for b in _numbered_prefixes(nodes[k].module):
             by_block.setdefault(b, []).append(k)
     params_by_block: dict = {}  # block path -> {(module below the block, leaf): param key}
-    for k in order:
-        n = nodes[k]
+    status_by_block: dict = {}  # block path -> {(module below, leaf): style}, drawn or not (focus=)
+    drawn = set(order)
+    for k, n in nodes.items():
         if n.kind == "param" and n.module:
             for b in _numbered_prefixes(n.module):
-                params_by_block.setdefault(b, {})[(n.module[len(b):], n.pleaf)] = k
+                status_by_block.setdefault(b, {})[(n.module[len(b):], n.pleaf)] = n.style
+                if k in drawn:
+                    params_by_block.setdefault(b, {})[(n.module[len(b):], n.pleaf)] = k
+    # a run of blocks never spans a harmful cut (or other pinned node) drawn between two of them
+    pinned_at = sorted(nodes[k].order for k in pinned if k in drawn and k in nodes)
     groups: dict = {}  # parent -> {index: block}
     for b in by_block:
         parent, _, idx = b.rpartition(".")
@@ -1343,12 +1351,13 @@ def _fold_repeats(nodes: dict, order: list, mapping: dict, pinned: set, instance
         if any(parent == h or parent.startswith(h + ".") for h in hidden_blocks):
             continue
         idxs = sorted(blocks)
-        sigs = {i: _block_sig(nodes, by_block[blocks[i]], blocks[i], pinned, params_by_block.get(blocks[i], {}))
+        sigs = {i: _block_sig(nodes, by_block[blocks[i]], blocks[i], pinned, status_by_block.get(blocks[i], {}))
                 for i in idxs}
         run: list = []
         for i in idxs + [None]:
             if i is not None and run and i == run[-1] + 1 and sigs[i] == sigs[run[0]] and sigs[i] is not None \
-                    and nodes[by_block[blocks[i]][0]].order > nodes[by_block[blocks[run[-1]]][-1]].order:
+                    and _follows(nodes[by_block[blocks[run[-1]]][-1]].order, nodes[by_block[blocks[i]][0]].order,
+                                 pinned_at):
                 run.append(i)
                 continue
             if len(run) >= 2:
@@ -1381,6 +1390,15 @@ def _fold_repeats(nodes: dict, order: list, mapping: dict, pinned: set, instance
     return names, labels
 
 
+def _follows(prev_end: int, start: int, pinned_at: list) -> bool:
+    """A block starting at ``start`` continues a run whose last block ended at ``prev_end``:
+    it comes after it, with no pinned node (a harmful cut) in between."""
+    if start <= prev_end:
+        return False
+    i = bisect.bisect_right(pinned_at, prev_end)
+    return i >= len(pinned_at) or pinned_at[i] >= start
+
+
 def _numbered_prefixes(module: str | None) -> list:
     """``h.3.attn.c_attn`` -> ``["h.3"]``: the module's ancestors that are numbered blocks."""
     if not module:
@@ -1404,7 +1422,7 @@ _STATUS_STYLES = frozenset({"param_received", "param_none", "param_zero", "param
 _BAD_STYLES = frozenset({"param_none", "param_zero", "param_nonfinite"})
 
 
-def _block_sig(nodes: dict, keys: list, block: str, pinned: set, params: dict):
+def _block_sig(nodes: dict, keys: list, block: str, pinned: set, statuses: dict):
     """What makes two blocks the same drawing (their ops and their parameters' gradient
     status); None when a block must stay visible."""
     sig = []
@@ -1414,7 +1432,7 @@ def _block_sig(nodes: dict, keys: list, block: str, pinned: set, params: dict):
             return None
         rel = (n.module or "")[len(block):]
         sig.append((rel, n.kind, n.title, n.style, n.region.split(" @ ")[0]))
-    sig.append(tuple(sorted((rel, nodes[pk].style) for rel, pk in params.items())))
+    sig.append(tuple(sorted(statuses.items())))
     return tuple(sig)
 
 
@@ -1438,6 +1456,11 @@ def _box(module: str | None, depth: int, open_mods: set) -> str | None:
 #: what fits 2400x1600 px at Graphviz's 96 dpi (tests/test_graph_scale.py renders and measures).
 SCREEN_NODES = 30
 SCREEN_RANKS = 12
+
+
+def _too_tall(nodes: dict, order: list, mapping: dict, edges: list) -> bool:
+    n, ranks = _measure(nodes, order, mapping, edges, {}, {})
+    return n > SCREEN_NODES or ranks > SCREEN_RANKS
 
 
 def _box_of(nodes: dict, cand: list, anchors: set, open_mods: set, depth: int) -> dict:
@@ -1805,4 +1828,10 @@ def _legend(nodes: list, edges: list, clusters: list) -> list:
         out.append(("module", "collapsed module"))
     if any(c.kind == "repeat" for c in clusters):
         out.append(("repeat", "repeated blocks, drawn once"))
+    else:
+        for n in nodes:  # a folded run drawn as one box: say what "(x13)" means, with its own name
+            m = re.search(r" \(x(\d+)\)$", n.title) if n.kind == "module" else None
+            if m:
+                out.append(("module", f"{n.title}: {m.group(1)} alike blocks in one box"))
+                break
     return out

@@ -306,7 +306,7 @@ def test_repeated_blocks_fold_but_the_block_with_the_cut_stays():
 
 def test_depth_collapses_modules_into_boxes_but_opens_the_path_to_the_cut():
     data, summary = rc.blocks(12, 6, cut_block=7)
-    g = build_graph(data, summary, depth=1)
+    g = build_graph(data, summary, depth=1, collapse=False)  # boxes only, no folding
     boxes = {n.title: n for n in g.nodes if n.kind == "module"}
     # "blocks" holds the cut, so it stays open: its blocks are boxes, blocks.7 is opened further
     assert "blocks" not in boxes

@@ -189,3 +189,18 @@ def test_default_graph_fits_a_screen(traces, name, tmp_path):
     assert g.folded  # the repetition is said, not hidden
     assert any(re.search(r"x\d+", n.title + " ".join(n.lines)) for n in g.nodes) or \
         any(c.kind == "repeat" for c in g.clusters)
+
+
+@needs_dot
+@pytest.mark.parametrize("name, target", [("cut12", "embed.weight"), ("cut12", "blocks.15.mlp.fc1.weight"),
+                                          ("gpt2", "transformer.wte.weight")])
+def test_focused_graph_fits_a_screen_and_no_fold_spans_the_cut(traces, name, target, tmp_path):
+    tr = traces(name)
+    g = tr.graph(focus=target)
+    w, h = png_size(g.render(tmp_path / "focus.png"))
+    assert w <= MAX_W and h <= MAX_H, (name, target, w, h, len(g.nodes))
+    assert [n for n in g.nodes if n.mark == "focus"]
+    for label in g.folded:  # blocks 0-12 starve, 13-19 do not: no run crosses block 12 -> 13
+        lo, hi = map(int, re.search(r"(\d+)-(\d+) \(x", label).groups())
+        assert not (name == "cut12" and lo <= 12 < hi), label
+    assert_each_module_once(g)
