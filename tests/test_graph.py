@@ -395,7 +395,9 @@ def test_labels():
 
 def test_renderers_never_import_torch():
     pkg = pathlib.Path(__file__).parent.parent / "gradscope"
-    for name in ("graph.py", "report.py"):
+    render = sorted(p.relative_to(pkg).as_posix() for p in (pkg / "render").glob("*.py"))
+    assert {"render/backend.py", "render/dot.py", "render/build.py"} <= set(render)
+    for name in ("graph.py", "report.py", *render):
         tree = ast.parse((pkg / name).read_text(encoding="utf-8"))
         roots = set()
         for node in tree.body:  # module level: what importing the module loads
@@ -405,6 +407,9 @@ def test_renderers_never_import_torch():
                 roots.add(node.module.split(".")[0])
         assert "torch" not in roots, name
         assert "graphviz" not in roots, f"{name} must import graphviz lazily"
+        if name.startswith("render/") and name != "render/backend.py":  # only the backend runs Graphviz
+            text = (pkg / name).read_text(encoding="utf-8")
+            assert "import subprocess" not in text and ".pipe(format=" not in text, name
 
 
 # ----------------------------------------------------------------------------- rendering

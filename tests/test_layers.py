@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "gradscope"
 
 #: modules that hold plain data, rules or renderers: they must run without torch
-PURE = ["model", "errors", "explanation", "naming", "diagnosis", "report", "graph", "_output"]
+PURE = ["model", "errors", "explanation", "naming", "diagnosis", "report", "graph", "render", "_output"]
 
 
 def imported_roots(source: str) -> set[str]:
