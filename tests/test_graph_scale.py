@@ -93,6 +93,9 @@ def test_fold_splits_where_the_gradient_status_changes(traces):
             assert n.style == "module" and any(line.startswith("grad ok") for line in n.lines), n.lines
             assert not any("None" in line for line in n.lines)
     assert any(t.startswith("blocks.0-12") for t in boxes) and any(t.startswith("blocks.13-19") for t in boxes)
+    # the text view (Jupyter's text/plain) names the starved box with its status
+    assert re.search(r"^  blocks\.0-12.*: grad None \(all \d+\)$", g.describe(), re.M), g.describe()
+    assert not re.search(r"^  blocks\.13-19", g.describe(), re.M)
     # the cut sits between the two folds, drawn once, and nothing loops back through it
     (cut,) = g.edges_of("cut")
     (harmful,) = tr.cuts(harmful=True)

@@ -121,6 +121,8 @@ class GraphView:
         for n in self.nodes:
             if n.kind == "param" and n.style in ("param_none", "param_zero", "param_nonfinite"):
                 lines.append(f"  {n.title}: {n.lines[-1] if n.lines else ''}")
+            elif n.kind == "module" and n.style == "module_bad":  # a box of starved parameters
+                lines.append(f"  {n.title}: {n.lines[-1] if n.lines else ''}")
         lines.extend(f"  note: {t}" for t in self.notes)
         return "\n".join(lines)
 
