@@ -99,8 +99,11 @@ class CausalSelfAttention(nn.Module):
         self.c_attn = nn.Linear(d, 3 * d)
         self.c_proj = nn.Linear(d, d)
         self.n_head = n_head
+        self.detach_input = False  # a bug to plant: gpt2_step(detach_attn=5)
 
     def forward(self, x):
+        if self.detach_input:
+            x = x.detach()  # GPT2-ATTN-CUT
         B, T, C = x.size()
         q, k, v = self.c_attn(x).split(C, dim=2)
         k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
@@ -152,11 +155,13 @@ class GPT2(nn.Module):
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 
 
-def gpt2_step():
+def gpt2_step(detach_attn=None):
     import gradscope
 
     torch.manual_seed(0)
     model = GPT2()
+    if detach_attn is not None:
+        model.transformer.h[detach_attn].attn.detach_input = True
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     idx = torch.randint(0, 50, (2, 16))
     with gradscope.trace() as tr:
