@@ -86,8 +86,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("trace", help="a trace file written by `gradscope run --save` or tr.save()")
     outputs(s, run=False)
     d = sub.add_parser("demo", help="run the built-in examples of broken gradient flow")
-    d.add_argument("--out", "-o", metavar="FILE", default="gradscope-demo.svg",
-                   help="where to write the numpy example's diagram (default: gradscope-demo.svg)")
+    d.add_argument("--out", "-o", metavar="FILE", default=None,
+                   help="where to write the numpy example's diagram (default: a new temporary folder; "
+                        "the path is printed)")
     sub.add_parser("doctor", help="check the installation (torch, rich, graphviz `dot`, Jupyter)")
     return p
 

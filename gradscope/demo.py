@@ -141,17 +141,25 @@ EXAMPLES = [
 ]
 
 
-def run_all(out: str = "gradscope-demo.svg", console=None) -> int:
-    """Run every example: heading, explanation, report; write example 2's diagram to ``out``.
+def run_all(out: str | None = None, console=None) -> int:
+    """Run every example: heading, explanation, report; write example 2's diagram to ``out``
+    (default: ``numpy_roundtrip.svg`` in a new temporary folder, never the current one) and
+    say where, last.
 
     Returns 0 (a missing ``dot`` only downgrades the diagram to a ``.dot`` file).
     """
+    import os  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
     from rich.console import Console
     from rich.rule import Rule
 
     from ._output import print_explanation, write_diagram
 
     con = console or Console()
+    if out is None:
+        out = os.path.join(tempfile.mkdtemp(prefix="gradscope-demo-"), "numpy_roundtrip.svg")
+    written = None
     for title, fn in EXAMPLES:
         tr, target = fn()
         con.print(Rule(f"[bold]{title}"))
@@ -164,7 +172,11 @@ def run_all(out: str = "gradscope-demo.svg", console=None) -> int:
                 con.print(f"cut {cut.op}{where}: {cut.verdict}", highlight=False)
         tr.report(console=con)
         if fn is numpy_roundtrip:
-            write_diagram(tr, out, con, focus=target)
+            written = write_diagram(tr, out, con, focus=target)
+    if written is not None:
+        con.print(Rule())
+        con.print(f"gradscope demo: the diagram of example 2 is {written} (--out FILE writes it elsewhere)",
+                  highlight=False, markup=False, soft_wrap=True)
     return 0
 
 

@@ -81,7 +81,10 @@ def _show(tr, args, shell) -> None:
     from .cli import why_by_name
     from .errors import GradscopeError
 
-    con = Console()
+    from .report import NotebookConsole, in_notebook
+
+    # in a kernel, rich's Console would put ANSI colour codes into text/plain
+    con = NotebookConsole() if getattr(shell, "kernel", None) is not None or in_notebook() else Console()
     if tr.failure is not None:
         con.print("[bold red]gradscope: why the cell failed[/]")
         print_explanation(con, tr.failure)

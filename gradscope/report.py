@@ -313,6 +313,28 @@ def _html(renderable, width: int) -> str:
                      'line-height:1.25">{code}</pre>'))
 
 
+class NotebookConsole:
+    """What ``console.print`` is for the front ends inside Jupyter: each print becomes one
+    display with plain ``text/plain`` (no ANSI escape codes: a rich Console in a kernel puts
+    its terminal colours there) and inline-styled ``text/html``."""
+
+    def __init__(self, width: int = 100) -> None:
+        self.width = width
+
+    def print(self, *objects, markup: bool = True, highlight: bool = False, **_kw) -> None:
+        from IPython.display import display  # noqa: PLC0415  (only ever used inside IPython)
+
+        parts = [Text(o) if isinstance(o, str) and not markup else
+                 (Text.from_markup(o) if isinstance(o, str) else o) for o in objects]
+        r = parts[0] if len(parts) == 1 else Group(*parts)
+        display({"text/plain": _render_text(r, self.width), "text/html": _html(r, self.width)}, raw=True)
+
+
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel (where rich's Console would write ANSI into text/plain)."""
+    return bool(Console(file=io.StringIO()).is_jupyter)
+
+
 def explanation_html(exp: Explanation, width: int = 100) -> str:
     """One explanation as an HTML fragment (inline styles), for Jupyter."""
     return _html(ExplanationPanel(exp), width)
@@ -430,15 +452,15 @@ class TraceReport:
             for p in params:
                 if healthy(p) and len(shown_ok) < room:
                     shown_ok.add(p.tid)
-            first_of = {r[0].tid: r for r in bad_rows}
-            rows = [first_of[p.tid] if p.tid in first_of else (p, 1, None) for p in params
-                    if p.tid in first_of or p.tid in shown_ok]
+            rows = bad_rows + [(p, 1, None) for p in params if p.tid in shown_ok]
             for p in params:
                 if healthy(p) and p.tid not in shown_ok:
                     if p.status == "frozen":
                         folded_frozen += 1
                     else:
                         folded_ok += 1
+        # broken parameters first (in recording order), then the healthy ones
+        rows = [r for r in rows if not healthy(r[0])] + [r for r in rows if healthy(r[0])]
         narrow = width < 80
         n_bad = sum(1 for p in params if not healthy(p))
         title = Text()
@@ -447,11 +469,13 @@ class TraceReport:
             title.append(f" · {n_bad} without a healthy gradient", st("bad"))
         table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
                       expand=False, header_style=st("label"), padding=(0, 1))
-        name_w = min(max((len(r[0].name) for r in rows if r[1] == 1), default=9), max(width // 2, 12))
+        longest = max((len(r[0].name) + (3 + len(r[2] or "") if r[1] > 1 else 0) for r in rows), default=9)
+        # longer names wrap after a dot (wrap_name); a narrow report leaves the cause ~22 columns
+        name_w = min(longest, max(min(width // 2, width - 35) if narrow else width // 2, 12))
         shape_w = max((len(_fmt_shape(r[0].shape)) for r in rows), default=5)
         # names never break; at narrow widths the shape goes first when the cause has no room
-        show_shape = not narrow or name_w + shape_w + 10 + 14 + 3 <= width
-        table.add_column("parameter", overflow="fold", min_width=name_w)
+        show_shape = not narrow or name_w + shape_w + 10 + 22 + 4 <= width
+        table.add_column("parameter", no_wrap=True, min_width=name_w, max_width=name_w)
         if show_shape:
             table.add_column("shape", no_wrap=True)
         table.add_column("gradient", no_wrap=True)
@@ -472,12 +496,18 @@ class TraceReport:
                 cause.append("not trained" if p.status != "frozen" else "", st("dim"))
             if narrow and norm and p.status == "received":  # "✓ 0.576": the norm says it arrived
                 grad = Text(f"{sym} {norm}", st(style))
-            name = Text(p.name, st("name") if not healthy(p) else "")
             shape = _fmt_shape(p.shape)
-            if count > 1:  # a group of parameters with the same problem
-                name.append(f" … {last}", st("name"))
+            label = p.name
+            if count > 1:  # a group of parameters with the same problem: "first … last (N)"
+                label = f"{p.name} … {last}"
                 shape = f"{count} params"
                 norm = ""
+            lines = wrap_name(label, name_w)
+            if count > 1 and len(lines) > 1:  # break at the ellipsis: each name whole
+                lines = wrap_name(f"{p.name} …", name_w) + wrap_name(last, name_w)
+            if count > 1 and not show_shape:
+                lines.append(f"({count} params)")
+            name = Text("\n".join(lines), st("name") if not healthy(p) else "")
             cells = [name] + ([shape] if show_shape else []) + [grad] + ([norm] if not narrow else []) + [cause]
             table.add_row(*cells)
         if folded_ok or folded_frozen:
@@ -486,8 +516,7 @@ class TraceReport:
                 more.append(f"{folded_ok} more with gradients")
             if folded_frozen:
                 more.append(f"{folded_frozen} more frozen")
-            cells = [Text("… and " + ", ".join(more), st("dim"))] + [""] * (len(table.columns) - 1)
-            table.add_row(*cells)
+            return Group(table, Text("… and " + ", ".join(more), st("dim")))
         return table
 
     def _cuts(self, st: _Styles, width: int):
@@ -536,6 +565,30 @@ class TraceReport:
         return Group(*parts)
 
 
+def wrap_name(name: str, width: int) -> list:
+    """A dotted name in lines of at most ``width`` characters, broken after a dot (or a
+    space) so every part stays whole; a part longer than a line keeps its start and end
+    around an ellipsis. ``wrap_name("encoder.layer.11.attention.self.query.weight", 24)``
+    -> ``["encoder.layer.11.", "attention.self.query.", "weight"]``."""
+    width = max(width, 8)
+    if len(name) <= width:
+        return [name]
+    parts = re.findall(r"[^. ]+(?:\.|\s+)?|[. ]+", name)
+    lines: list = []
+    cur = ""
+    for part in parts:
+        if len(part) > width:  # one part alone is too long: shorten its middle
+            keep = width - 1
+            part = part[: (keep + 1) // 2] + "…" + part[len(part) - keep // 2:]
+        if cur and len(cur) + len(part.rstrip()) > width:
+            lines.append(cur.rstrip())
+            cur = ""
+        cur += part
+    if cur.strip():
+        lines.append(cur.rstrip())
+    return lines
+
+
 def _join_segments(segs: list, width: int, st: _Styles) -> Text:
     """``a · b · c``, breaking lines between segments (never inside one) to fit ``width``."""
     out = Text()
@@ -565,10 +618,21 @@ def _code(e: Event) -> str:
 
 
 # --------------------------------------------------------------------------- entry points
-def print_report(data: TraceData, summary: StepSummary, console: Console | None = None) -> None:
-    """Print the report of a traced step (``tr.report()``) to ``console`` (default: stdout)."""
+def print_report(data: TraceData, summary: StepSummary, console: Console | None = None, *,
+                 width: int | None = None) -> None:
+    """Print the report of a traced step (``tr.report()``) to ``console`` (default: stdout,
+    ``width`` columns: the terminal's when None)."""
+    if width is not None and (not isinstance(width, int) or isinstance(width, bool) or width < 20):
+        from .errors import GradscopeError  # noqa: PLC0415
+
+        raise GradscopeError(f"report(width={width!r}): width must be a whole number of columns, 20 or more")
+    if console is None and in_notebook():
+        console = NotebookConsole(width or 100)
     if console is None:
-        console = Console(highlight=False)
+        console = Console(highlight=False, width=width)
+    elif width is not None and isinstance(console, Console):
+        console.print(TraceReport(data, summary), width=width)
+        return
     console.print(TraceReport(data, summary))
 
 

@@ -310,15 +310,16 @@ class Trace:
         self._diagnosis().cuts()  # fill verdicts
         d.save(path)
 
-    def report(self, console=None) -> None:
+    def report(self, console=None, *, width=None) -> None:
         with self._paused():
-            return self._report_impl(console)
+            return self._report_impl(console, width=width)
 
-    def _report_impl(self, console=None) -> None:
-        """Print the rich report (parameters, cuts, explanations) to the terminal."""
+    def _report_impl(self, console=None, *, width=None) -> None:
+        """Print the rich report (parameters, cuts, explanations) to the terminal, or to a
+        rich ``console``; ``width``: columns (the terminal's by default)."""
         from .report import print_report
 
-        print_report(self.data, self.summary(), console)
+        print_report(self.data, self.summary(), console, width=width)
 
     def graph(self, focus=None, **kw):
         with self._paused():

@@ -4,6 +4,7 @@ from __future__ import annotations
 import doctest
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ CONSOLE_SCRIPT = Path(sys.executable).with_name("gradscope")
 
 BUGGY = """\
 import os
+import re
 import sys
 
 import torch
@@ -246,17 +248,30 @@ def test_doctor(tmp_path):
 
 
 def test_demo(tmp_path):
-    p = gradscope("demo", cwd=tmp_path)
+    cwd, tmp = tmp_path / "cwd", tmp_path / "tmp"
+    cwd.mkdir()
+    tmp.mkdir()
+    p = gradscope("demo", cwd=cwd, env={"TMPDIR": str(tmp)})
     assert p.returncode == 0, p.stderr
     out = p.stdout + p.stderr
     assert "detach" in out and "numpy" in out
     assert "benign" in out  # loss.item() for logging
     assert "inplace_saved_tensor" in out
-    written = tmp_path / "gradscope-demo.svg"
-    if shutil.which("dot"):
-        assert written.exists() and "gradscope-demo.svg" in out
-    else:
-        assert (tmp_path / "gradscope-demo.dot").exists() and "gradscope-demo.dot" in out
+    assert list(cwd.iterdir()) == []  # nothing written silently into the current directory
+    # the last line says where the diagram went: a new folder under the temporary directory
+    last = out.strip().splitlines()[-1]
+    m = re.search(r"the diagram of example 2 is (\S+)", last)
+    assert m, last
+    written = Path(m.group(1))
+    assert written.exists() and tmp in written.parents
+    assert written.suffix == (".svg" if shutil.which("dot") else ".dot")
+
+
+def test_demo_out_writes_the_named_path(tmp_path):
+    p = gradscope("demo", "--out", "flow.dot", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "flow.dot").read_text().startswith("digraph")
+    assert "the diagram of example 2 is flow.dot" in p.stdout
 
 
 def test_doctests():

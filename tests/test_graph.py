@@ -306,20 +306,25 @@ def test_repeated_blocks_fold_but_the_block_with_the_cut_stays():
 
 def test_depth_collapses_modules_into_boxes_but_opens_the_path_to_the_cut():
     data, summary = rc.blocks(12, 6, cut_block=7)
-    g = build_graph(data, summary, depth=1)
+    g = build_graph(data, summary, depth=1, collapse=False)  # boxes only, no folding
     boxes = {n.title: n for n in g.nodes if n.kind == "module"}
     # "blocks" holds the cut, so it stays open: its blocks are boxes, blocks.7 is opened further
     assert "blocks" not in boxes
     assert {"embed", "head", "blocks.0", "blocks.6", "blocks.8", "blocks.11", "blocks.7.attn"} <= set(boxes)
     assert "blocks.7" not in boxes
     assert boxes["blocks.3"].style == "module_bad"  # its parameters get no gradient
-    assert "2 params without gradient" in boxes["blocks.3"].lines
+    assert "grad None (all 2)" in boxes["blocks.3"].lines  # in the words of the parameter nodes
     assert boxes["blocks.9"].style == "module" and "6 ops, 2 params" in boxes["blocks.9"].lines
-    assert boxes["embed"].lines == ("Linear", "1 op, 1 param", "1 param without gradient")
+    assert boxes["embed"].lines == ("Linear", "1 op, 1 param", "grad None")
+    assert "grad ok (all 2)" in boxes["blocks.9"].lines
     cut = edge(g, "cut")
     assert g.node(cut.dst).title == "detach()" and cut.label == "detach() @ model.py:60"
-    assert g.node(cut.src).title == "blocks.7.mlp"
+    # blocks.7.mlp runs on both sides of the cut (linear -> detach() -> gelu): as one box it
+    # would sit on a cycle, so it is opened and the cut leaves its linear
+    assert g.node(cut.src).title == "linear"
     clusters = {c.id: c for c in g.clusters}
+    assert clusters[g.node(cut.src).cluster].label == "mlp"
+    assert not has_cycle(g)
     assert clusters[g.node(cut.dst).cluster].label == "blocks.7 (Block)"
     # every op is accounted for: in a box or drawn
     drawn = len([n for n in g.nodes if n.event is not None])
@@ -390,7 +395,9 @@ def test_labels():
 
 def test_renderers_never_import_torch():
     pkg = pathlib.Path(__file__).parent.parent / "gradscope"
-    for name in ("graph.py", "report.py"):
+    render = sorted(p.relative_to(pkg).as_posix() for p in (pkg / "render").glob("*.py"))
+    assert {"render/backend.py", "render/dot.py", "render/build.py"} <= set(render)
+    for name in ("graph.py", "report.py", *render):
         tree = ast.parse((pkg / name).read_text(encoding="utf-8"))
         roots = set()
         for node in tree.body:  # module level: what importing the module loads
@@ -400,6 +407,9 @@ def test_renderers_never_import_torch():
                 roots.add(node.module.split(".")[0])
         assert "torch" not in roots, name
         assert "graphviz" not in roots, f"{name} must import graphviz lazily"
+        if name.startswith("render/") and name != "render/backend.py":  # only the backend runs Graphviz
+            text = (pkg / name).read_text(encoding="utf-8")
+            assert "import subprocess" not in text and ".pipe(format=" not in text, name
 
 
 # ----------------------------------------------------------------------------- rendering

@@ -125,3 +125,14 @@ def test_diagrams():
     export = text(cell(nb, "export"))
     assert "small.dot:" in export
     assert "digraph gradscope" in text(cell(nb, "dot-source"))
+
+
+@pytest.mark.parametrize("name", list(build_notebooks.NOTEBOOKS))
+def test_text_plain_outputs_have_no_ansi_escape_codes(name):
+    """Jupyter shows text/plain where HTML is not rendered (nbviewer's text view, VS Code's
+    plain output, `jupyter nbconvert --to markdown`): terminal colour codes there are noise.
+    Checked on the committed notebook and on a fresh execution."""
+    for nb in (nbformat.read(NB_DIR / name, as_version=4), executed(name)):
+        plain = [str(o.data.get("text/plain", "")) for c in nb.cells if c.cell_type == "code"
+                 for o in c.outputs if o.output_type in ("execute_result", "display_data")]
+        assert not [t for t in plain if "\x1b[" in t], [t[:80] for t in plain if "\x1b[" in t]

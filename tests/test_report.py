@@ -23,7 +23,7 @@ from rich.theme import Theme
 import render_cases as rc
 from gradscope.explanation import Explanation, PathStep, StepSummary
 from gradscope.model import Frame, Site
-from gradscope.report import (ExplanationPanel, TraceReport, explanation_html, explanation_to_text, html_report,
+from gradscope.report import (ExplanationPanel, TraceReport, explanation_html, explanation_to_text, html_report, wrap_name,
                               print_report)
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
@@ -341,3 +341,74 @@ def test_real_trace_report(width):
     con2 = Console(width=width, color_system=None, record=True, force_terminal=False, file=io.StringIO())
     con2.print(tr.why(model.fc1.weight))
     assert f"❱ {CUT_LINE} │" in con2.export_text()
+
+
+# ----------------------------------------------------------------------------- names at 60 columns
+LONG_OK = "encoder.layer.11.attention.self.query.weight"
+LONG_BAD = "encoder.layer.11.attention.output.LayerNorm.weight"
+
+
+def _long_names_case():
+    """HF-BERT-length names; the starved parameter comes after the healthy ones."""
+    b = rc.Builder()
+    s = rc.site("model.py", 7, "x = self.norm(x.detach())")
+    ok = b.param(LONG_OK, (16, 16), "received", 0.25)
+    bad = b.param(LONG_BAD, (16,), "none")
+    data = b.data()
+    summary = StepSummary(n_events=0, n_ops=2, backward_roots=["loss"], n_backward=1, n_optimizer_steps=0,
+                          params=[rc.pstatus(b, ok), rc.pstatus(b, bad, "detach", s)], harmful_cuts=[],
+                          benign_cuts=[], problems=[], failure=None, verdict="1 problem", ok=False)
+    return data, summary
+
+
+def names_in_first_column(table: str) -> list:
+    """The parameter column's names, re-joined where wrap_name broke them after a dot."""
+    names: list = []
+    for line in table.splitlines():
+        cell = line.split("  ")[0].strip()
+        if not cell or cell.startswith(("parameter", "─", "Parameters")):
+            continue
+        if names and names[-1].endswith("."):
+            names[-1] += cell
+        else:
+            names.append(cell)
+    return names
+
+
+@pytest.mark.parametrize("width", [60, 120])
+def test_parameter_names_stay_whole_and_broken_ones_come_first(width):
+    text = report_from(*_long_names_case(), width)
+    table = text.split("\n\n")[1]
+    assert max(len(line) for line in text.splitlines()) <= width
+    assert names_in_first_column(table) == [LONG_BAD, LONG_OK]  # whole, and the broken one first
+    if width == 120:
+        assert re.search(rf"^{re.escape(LONG_BAD)}\s+\[16\]\s+✗ None\s+detach @ model.py:7", table, re.M)
+
+
+def test_wrap_name_breaks_after_dots_and_shortens_only_a_too_long_part():
+    assert wrap_name("fc1.weight", 30) == ["fc1.weight"]
+    assert wrap_name(LONG_OK, 24) == ["encoder.layer.11.", "attention.self.query.", "weight"]
+    assert all(len(line) <= 24 for line in wrap_name(LONG_BAD, 24))
+    assert "".join(wrap_name(LONG_BAD, 24)) == LONG_BAD
+    (short,) = wrap_name("a" * 20 + "b" * 20, 12)
+    assert len(short) == 12 and short.startswith("aaaa") and short.endswith("bbbb") and "…" in short
+
+
+def test_report_width_needs_no_console(capsys):
+    import gradscope
+    import torch
+
+    lin = torch.nn.Linear(3, 2)
+    with gradscope.trace() as tr:
+        lin(torch.randn(4, 3).detach()).sum().backward()
+    for width in (60, 120):
+        tr.report(width=width)
+        out = capsys.readouterr().out
+        assert "Parameters (2)" in out
+        assert max(len(line) for line in out.splitlines()) <= width
+        assert "\x1b[" not in out  # captured stdout is not a terminal: no colour codes
+    tr.report(width=120)
+    wide = capsys.readouterr().out
+    assert "shape" in wide and "norm" in wide  # the 120-column layout, not the terminal's default
+    with pytest.raises(gradscope.GradscopeError, match="width must be a whole number of columns"):
+        tr.report(width=5)
