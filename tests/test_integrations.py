@@ -109,7 +109,7 @@ def test_lightning_correct_run_is_quiet_and_logs_grad_norms():
     model = Logged()
     said = fit(model, [cb])
     assert cb.alerts == [] and said == []
-    assert model.logged and set(model.logged[-1]) == {"grad_norm/enc", "grad_norm/head"}
+    assert model.logged and set(model.logged[-1]) == {"grad_norm/enc", "grad_norm/head", "grad_norm/total"}
     assert all(v > 0 for v in model.logged[-1].values())
 
 

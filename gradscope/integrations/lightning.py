@@ -7,7 +7,9 @@ Alerts (a parameter that stops getting gradients, never gets one, gets a non-fin
 does not change at ``optimizer.step()``) are raised as warnings on rank 0 as they happen, with
 the explanation from a full trace of the next step, and kept in ``callback.alerts``. With
 ``log_grad_norms=True`` each module's gradient norm is logged to the trainer's loggers
-(``grad_norm/<module>``), the per-module norm tracking Lightning's 1.x ``track_grad_norm`` gave.
+(``grad_norm/<module>`` and ``grad_norm/total``): per module rather than per parameter, the
+tracking users asked for after Lightning 2.0 removed ``track_grad_norm`` (whose per-parameter
+logs cluttered the loggers).
 """
 from __future__ import annotations
 
@@ -59,9 +61,10 @@ class GradscopeCallback(pl.Callback):
             if recent and recent[-1].received and recent[-1].norm is not None:
                 mod = name.rsplit(".", 1)[0] if "." in name else name
                 sums[mod] = sums.get(mod, 0.0) + recent[-1].norm ** 2
-        if sums:
-            pl_module.log_dict({f"grad_norm/{m}": math.sqrt(v) for m, v in sums.items()}, on_step=True,
-                               on_epoch=False)
+        if sums:  # one value per module (not per parameter: no clutter), and the total
+            norms = {f"grad_norm/{m}": math.sqrt(v) for m, v in sums.items()}
+            norms["grad_norm/total"] = math.sqrt(sum(sums.values()))
+            pl_module.log_dict(norms, on_step=True, on_epoch=False)
 
     def _stop(self) -> None:
         if self.watch is not None:
