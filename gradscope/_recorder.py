@@ -44,18 +44,27 @@ from .model import (
 _T = torch.Tensor
 _NO_TF = torch._C.DisableTorchFunction
 _is_compiling = torch.compiler.is_compiling
+_jit_tracing = torch._C._get_tracing_state
 
 # --- what the mode skips or classifies --------------------------------------------------------
 _PROPS = {"shape", "dtype", "device", "grad", "requires_grad", "is_sparse", "grad_fn", "is_leaf", "_version", "_base",
           "layout", "ndim", "is_cuda", "is_nested", "is_quantized", "is_meta", "output_nr", "retains_grad", "is_cpu",
           "itemsize", "nbytes", "is_mps", "is_xpu", "is_mkldnn", "is_sparse_csr", "names", "_backward_hooks",
           "_post_accumulate_grad_hooks"}
+_TENSOR_PROPS = {"H", "T", "mH", "mT", "real", "imag", "data"}  # reads that make a tensor: recorded
 _SKIP = frozenset([getattr(_T, n).__get__ for n in _PROPS if hasattr(_T, n)] + [
     getattr(_T, n) for n in ("dim", "size", "numel", "stride", "data_ptr", "storage_offset", "is_contiguous",
                              "is_floating_point", "is_complex", "_is_view", "element_size", "nelement", "get_device",
                              "untyped_storage", "__len__", "__repr__", "__format__", "__hash__", "__reduce_ex__",
                              "__deepcopy__", "is_inference", "__contains__", "has_names", "is_shared", "is_pinned")
-    if hasattr(_T, n)])
+    if hasattr(_T, n)] + [
+    # Every other attribute read that yields no tensor, and every write of a private one
+    # (`t._backward_hooks = None`): PyTorch performs these itself, some while holding a tensor's
+    # autograd lock (rebasing a view marked dirty), and reading is_leaf there would deadlock.
+    d.__get__ if m == "get" else d.__set__
+    for n, d in vars(torch._C.TensorBase).items() if type(d).__name__ == "getset_descriptor"
+    for m in ("get", "set")
+    if (m == "get" and n not in _TENSOR_PROPS) or (m == "set" and n.startswith("_"))])
 
 _SET_GRAD = torch._C._set_grad_enabled
 _DETACH = {_T.detach: "detach", _T.detach_: "detach", _T.data.__get__: "data"}
@@ -190,11 +199,46 @@ def _floats(obj, out, budget=4096):
     return out
 
 
+_dispatch_len = torch._C._len_torch_dispatch_stack
+
+
+class _Own:
+    """``with _Own():`` our own tensor arithmetic (gradient norms, reading values) is invisible to
+    every mode: torch-function modes (an enclosing trace, a user's) and dispatch modes (a user's
+    logger, FlopCounterMode, DebugMode), which are taken off their stack for its duration."""
+
+    __slots__ = ("_tf", "_dm")
+
+    def __enter__(self):
+        self._tf = _NO_TF()
+        self._tf.__enter__()
+        self._dm = None
+        if _dispatch_len():
+            from torch.utils._python_dispatch import _disable_current_modes
+
+            self._dm = _disable_current_modes()
+            try:
+                self._dm.__enter__()
+            except BaseException:
+                self._dm = None
+                self._tf.__exit__(None, None, None)
+                raise
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            if self._dm is not None:
+                self._dm.__exit__(*exc)
+        finally:
+            self._tf.__exit__(*exc)
+        return False
+
+
 def _grad_status(g):
     if g is None:
         return "none", None
     try:
-        with _NO_TF():  # our own arithmetic: invisible to an enclosing trace or user mode
+        with _Own():  # our own arithmetic: invisible to an enclosing trace or user mode
             if g.is_sparse:
                 g = g.coalesce().values()
             n = float(torch.linalg.vector_norm(g.detach().float()))
@@ -222,7 +266,7 @@ def _grad_statuses(grads):
                 mixed = True
     if len(gs) > 1:
         try:
-            with _NO_TF():  # our own arithmetic: invisible to an enclosing trace or user mode
+            with _Own():  # our own arithmetic: invisible to an enclosing trace or user mode
                 prev = torch.is_grad_enabled()
                 torch._C._set_grad_enabled(False)  # (cheaper than detaching each gradient)
                 try:
@@ -514,6 +558,40 @@ class _ModulePaths:
         return [(m, p) for m, p in ((r(), p) for r, p in self._d.values()) if m is not None]
 
 
+class _Held:
+    """A strong reference in the shape of a _Ref (called, it returns the object), for parameters and
+    buffers while recording: a weak reference makes torch.utils.swap_tensors refuse a tensor
+    (load_state_dict, module.to() under torch.__future__.set_swap_module_params_on_conversion(True)).
+    Modules hold these anyway; released when the recording stops (Recorder._release_params)."""
+
+    __slots__ = ("t", "tid")
+
+    def __init__(self, t):
+        self.t = t
+
+    def __call__(self):
+        return self.t
+
+
+class _Slot:
+    """After the recording: a module's parameter, buffer or parameter .grad found through its module
+    (weakly referenced) and name, with no reference of any kind on the tensor itself."""
+
+    __slots__ = ("m", "kind", "name", "grad", "key", "tid")
+
+    def __init__(self, m, kind, name, grad, key):
+        self.m, self.kind, self.name, self.grad, self.key = weakref.ref(m), kind, name, grad, key
+
+    def __call__(self):
+        m = self.m()
+        if m is None:
+            return None
+        t = (m._parameters if self.kind == "p" else m._buffers).get(self.name)
+        if t is not None and self.grad:
+            t = t.grad
+        return t if t is not None and id(t) == self.key else None
+
+
 class _DeadRef:
     __slots__ = ("tid",)
 
@@ -566,9 +644,10 @@ class Recorder(TorchFunctionMode):
         self._suspended = False  # taken off the mode stack during optimizer.step()
         self._opt_closure = False  # inside optimizer.step(closure), before the closure ran
         self._opt_pending = None
-        self._grad_of: dict = {}  # id(.grad tensor) -> (weakref, leaf tid)
+        self._grad_of: dict = {}  # id(.grad tensor) -> leaf tid
         self._grad_of_limit = 1024
         self._seen_compiled = False
+        self._seen_jit = False
         self._metas: dict = {}  # interned (shape, dtype, device) tuples
         self._recent = collections.deque(maxlen=64)  # (storage ptr, tid) of recent results with history
         self._user_grad_stack: list = []
@@ -634,7 +713,42 @@ class Recorder(TorchFunctionMode):
             _remove_globals()
             self._entry = None
             self._sync_live()
+            self._release_params()
             self._synced_tensors = -1  # the per-event conversion is left to the first query (sync)
+
+    def _release_params(self):
+        """The recording is over: no reference of ours, strong or weak, stays on a module's parameters,
+        buffers or parameter .grad (see _Held); they are found again through their module (_Slot).
+        Other tensors keep their weak references."""
+        slots = {}
+        for m, _ in self._mod_path.items():
+            for kind, d in (("p", getattr(m, "_parameters", None)), ("b", getattr(m, "_buffers", None))):
+                for name, t in (d or {}).items():
+                    if isinstance(t, _T):
+                        slots.setdefault(id(t), (m, kind, name, False))
+                        if kind == "p" and t.grad is not None:
+                            slots.setdefault(id(t.grad), (m, kind, name, True))
+        ids, refs = self._ids, self._refs
+        for key, r in list(ids.items()):
+            s = slots.get(key)
+            t = r()
+            if t is None:
+                continue
+            if s is not None:
+                new = _Slot(*s, key)
+            elif type(r) is _Held:
+                try:
+                    new = _Ref(t)
+                except TypeError:
+                    new = _DeadRef()
+            else:
+                continue
+            new.tid = r.tid
+            ids[key] = new
+            refs[r.tid] = new
+        self._param_names = {}
+        self._param_owner = {}
+        self._late_attrs = []
 
     def _pop_out_of_order(self):
         from torch.overrides import _pop_mode, _push_mode
@@ -672,10 +786,15 @@ class Recorder(TorchFunctionMode):
             return r.tid
         tid = self._next_tid
         self._next_tid = tid + 1
-        try:
-            r = _Ref(t)
-        except TypeError:
-            r = _DeadRef()
+        tp = type(t)
+        is_param = tp is _P or (tp is not _T and isinstance(t, _P))
+        if is_param or (producer is None and id(t) in self._param_names):  # (see _Held)
+            r = _Held(t)
+        else:
+            try:
+                r = _Ref(t)
+            except TypeError:
+                r = _DeadRef()
         r.tid = tid
         self._ids[id(t)] = r
         self._refs[tid] = r
@@ -685,8 +804,6 @@ class Recorder(TorchFunctionMode):
         except Exception:
             shape = ()
         base = t._base if t._is_view() else None
-        tp = type(t)
-        is_param = tp is _P or (tp is not _T and isinstance(t, _P))
         dt = _DTYPES.get(t.dtype)
         if dt is None:
             dt = _DTYPES[t.dtype] = str(t.dtype).replace("torch.", "")
@@ -713,10 +830,17 @@ class Recorder(TorchFunctionMode):
 
     def _grad_leaf(self, t):
         """The tid of the leaf whose .grad tensor ``t`` is (recorded after each backward), else None."""
-        ent = self._grad_of.get(id(t))
-        if ent is not None and ent[0]() is t:
-            return ent[1]
+        tid = self._grad_of.get(id(t))
+        if tid is not None:  # (no reference on the .grad tensor itself: it is checked through its leaf)
+            leaf = self._refs[tid]()
+            if leaf is not None and leaf.grad is t:
+                return tid
         return None
+
+    def _grad_leaf_alive(self, key, tid):
+        leaf = self._refs[tid]()
+        g = leaf.grad if leaf is not None else None
+        return g is not None and id(g) == key
 
     def tid_of(self, t):
         r = self._ids.get(id(t))
@@ -822,7 +946,7 @@ class Recorder(TorchFunctionMode):
                     break
         if link is None and self._values and t.numel() <= 256 and t.dtype.is_floating_point:
             try:
-                with _NO_TF():
+                with _Own():
                     vals = t.detach().flatten().tolist()
             except Exception:
                 vals = ()
@@ -856,6 +980,8 @@ class Recorder(TorchFunctionMode):
 
     def _record(self, code, func, args, kwargs):
         """Call ``func`` and record it as an event (its inputs before, its outputs after)."""
+        if _jit_tracing() is not None:
+            return self._jit_traced(func, args, kwargs)
         try:
             pre = self._pre(func, args, kwargs, code)
         except Exception as e:
@@ -872,6 +998,16 @@ class Recorder(TorchFunctionMode):
             self._internal(e)
             self._guard(self._post_minimal, pre, func, e)
         return out
+
+    def _jit_traced(self, func, args, kwargs):
+        """Inside torch.jit.trace: not recorded. The JIT tracer names graph values after the locals of
+        the frames above each op, and a recording frame holding the result would change those names
+        (its check_trace then fails: "Graphs differed across invocations")."""
+        if not self._seen_jit:
+            self._seen_jit = True
+            self._note("ops run under torch.jit.trace were not recorded (the JIT tracer reads the frames above each "
+                       "op to name its values)")
+        return func(*args, **kwargs)
 
     def _post_minimal(self, pre, func, err):
         """_post failed (an odd tensor, or a gradscope bug): still record that the call happened, with
@@ -1596,7 +1732,7 @@ class Recorder(TorchFunctionMode):
         if rec.api != "torch.autograd.grad":
             grad_of = self._grad_of
             if len(grad_of) > self._grad_of_limit:  # drop the .grad tensors that are gone (zero_grad)
-                grad_of = self._grad_of = {k: v for k, v in grad_of.items() if v[0]() is not None}
+                grad_of = self._grad_of = {k: v for k, v in grad_of.items() if self._grad_leaf_alive(k, v)}
                 self._grad_of_limit = max(1024, 2 * len(grad_of))
             tens = self.tensors
             for (tid, g), (st, nm) in zip(leaf_now, statuses):
@@ -1605,10 +1741,7 @@ class Recorder(TorchFunctionMode):
                 tens[tid].grad = gi
                 leaf_val[tid] = None if g is None else (nm if nm is not None else PRESENT)
                 if g is not None:  # later writes into this .grad tensor are attributed to its leaf
-                    try:
-                        grad_of[id(g)] = (weakref.ref(g), tid)
-                    except TypeError:
-                        pass
+                    grad_of[id(g)] = tid
         else:
             grads = out if isinstance(out, (tuple, list)) else ()
             outs = []
@@ -1657,12 +1790,38 @@ class Recorder(TorchFunctionMode):
         if path is None:
             self._ensure_root(module, force=True)
             path = self._mod_path.get(module, type(module).__name__)
+        fp = _FAST_PATH.get(type(module))
+        if fp is None:
+            fp = _FAST_PATH[type(module)] = isinstance(module, (nn.MultiheadAttention, nn.TransformerEncoderLayer,
+                                                                nn.TransformerEncoder))
+        if fp and not module.training:
+            self._fast_path_off(module, path)
         # where this call is, walked once: the module's own event and every op inside it (and the
         # calls of its children) reuse it, walking only up to this frame
         raw, flags = self._where(frame)
         # (without F_TORCH: the ops inside inherit only region flags; F_TORCH on an op then means that
         # torch code between it and its nearest user frame made the call: see _post, library detach)
         st.append((path, id(frame), id(frame.f_back), raw, flags & self._inherit))
+
+    def _fast_path_off(self, module, path):
+        """nn.MultiheadAttention / nn.TransformerEncoder(Layer) in eval without autograd take a fused fast
+        path only when no TorchFunctionMode is active (torch.overrides.has_torch_function): under the
+        recording they run their reference path. Said once in the trace, naming the modules."""
+        if torch.is_grad_enabled() and not torch.is_inference_mode_enabled() and any(
+                p.requires_grad for p in module.parameters()):
+            return  # (no fast path with autograd on, traced or not)
+        paths = self.data.meta.setdefault("fast_path_off", [])
+        label = f"{path} ({type(module).__name__})" if path else type(module).__name__
+        if label in paths:
+            return
+        old = _fast_path_note(paths) if paths else None
+        paths.append(label)
+        text = _fast_path_note(paths)
+        un = self.data.unseen
+        if old in un:
+            un[un.index(old)] = text
+        else:
+            un.append(text)
 
     def _where(self, f):
         """(user frames innermost first, context flags) for a call made from frame ``f``: walks up
@@ -1795,12 +1954,9 @@ class Recorder(TorchFunctionMode):
                 if m not in self._mod_path:
                     self._mod_path[m] = _clean((prefix + name) if name else (var if multi else ""))
             for name, p in root.named_parameters(remove_duplicate=True):
-                self._param_names[id(p)] = (weakref.ref(p), _clean(prefix + name))
+                self._param_names[id(p)] = (_Held(p), _clean(prefix + name))
             for name, b in root.named_buffers():
-                try:
-                    self._param_names[id(b)] = (weakref.ref(b), _clean(prefix + name))
-                except TypeError:
-                    pass
+                self._param_names[id(b)] = (_Held(b), _clean(prefix + name))
 
     def _module_registered(self, module, name, sub):
         old = module._modules.get(name) if hasattr(module, "_modules") else None
@@ -1830,7 +1986,7 @@ class Recorder(TorchFunctionMode):
 
     def _late_attr(self, module, name, idx, old, new=None):
         try:
-            self._late_attrs.append((weakref.ref(module), name, idx, old, weakref.ref(new) if new is not None else None))
+            self._late_attrs.append((weakref.ref(module), name, idx, old, _Held(new) if new is not None else None))
         except TypeError:
             pass
 
@@ -1907,7 +2063,7 @@ class Recorder(TorchFunctionMode):
         if prev is not None and prev[0]() is param:
             return  # (tied: the module that created it stays its owner)
         try:
-            self._param_owner[id(param)] = (weakref.ref(param), type(module).__name__, name, raw)
+            self._param_owner[id(param)] = (_Held(param), type(module).__name__, name, raw)
         except TypeError:
             pass
 
@@ -2189,6 +2345,16 @@ class Recorder(TorchFunctionMode):
         self.data.exception = ExceptionInfo(type(exc).__name__, str(exc)[:4000], self._error_event, site)
 
 
+_FAST_PATH: dict = {}  # module type -> has an attention fast path that any TorchFunctionMode turns off
+
+
+def _fast_path_note(labels):
+    return (f"attention fast path off: {', '.join(labels)} ran in eval mode without autograd, where PyTorch takes "
+            "a fused fast path only when no TorchFunctionMode is active; the recording is one, so they ran their "
+            "reference path instead (outputs at padded positions can differ, NestedTensor inputs raise). Trace the "
+            "training step, not inference")
+
+
 _CUSTOM_BW: dict = {}  # node type -> Frame of its custom backward's return (or None)
 _NODE_NAMES: dict = {}  # node type -> node.name()
 _ACCUMULATE = "torch::autograd::AccumulateGrad"
@@ -2244,10 +2410,24 @@ def _node_post(state, nid, gi, go):
                 break
     else:
         go = ()
-    got.append((nid, gi, go))
+    got.append((nid, _held(gi), _held(go) if go else go))
     if len(got) % 256 == 0:  # bound the memory held: measure what is kept so far
         _edge_norms(got, True, in_place=True)
     return None
+
+
+def _held(grads):
+    """What a hook keeps of the gradients it saw until backward ends: detached aliases (same memory, their
+    own tensor objects). Holding the gradient tensors themselves would raise their reference count, and
+    AccumulateGrad steals a buffer into a leaf's .grad only while nothing else references it: it would
+    copy instead (one more gradient-sized allocation per leaf, and a .grad in other memory)."""
+    for g in grads:
+        if isinstance(g, _T):
+            break
+    else:
+        return grads
+    with _Own():
+        return tuple(g.detach() if isinstance(g, _T) else g for g in grads)
 
 
 def _keep_big(state, nid, grads, sent):
@@ -2410,7 +2590,7 @@ def _flush_norms(pending):
     items = list(pending)
     pending.clear()
     try:
-        with _NO_TF():
+        with _Own():
             gs = [g.detach() for _, _, g in items]
             if any(g.is_sparse or not (g.is_floating_point() or g.is_complex()) for g in gs):
                 raise TypeError("mixed")
@@ -2425,7 +2605,7 @@ def _norm(g):
     if g is None:
         return None
     try:
-        with _NO_TF():
+        with _Own():
             return float(torch.linalg.vector_norm(g.detach().float()))
     except Exception:
         return None
