@@ -45,6 +45,7 @@ _T = torch.Tensor
 _NO_TF = torch._C.DisableTorchFunction
 _is_compiling = torch.compiler.is_compiling
 _jit_tracing = torch._C._get_tracing_state
+_seq = torch._C._autograd._get_sequence_nr  # the sequence number the next graph node gets (per thread)
 
 # --- what the mode skips or classifies --------------------------------------------------------
 _PROPS = {"shape", "dtype", "device", "grad", "requires_grad", "is_sparse", "grad_fn", "is_leaf", "_version", "_base",
@@ -116,7 +117,6 @@ _CTX_FLAGS = (F_APPLY | F_BACKWARD | F_CHECKPOINT | F_CLIP | F_COMPILE | F_DATA 
               | F_OPTIM | F_SETUP)
 _INF = float("inf")
 PRESENT = -1.0  # an edge norm that was not measured: a gradient was sent (non-zero as far as we know)
-_PREHOOKED = "gradscope_prehooked"  # node.metadata key: a tensor hook rewrites the gradient it receives
 _FREED = "gradscope_freed"  # node.metadata key: a backward ran through this node and freed its graph
 _NO_DETAIL: dict = {}
 _CLASS_DETAIL: dict = {}  # module class name -> its (shared) module-event detail  # shared by events without details: never mutate
@@ -623,7 +623,10 @@ class Recorder(TorchFunctionMode):
         self._max_events = max_events
         self._steps = steps
         self._n_backward = 0
-        self._meta_key = f"gradscope{id(self)}"
+        self._slots = None  # after the recording: id -> where a module's tensor is (see _release_params)
+        self._node_ev: dict = {}  # graph node sequence number -> index of the event that made it
+        self._s0 = 0  # the autograd sequence number before the recorded call
+        self._prehooked: set = set()  # sequence numbers of nodes whose output a tensor hook rewrites
         self._mod_stack: list = []
         self._mod_path = _ModulePaths()
         self._roots: list = []  # (weakref(module), varname)
@@ -728,27 +731,33 @@ class Recorder(TorchFunctionMode):
                         slots.setdefault(id(t), (m, kind, name, False))
                         if kind == "p" and t.grad is not None:
                             slots.setdefault(id(t.grad), (m, kind, name, True))
+        self._slots = slots
         ids, refs = self._ids, self._refs
         for key, r in list(ids.items()):
-            s = slots.get(key)
-            t = r()
-            if t is None:
-                continue
-            if s is not None:
-                new = _Slot(*s, key)
-            elif type(r) is _Held:
-                try:
-                    new = _Ref(t)
-                except TypeError:
-                    new = _DeadRef()
-            else:
-                continue
-            new.tid = r.tid
-            ids[key] = new
-            refs[r.tid] = new
-        self._param_names = {}
+            if type(r) is _Held or key in slots:
+                t = r()
+                if t is None:
+                    continue
+                new = self._unpinned(t)
+                new.tid = r.tid
+                ids[key] = new
+                refs[r.tid] = new
+        # (names stay: a parameter no call used is named from them when it is asked about)
+        self._param_names = {k: (self._unpinned(r()), name) for k, (r, name) in self._param_names.items()
+                             if r() is not None}
         self._param_owner = {}
         self._late_attrs = []
+
+    def _unpinned(self, t):
+        """A reference to ``t`` after the recording: through its module if it is a module's parameter,
+        buffer or parameter .grad, else weak."""
+        s = self._slots.get(id(t))
+        if s is not None:
+            return _Slot(*s, id(t))
+        try:
+            return _Ref(t)
+        except TypeError:
+            return _DeadRef()
 
     def _pop_out_of_order(self):
         from torch.overrides import _pop_mode, _push_mode
@@ -789,7 +798,7 @@ class Recorder(TorchFunctionMode):
         tp = type(t)
         is_param = tp is _P or (tp is not _T and isinstance(t, _P))
         if is_param or (producer is None and id(t) in self._param_names):  # (see _Held)
-            r = _Held(t)
+            r = _Held(t) if self._slots is None else self._unpinned(t)
         else:
             try:
                 r = _Ref(t)
@@ -987,6 +996,7 @@ class Recorder(TorchFunctionMode):
         except Exception as e:
             self._internal(e)
             return func(*args, **kwargs)
+        self._s0 = _seq()
         try:
             out = pre[9](func, args, kwargs)  # (called "from the user's line": see _caller)
         except BaseException as e:
@@ -1196,7 +1206,12 @@ class Recorder(TorchFunctionMode):
             if not leaf:
                 out_rg = 2
                 try:
-                    o.grad_fn.metadata[self._meta_key] = idx
+                    # which event made this graph node, by its sequence number: the one node the call
+                    # made is its output's (touching grad_fn gives the node a Python object, and a
+                    # graph of such nodes is freed recursively: a deep one overflows the C stack)
+                    s0 = self._s0
+                    seq = s0 if _seq() - s0 == 1 else o.grad_fn._sequence_nr()
+                    self._node_ev[seq] = idx
                     self._recent.append((o.data_ptr(), tid, idx, o.numel(), True))
                 except Exception:
                     pass
@@ -1317,10 +1332,7 @@ class Recorder(TorchFunctionMode):
                 self._hooked.add(id(ins[0]))
             gf = ins[0].grad_fn if ins else None
             if gf is not None:  # the hook rewrites what this node receives: its hook sees it afterwards
-                try:
-                    gf.metadata[_PREHOOKED] = True
-                except Exception:
-                    pass
+                self._prehooked.add(gf._sequence_nr())
         elif special == "retain":
             for t in ins:
                 self.tensors[self._tid(t)].retains_grad = True
@@ -1445,8 +1457,7 @@ class Recorder(TorchFunctionMode):
                 continue
             seen.add(node)
             if self._node_saves(node, ptr):
-                ev = node.metadata.get(self._meta_key, -1) if hasattr(node, "metadata") else -1
-                return ev
+                return self._node_ev.get(node._sequence_nr(), -1) if hasattr(node, "_sequence_nr") else -1
         return None
 
     def _node_saves(self, node, ptr):
@@ -1551,7 +1562,7 @@ class Recorder(TorchFunctionMode):
                 nodes[gf] = len(order)
                 order.append(gf)
         rec.root_nodes = tuple(nodes[t.grad_fn] for t in roots if t.grad_fn is not None)
-        key = self._meta_key
+        node_ev, prehooked = self._node_ev, self._prehooked
         raw_nodes = []  # by nid: [name, event index, next nids, leaf tid, node type, mode, input_nr per edge]
         got = []  # by run order: (nid, gradients it sent, gradients it received) - or their norms
         leaves = []  # (nid, tid)
@@ -1604,9 +1615,9 @@ class Recorder(TorchFunctionMode):
                 raw_nodes.append([nm, None, nxt, leaf, tp, mode, nrs])
             else:
                 try:
-                    md = n.metadata
-                    ev_i = md.get(key)
-                    if md and _PREHOOKED in md:  # a tensor hook changes what it receives
+                    sq = n._sequence_nr()
+                    ev_i = node_ev.get(sq)
+                    if sq in prehooked:  # a tensor hook changes what it receives
                         opaque.add(i)
                 except Exception:
                     ev_i = None
