@@ -579,8 +579,8 @@ class _Slot:
 
     __slots__ = ("m", "kind", "name", "grad", "key", "tid")
 
-    def __init__(self, m, kind, name, grad, key):
-        self.m, self.kind, self.name, self.grad, self.key = weakref.ref(m), kind, name, grad, key
+    def __init__(self, m_ref, kind, name, grad, key):
+        self.m, self.kind, self.name, self.grad, self.key = m_ref, kind, name, grad, key
 
     def __call__(self):
         m = self.m()
@@ -725,23 +725,23 @@ class Recorder(TorchFunctionMode):
         Other tensors keep their weak references."""
         slots = {}
         for m, _ in self._mod_path.items():
+            m_ref = weakref.ref(m)
             for kind, d in (("p", getattr(m, "_parameters", None)), ("b", getattr(m, "_buffers", None))):
                 for name, t in (d or {}).items():
                     if isinstance(t, _T):
-                        slots.setdefault(id(t), (m, kind, name, False))
+                        slots.setdefault(id(t), (m_ref, kind, name, False))
                         if kind == "p" and t.grad is not None:
-                            slots.setdefault(id(t.grad), (m, kind, name, True))
+                            slots.setdefault(id(t.grad), (m_ref, kind, name, True))
         self._slots = slots
         ids, refs = self._ids, self._refs
-        for key, r in list(ids.items()):
-            if type(r) is _Held or key in slots:
-                t = r()
-                if t is None:
-                    continue
+        for tid, r in list(refs.items()):
+            t = r()
+            if t is not None and (type(r) is _Held or id(t) in slots):
                 new = self._unpinned(t)
-                new.tid = r.tid
-                ids[key] = new
-                refs[r.tid] = new
+                new.tid = tid
+                refs[tid] = new
+                if ids.get(id(t)) is r:
+                    ids[id(t)] = new
         # (names stay: a parameter no call used is named from them when it is asked about)
         self._param_names = {k: (self._unpinned(r()), name) for k, (r, name) in self._param_names.items()
                              if r() is not None}
