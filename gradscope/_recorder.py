@@ -381,7 +381,9 @@ def _install_globals():
 
         _global_handles.extend([
             M.register_module_forward_pre_hook(_on_module_pre),
-            M.register_module_forward_hook(_on_module_post, always_call=True),
+            # (not always_call: the registry of always-called hooks stays the user's; a call whose forward
+            # raised leaves its entry on our module stack, dropped when seen stale: Recorder._drop_stale)
+            M.register_module_forward_hook(_on_module_post),
             M.register_module_module_registration_hook(_on_module_registered),
             M.register_module_parameter_registration_hook(_on_param_registered),
             O.register_optimizer_step_pre_hook(_on_optimizer_step),
@@ -399,10 +401,12 @@ def _remove_globals():
             _global_handles.pop().remove()
 
 
-def _dispatch(method: str, nargs: int, with_frame: bool = False):
+def _dispatch(method: str, nargs: int, with_frame: bool = False, leave: bool = False):
     """A global hook that forwards to every recorder active in this thread (returns None, as
     registration hooks must). ``with_frame``: also pass the caller's frame (for module hooks, the
-    frame of Module._call_impl that runs the call's hooks and forward)."""
+    frame of Module._call_impl that runs the call's hooks and forward). ``leave``: a recorder whose
+    recording ended (steps=/max_events=) leaves the mode stack and the global hooks here (module
+    pre hooks run from a copy of the hook registry: removing ours there is safe)."""
 
     def hook(*args):
         if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
@@ -415,14 +419,15 @@ def _dispatch(method: str, nargs: int, with_frame: bool = False):
                         getattr(r, method)(*call)
                 except Exception as e:
                     r._internal(e)
+            elif leave and r._leave_pending:
+                r._leave()
         return None
 
     hook.__name__ = f"gradscope{method}"
     return hook
 
 
-_on_module_pre = _dispatch("_module_pre", 1, with_frame=True)  # (module, args)
-# registered with always_call=True: also runs when forward raised (then from _call_impl itself)
+_on_module_pre = _dispatch("_module_pre", 1, with_frame=True, leave=True)  # (module, args)
 _on_module_post = _dispatch("_module_post", 3, with_frame=True)  # (module, args, output)
 _CALL_IMPL = nn.Module._call_impl.__code__
 _on_module_registered = _dispatch("_module_registered", 3)  # (module, name, submodule)
@@ -460,6 +465,9 @@ def _on_optimizer_step(optimizer, args, kwargs):
 
 def _suspend_for_step():
     active = _active()
+    for r in active:  # a recording that ended: off the mode stack for good (its hooks go at the next module call:
+        if r._leave_pending:  # the optimizer runs its hooks from the live registry, which must not change now)
+            r._off_stack()
     while True:
         n = _stack_len()
         top = _stack_at(n - 1) if n else None
@@ -646,6 +654,9 @@ class Recorder(TorchFunctionMode):
         self._in_opt = False
         self._suspended = False  # taken off the mode stack during optimizer.step()
         self._opt_closure = False  # inside optimizer.step(closure), before the closure ran
+        self._leave_pending = False  # recording ended (steps=/max_events=): leave at the next chance
+        self._left_stack = False  # off the mode stack for good
+        self._left_hooks = False  # out of the global hooks
         self._opt_pending = None
         self._grad_of: dict = {}  # id(.grad tensor) -> leaf tid
         self._grad_of_limit = 1024
@@ -691,7 +702,49 @@ class Recorder(TorchFunctionMode):
         """Back on the mode stack after optimizer.step() (or when its closure runs the model)."""
         if self._suspended:
             self._suspended = False
-            torch._C._push_on_torch_function_stack(self)
+            if not self._left_stack:
+                torch._C._push_on_torch_function_stack(self)
+
+    # --- stopping means stopping: steps= / max_events= reached ----------------------------------
+    def _limit_reached(self):
+        """Recording ends here; the recorder leaves the mode stack and its global hooks as soon as it
+        is outside its own handler (where the mode is stashed), so the rest of the block runs plain."""
+        self._on = False
+        self._leave_pending = True
+
+    def _off_stack(self):
+        """Take this recorder off the torch-function mode stack for good, wherever it is on it (modes
+        pushed above it stay, in their order). False when it is not there: inside its own handler."""
+        if self._left_stack:
+            return True
+        if self._suspended:  # (already off, around optimizer.step())
+            self._suspended = False
+            self._left_stack = True
+            return True
+        n = _stack_len()
+        i = n - 1
+        while i >= 0 and _stack_at(i) is not self:
+            i -= 1
+        if i < 0:
+            return False
+        above = [torch._C._pop_torch_function_stack() for _ in range(n - 1 - i)]
+        torch._C._pop_torch_function_stack()
+        for m in reversed(above):
+            torch._C._push_on_torch_function_stack(m)
+        self._left_stack = True
+        return True
+
+    def _leave(self):
+        """Off the mode stack and out of the global hooks (see _limit_reached)."""
+        if not self._off_stack():
+            return  # (pending: at the next module call)
+        self._leave_pending = False
+        stack = getattr(_local, "stack", [])
+        if self in stack:
+            stack.remove(self)
+        if not self._left_hooks:
+            self._left_hooks = True
+            _remove_globals()
 
     def stop(self):
         if self._stance is not None:
@@ -702,7 +755,9 @@ class Recorder(TorchFunctionMode):
                 self._internal(e)
         try:
             cur = torch.overrides._get_current_function_mode_stack()
-            if self._suspended:  # optimizer.step() raised: the mode is already off the stack
+            if self._left_stack:  # the recording ended early (steps=/max_events=): already off the stack
+                pass
+            elif self._suspended:  # optimizer.step() raised: the mode is already off the stack
                 self._suspended = False
             elif cur and cur[-1] is self:
                 self.__exit__(None, None, None)
@@ -710,10 +765,13 @@ class Recorder(TorchFunctionMode):
                 self._pop_out_of_order()
         finally:
             self._on = False
+            self._leave_pending = False
             stack = getattr(_local, "stack", [])
             if self in stack:
                 stack.remove(self)
-            _remove_globals()
+            if not self._left_hooks:
+                self._left_hooks = True
+                _remove_globals()
             self._entry = None
             self._sync_live()
             self._release_params()
@@ -1067,7 +1125,7 @@ class Recorder(TorchFunctionMode):
             if not self.data.truncated:
                 self.data.truncated = True
                 self.data.unseen.append(f"recording stopped after {self._max_events} events (max_events)")
-            self._on = False
+            self._limit_reached()
             return True
         return False
 
@@ -1770,7 +1828,7 @@ class Recorder(TorchFunctionMode):
                 old.nodes = {}
                 self._note("graph details of backward calls older than the last 8 were dropped to save memory")
         if self._steps is not None and self._n_backward >= self._steps:
-            self._on = False
+            self._limit_reached()
             self.data.truncated = True
             self.data.unseen.append(f"recording stopped after {self._steps} backward call(s) (steps={self._steps})")
 
@@ -1841,11 +1899,26 @@ class Recorder(TorchFunctionMode):
         top = st[-1] if st else None
         user, flags, hit = _frames.walk_until(f, self._entry, top[1] if top else -1)
         if not hit:
+            if top is not None and self._drop_stale(f):
+                return self._where(f)
             return self._raws.setdefault(user, user), flags
         if not user:
             return top[3], flags | top[4]
         raw = (user + top[3])[:16]
         return self._raws.setdefault(raw, raw), flags | top[4]
+
+    def _drop_stale(self, f):
+        """Entries of module calls whose forward raised (their forward hook never ran): those whose frame
+        is no longer an ancestor of frame ``f``. True when any was dropped."""
+        live = set()
+        while f is not None:
+            live.add(id(f))
+            f = f.f_back
+        st = self._mod_stack
+        n = len(st)
+        while st and st[-1][1] not in live:
+            st.pop()
+        return len(st) != n
 
     def _module_post(self, module, args, output, frame):
         st = self._mod_stack
@@ -2432,13 +2505,10 @@ def _held(grads):
     own tensor objects). Holding the gradient tensors themselves would raise their reference count, and
     AccumulateGrad steals a buffer into a leaf's .grad only while nothing else references it: it would
     copy instead (one more gradient-sized allocation per leaf, and a .grad in other memory)."""
-    for g in grads:
-        if isinstance(g, _T):
-            break
-    else:
-        return grads
-    with _Own():
-        return tuple(g.detach() if isinstance(g, _T) else g for g in grads)
+    if _stack_len() or _dispatch_len():  # (a user's mode below the recorder's stashed one, or a dispatch mode)
+        with _Own():
+            return tuple([g.detach() if type(g) is _T or isinstance(g, _T) else g for g in grads])
+    return tuple([g.detach() if type(g) is _T or isinstance(g, _T) else g for g in grads])
 
 
 def _keep_big(state, nid, grads, sent):
