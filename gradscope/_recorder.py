@@ -65,7 +65,10 @@ _SKIP = frozenset([getattr(_T, n).__get__ for n in _PROPS if hasattr(_T, n)] + [
     d.__get__ if m == "get" else d.__set__
     for n, d in vars(torch._C.TensorBase).items() if type(d).__name__ == "getset_descriptor"
     for m in ("get", "set")
-    if (m == "get" and n not in _TENSOR_PROPS) or (m == "set" and n.startswith("_"))])
+    if (m == "get" and n not in _TENSOR_PROPS) or (m == "set" and n.startswith("_"))] + [
+    # load_state_dict's step before torch.utils.swap_tensors: its result is swapped at once, and
+    # swap_tensors refuses a tensor with a weak reference (ours, had it been recorded)
+    getattr(_T, n) for n in ("module_load",) if hasattr(_T, n)])
 
 _SET_GRAD = torch._C._set_grad_enabled
 _DETACH = {_T.detach: "detach", _T.detach_: "detach", _T.data.__get__: "data"}
@@ -600,6 +603,25 @@ class _Slot:
         return t if t is not None and id(t) == self.key else None
 
 
+class _GradRef:
+    """A leaf's .grad, found through its leaf (no reference on the gradient itself: torch.utils.swap_tensors
+    swaps parameters' gradients too, and holding them would keep them past zero_grad)."""
+
+    __slots__ = ("refs", "leaf", "key", "tid", "gone")
+
+    def __init__(self, refs, leaf, key):
+        self.refs, self.leaf, self.key, self.gone = refs, leaf, key, False
+
+    def __call__(self):
+        r = self.refs.get(self.leaf)
+        t = r() if r is not None and not self.gone else None
+        if t is None:
+            return None
+        with _NO_TF():
+            g = t.grad
+        return g if g is not None and id(g) == self.key else None
+
+
 class _DeadRef:
     __slots__ = ("tid",)
 
@@ -857,6 +879,8 @@ class Recorder(TorchFunctionMode):
         is_param = tp is _P or (tp is not _T and isinstance(t, _P))
         if is_param or (producer is None and id(t) in self._param_names):  # (see _Held)
             r = _Held(t) if self._slots is None else self._unpinned(t)
+        elif producer is None and self._grad_of and self._grad_leaf(t) is not None:
+            r = _GradRef(self._refs, self._grad_of[id(t)], id(t))
         else:
             try:
                 r = _Ref(t)
@@ -1106,6 +1130,13 @@ class Recorder(TorchFunctionMode):
                 self._zg = None
             return func(*args, **kwargs)
         if code == _C_GRAD_SET:
+            if args and self._grad_of:  # the .grad being replaced is gone (its id may come back)
+                try:
+                    old = self._ids.get(id(args[0].grad))
+                    if type(old) is _GradRef:
+                        old.gone = True
+                except Exception as e:
+                    self._internal(e)
             if self._zg is not None and len(args) > 1 and args[1] is None:
                 out = func(*args, **kwargs)
                 try:
@@ -1235,8 +1266,10 @@ class Recorder(TorchFunctionMode):
                 self._seen_compiled = True
                 self._note("ops inside torch.compile'd code were recorded without their own source lines (at the "
                            "compiled function's level)")
+            hold = flags & F_INIT  # made while a module is built: its parameters and buffers (see _Held)
         else:
             ctx = "user"
+            hold = 0
         detail = {}
         cut = None
         outs_t = [out] if isinstance(out, _T) else _tensors(out, [])
@@ -1255,6 +1288,11 @@ class Recorder(TorchFunctionMode):
                 orefs.append(self._ref(o))
                 continue
             tid = self._tid(o, producer=idx)
+            if hold and self._slots is None:
+                r = self._refs[tid]
+                if type(r) is _Ref:
+                    h = self._refs[tid] = self._ids[id(o)] = _Held(o)
+                    h.tid = tid
             try:
                 leaf = o.is_leaf
             except RuntimeError:  # (see _is_leaf)
