@@ -4,7 +4,16 @@ A private TorchFunctionMode sees every user-level torch call; global module,
 optimizer and registration hooks name parameters and see optimizer steps; autograd
 node hooks (installed for the duration of each backward call) see which nodes ran and
 what gradient each sent. Nothing here keeps a user's tensor alive: tensors are
-identified by trace-local ids through weak references.
+identified by trace-local ids through weak references (module parameters and buffers:
+held while recording, then found through their module, see ``_Held``; a weak reference
+blocks torch.utils.swap_tensors).
+
+Transparent to PyTorch itself: property reads and private writes PyTorch performs pass
+straight through (``_SKIP``); graph nodes are mapped to events by sequence number, never
+given a Python object while recording (``_seq``); own arithmetic runs with every mode set
+aside (``_Own``); hooks keep detached aliases of gradients (``_held``); nothing is recorded
+under torch.jit.trace; once steps=/max_events= is reached the recorder leaves the mode
+stack and its hooks (``_limit_reached``).
 
 Cost matters here (benchmarks/overhead.py): the hot paths record compact data (packed
 ints, interned code-id sites) and the rest is built on the first query (``sync``).
