@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Peak memory of one training step, plain vs inside ``gradscope.trace()`` (GPT-2-sized by default).
 
 Not a test: a benchmark that prints a markdown table. Run from the repo root:
@@ -42,8 +41,8 @@ def child(args):
     import contextlib
 
     import torch
-    import torch.nn as nn
     import torch.nn.functional as F
+    from torch import nn
 
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -119,7 +118,7 @@ def main():
         for v in ("plain", "traced"):
             cmd = [sys.executable, os.path.abspath(__file__), "--child", v] + [
                 f"--{k}={getattr(args, k)}" for k in ("layers", "d", "seq", "batch", "vocab")]
-            r = subprocess.run(cmd, capture_output=True, text=True)
+            r = subprocess.run(cmd, capture_output=True, text=True, check=False)
             if r.returncode != 0:
                 sys.exit(f"{v} run failed:\n{r.stderr[-3000:]}")
             rows.setdefault(v, []).append(json.loads(r.stdout.strip().splitlines()[-1]))

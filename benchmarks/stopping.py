@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Once ``trace(steps=1)`` has recorded its step, does the rest of the block run at plain speed?
 
 Not a test: a benchmark that prints a markdown table. Run from the repo root:
@@ -28,12 +27,12 @@ import sys
 import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 from torch.overrides import TorchFunctionMode
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import gradscope  # noqa: E402
+import gradscope
 
 
 class _Empty(TorchFunctionMode):

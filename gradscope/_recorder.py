@@ -219,7 +219,7 @@ class _Own:
     every mode: torch-function modes (an enclosing trace, a user's) and dispatch modes (a user's
     logger, FlopCounterMode, DebugMode), which are taken off their stack for its duration."""
 
-    __slots__ = ("_tf", "_dm")
+    __slots__ = ("_dm", "_tf")
 
     def __enter__(self):
         self._tf = _NO_TF()
@@ -597,7 +597,7 @@ class _Slot:
     """After the recording: a module's parameter, buffer or parameter .grad found through its module
     (weakly referenced) and name, with no reference of any kind on the tensor itself."""
 
-    __slots__ = ("m", "kind", "name", "grad", "key", "tid")
+    __slots__ = ("grad", "key", "kind", "m", "name", "tid")
 
     def __init__(self, m_ref, kind, name, grad, key):
         self.m, self.kind, self.name, self.grad, self.key = m_ref, kind, name, grad, key
@@ -616,7 +616,7 @@ class _GradRef:
     """A leaf's .grad, found through its leaf (no reference on the gradient itself: torch.utils.swap_tensors
     swaps parameters' gradients too, and holding them would keep them past zero_grad)."""
 
-    __slots__ = ("refs", "leaf", "key", "tid", "gone")
+    __slots__ = ("gone", "key", "leaf", "refs", "tid")
 
     def __init__(self, refs, leaf, key):
         self.refs, self.leaf, self.key, self.gone = refs, leaf, key, False
@@ -813,7 +813,7 @@ class Recorder(TorchFunctionMode):
         buffers or parameter .grad (see _Held); they are found again through their module (_Slot).
         Other tensors keep their weak references."""
         slots = {}
-        for m, _ in self._mod_path.items():
+        for m, _path in self._mod_path.items():
             m_ref = weakref.ref(m)
             for kind, d in (("p", getattr(m, "_parameters", None)), ("b", getattr(m, "_buffers", None))):
                 for name, t in (d or {}).items():
