@@ -663,6 +663,7 @@ class Recorder(TorchFunctionMode):
         self._steps = steps
         self._n_backward = 0
         self._slots = None  # after the recording: id -> where a module's tensor is (see _release_params)
+        self._probes = _PROBES  # in-place checks left in the current graph (see _saved_info)
         self._node_ev: dict = {}  # graph node sequence number -> index of the event that made it
         self._s0 = 0  # the autograd sequence number before the recorded call
         self._prehooked: set = set()  # sequence numbers of nodes whose output a tensor hook rewrites
@@ -1528,6 +1529,16 @@ class Recorder(TorchFunctionMode):
             return None
         if not ptr:
             return None
+        if not _is_leaf(t) or t._base is not None:
+            # probing reads graph nodes, which gives them Python objects, and a graph of such nodes is
+            # freed recursively: bounded per graph, so a deep chain of in-place writes still frees
+            self._probes -= 1
+            if self._probes < 0:
+                if self._probes == -1:
+                    self._note(f"in-place writes were not checked against saved tensors after {_PROBES} of them in "
+                               "one graph (checking reads graph nodes, and a deep graph of read nodes is freed "
+                               "recursively)")
+                return None
         cands = []
         if t.grad_fn is not None:
             cands.append((t.grad_fn, None))
@@ -1814,6 +1825,7 @@ class Recorder(TorchFunctionMode):
     def _backward_post(self, rec, state, out, err):
         raw_nodes, got, leaves, input_tids, graph = state
         if graph and err is None and not input_tids:
+            self._probes = _PROBES  # (a new graph follows)
             # this graph's saved tensors are freed now: remember it on the nodes that _saved_info
             # may probe later (those made by recorded ops), so it never has to
             for n, rn in zip(graph, raw_nodes):
@@ -2476,6 +2488,7 @@ class Recorder(TorchFunctionMode):
         self.data.exception = ExceptionInfo(type(exc).__name__, str(exc)[:4000], self._error_event, site)
 
 
+_PROBES = 2000  # in-place writes per graph checked against saved tensors (see Recorder._saved_info)
 _FAST_PATH: dict = {}  # module type -> has an attention fast path that any TorchFunctionMode turns off
 
 
@@ -2552,10 +2565,13 @@ def _held(grads):
     own tensor objects). Holding the gradient tensors themselves would raise their reference count, and
     AccumulateGrad steals a buffer into a leaf's .grad only while nothing else references it: it would
     copy instead (one more gradient-sized allocation per leaf, and a .grad in other memory)."""
-    if _stack_len() or _dispatch_len():  # (a user's mode below the recorder's stashed one, or a dispatch mode)
-        with _Own():
-            return tuple([g.detach() if type(g) is _T or isinstance(g, _T) else g for g in grads])
-    return tuple([g.detach() if type(g) is _T or isinstance(g, _T) else g for g in grads])
+    try:
+        if _stack_len() or _dispatch_len():  # (a user's mode below the recorder's stashed one, or a dispatch mode)
+            with _Own():
+                return tuple([g.detach() if type(g) is _T or isinstance(g, _T) else g for g in grads])
+        return tuple([g.detach() if type(g) is _T or isinstance(g, _T) else g for g in grads])
+    except Exception:  # (a gradient that cannot be detached here, e.g. a batched one under vmap: kept as is)
+        return grads
 
 
 def _keep_big(state, nid, grads, sent):

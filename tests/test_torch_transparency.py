@@ -338,3 +338,10 @@ def test_max_events_reached_leaves_even_below_a_users_mode():
         model(torch.randn(2, 3))
     assert len(tr.events) == 5 and tr.data.truncated
     assert not torch.overrides._get_current_function_mode_stack()
+
+
+def test_batched_gradients_under_vmap_still_flow_through_the_hooks():
+    # what a hook keeps of a gradient is a detached alias; a batched gradient (vmap) cannot be detached
+    x = torch.randn(3, dtype=torch.double, requires_grad=True)
+    with gradscope.trace():
+        assert torch.autograd.gradcheck(lambda t: (t * 2).sin(), (x,), check_batched_grad=True)
