@@ -4,7 +4,16 @@ A private TorchFunctionMode sees every user-level torch call; global module,
 optimizer and registration hooks name parameters and see optimizer steps; autograd
 node hooks (installed for the duration of each backward call) see which nodes ran and
 what gradient each sent. Nothing here keeps a user's tensor alive: tensors are
-identified by trace-local ids through weak references.
+identified by trace-local ids through weak references (module parameters and buffers:
+held while recording, then found through their module, see ``_Held``; a weak reference
+blocks torch.utils.swap_tensors).
+
+Transparent to PyTorch itself: property reads and private writes PyTorch performs pass
+straight through (``_SKIP``); graph nodes are mapped to events by sequence number, never
+given a Python object while recording (``_seq``); own arithmetic runs with every mode set
+aside (``_Own``); hooks keep detached aliases of gradients (``_held``); nothing is recorded
+under torch.jit.trace; once steps=/max_events= is reached the recorder leaves the mode
+stack and its hooks (``_limit_reached``).
 
 Cost matters here (benchmarks/overhead.py): the hot paths record compact data (packed
 ints, interned code-id sites) and the rest is built on the first query (``sync``).
@@ -44,18 +53,31 @@ from .model import (
 _T = torch.Tensor
 _NO_TF = torch._C.DisableTorchFunction
 _is_compiling = torch.compiler.is_compiling
+_jit_tracing = torch._C._get_tracing_state
+_seq = torch._C._autograd._get_sequence_nr  # the sequence number the next graph node gets (per thread)
 
 # --- what the mode skips or classifies --------------------------------------------------------
 _PROPS = {"shape", "dtype", "device", "grad", "requires_grad", "is_sparse", "grad_fn", "is_leaf", "_version", "_base",
           "layout", "ndim", "is_cuda", "is_nested", "is_quantized", "is_meta", "output_nr", "retains_grad", "is_cpu",
           "itemsize", "nbytes", "is_mps", "is_xpu", "is_mkldnn", "is_sparse_csr", "names", "_backward_hooks",
           "_post_accumulate_grad_hooks"}
+_TENSOR_PROPS = {"H", "T", "mH", "mT", "real", "imag", "data"}  # reads that make a tensor: recorded
 _SKIP = frozenset([getattr(_T, n).__get__ for n in _PROPS if hasattr(_T, n)] + [
     getattr(_T, n) for n in ("dim", "size", "numel", "stride", "data_ptr", "storage_offset", "is_contiguous",
                              "is_floating_point", "is_complex", "_is_view", "element_size", "nelement", "get_device",
                              "untyped_storage", "__len__", "__repr__", "__format__", "__hash__", "__reduce_ex__",
                              "__deepcopy__", "is_inference", "__contains__", "has_names", "is_shared", "is_pinned")
-    if hasattr(_T, n)])
+    if hasattr(_T, n)] + [
+    # Every other attribute read that yields no tensor, and every write of a private one
+    # (`t._backward_hooks = None`): PyTorch performs these itself, some while holding a tensor's
+    # autograd lock (rebasing a view marked dirty), and reading is_leaf there would deadlock.
+    d.__get__ if m == "get" else d.__set__
+    for n, d in vars(torch._C.TensorBase).items() if type(d).__name__ == "getset_descriptor"
+    for m in ("get", "set")
+    if (m == "get" and n not in _TENSOR_PROPS) or (m == "set" and n.startswith("_"))] + [
+    # load_state_dict's step before torch.utils.swap_tensors: its result is swapped at once, and
+    # swap_tensors refuses a tensor with a weak reference (ours, had it been recorded)
+    getattr(_T, n) for n in ("module_load",) if hasattr(_T, n)])
 
 _SET_GRAD = torch._C._set_grad_enabled
 _DETACH = {_T.detach: "detach", _T.detach_: "detach", _T.data.__get__: "data"}
@@ -107,7 +129,6 @@ _CTX_FLAGS = (F_APPLY | F_BACKWARD | F_CHECKPOINT | F_CLIP | F_COMPILE | F_DATA 
               | F_OPTIM | F_SETUP)
 _INF = float("inf")
 PRESENT = -1.0  # an edge norm that was not measured: a gradient was sent (non-zero as far as we know)
-_PREHOOKED = "gradscope_prehooked"  # node.metadata key: a tensor hook rewrites the gradient it receives
 _FREED = "gradscope_freed"  # node.metadata key: a backward ran through this node and freed its graph
 _NO_DETAIL: dict = {}
 _CLASS_DETAIL: dict = {}  # module class name -> its (shared) module-event detail  # shared by events without details: never mutate
@@ -190,11 +211,46 @@ def _floats(obj, out, budget=4096):
     return out
 
 
+_dispatch_len = torch._C._len_torch_dispatch_stack
+
+
+class _Own:
+    """``with _Own():`` our own tensor arithmetic (gradient norms, reading values) is invisible to
+    every mode: torch-function modes (an enclosing trace, a user's) and dispatch modes (a user's
+    logger, FlopCounterMode, DebugMode), which are taken off their stack for its duration."""
+
+    __slots__ = ("_dm", "_tf")
+
+    def __enter__(self):
+        self._tf = _NO_TF()
+        self._tf.__enter__()
+        self._dm = None
+        if _dispatch_len():
+            from torch.utils._python_dispatch import _disable_current_modes
+
+            self._dm = _disable_current_modes()
+            try:
+                self._dm.__enter__()
+            except BaseException:
+                self._dm = None
+                self._tf.__exit__(None, None, None)
+                raise
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            if self._dm is not None:
+                self._dm.__exit__(*exc)
+        finally:
+            self._tf.__exit__(*exc)
+        return False
+
+
 def _grad_status(g):
     if g is None:
         return "none", None
     try:
-        with _NO_TF():  # our own arithmetic: invisible to an enclosing trace or user mode
+        with _Own():  # our own arithmetic: invisible to an enclosing trace or user mode
             if g.is_sparse:
                 g = g.coalesce().values()
             n = float(torch.linalg.vector_norm(g.detach().float()))
@@ -222,7 +278,7 @@ def _grad_statuses(grads):
                 mixed = True
     if len(gs) > 1:
         try:
-            with _NO_TF():  # our own arithmetic: invisible to an enclosing trace or user mode
+            with _Own():  # our own arithmetic: invisible to an enclosing trace or user mode
                 prev = torch.is_grad_enabled()
                 torch._C._set_grad_enabled(False)  # (cheaper than detaching each gradient)
                 try:
@@ -337,7 +393,9 @@ def _install_globals():
 
         _global_handles.extend([
             M.register_module_forward_pre_hook(_on_module_pre),
-            M.register_module_forward_hook(_on_module_post, always_call=True),
+            # (not always_call: the registry of always-called hooks stays the user's; a call whose forward
+            # raised leaves its entry on our module stack, dropped when seen stale: Recorder._drop_stale)
+            M.register_module_forward_hook(_on_module_post),
             M.register_module_module_registration_hook(_on_module_registered),
             M.register_module_parameter_registration_hook(_on_param_registered),
             O.register_optimizer_step_pre_hook(_on_optimizer_step),
@@ -355,10 +413,12 @@ def _remove_globals():
             _global_handles.pop().remove()
 
 
-def _dispatch(method: str, nargs: int, with_frame: bool = False):
+def _dispatch(method: str, nargs: int, with_frame: bool = False, leave: bool = False):
     """A global hook that forwards to every recorder active in this thread (returns None, as
     registration hooks must). ``with_frame``: also pass the caller's frame (for module hooks, the
-    frame of Module._call_impl that runs the call's hooks and forward)."""
+    frame of Module._call_impl that runs the call's hooks and forward). ``leave``: a recorder whose
+    recording ended (steps=/max_events=) leaves the mode stack and the global hooks here (module
+    pre hooks run from a copy of the hook registry: removing ours there is safe)."""
 
     def hook(*args):
         if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
@@ -371,14 +431,15 @@ def _dispatch(method: str, nargs: int, with_frame: bool = False):
                         getattr(r, method)(*call)
                 except Exception as e:
                     r._internal(e)
+            elif leave and r._leave_pending:
+                r._leave()
         return None
 
     hook.__name__ = f"gradscope{method}"
     return hook
 
 
-_on_module_pre = _dispatch("_module_pre", 1, with_frame=True)  # (module, args)
-# registered with always_call=True: also runs when forward raised (then from _call_impl itself)
+_on_module_pre = _dispatch("_module_pre", 1, with_frame=True, leave=True)  # (module, args)
 _on_module_post = _dispatch("_module_post", 3, with_frame=True)  # (module, args, output)
 _CALL_IMPL = nn.Module._call_impl.__code__
 _on_module_registered = _dispatch("_module_registered", 3)  # (module, name, submodule)
@@ -416,6 +477,9 @@ def _on_optimizer_step(optimizer, args, kwargs):
 
 def _suspend_for_step():
     active = _active()
+    for r in active:  # a recording that ended: off the mode stack for good (its hooks go at the next module call:
+        if r._leave_pending:  # the optimizer runs its hooks from the live registry, which must not change now)
+            r._off_stack()
     while True:
         n = _stack_len()
         top = _stack_at(n - 1) if n else None
@@ -514,6 +578,59 @@ class _ModulePaths:
         return [(m, p) for m, p in ((r(), p) for r, p in self._d.values()) if m is not None]
 
 
+class _Held:
+    """A strong reference in the shape of a _Ref (called, it returns the object), for parameters and
+    buffers while recording: a weak reference makes torch.utils.swap_tensors refuse a tensor
+    (load_state_dict, module.to() under torch.__future__.set_swap_module_params_on_conversion(True)).
+    Modules hold these anyway; released when the recording stops (Recorder._release_params)."""
+
+    __slots__ = ("t", "tid")
+
+    def __init__(self, t):
+        self.t = t
+
+    def __call__(self):
+        return self.t
+
+
+class _Slot:
+    """After the recording: a module's parameter, buffer or parameter .grad found through its module
+    (weakly referenced) and name, with no reference of any kind on the tensor itself."""
+
+    __slots__ = ("grad", "key", "kind", "m", "name", "tid")
+
+    def __init__(self, m_ref, kind, name, grad, key):
+        self.m, self.kind, self.name, self.grad, self.key = m_ref, kind, name, grad, key
+
+    def __call__(self):
+        m = self.m()
+        if m is None:
+            return None
+        t = (m._parameters if self.kind == "p" else m._buffers).get(self.name)
+        if t is not None and self.grad:
+            t = t.grad
+        return t if t is not None and id(t) == self.key else None
+
+
+class _GradRef:
+    """A leaf's .grad, found through its leaf (no reference on the gradient itself: torch.utils.swap_tensors
+    swaps parameters' gradients too, and holding them would keep them past zero_grad)."""
+
+    __slots__ = ("gone", "key", "leaf", "refs", "tid")
+
+    def __init__(self, refs, leaf, key):
+        self.refs, self.leaf, self.key, self.gone = refs, leaf, key, False
+
+    def __call__(self):
+        r = self.refs.get(self.leaf)
+        t = r() if r is not None and not self.gone else None
+        if t is None:
+            return None
+        with _NO_TF():
+            g = t.grad
+        return g if g is not None and id(g) == self.key else None
+
+
 class _DeadRef:
     __slots__ = ("tid",)
 
@@ -545,7 +662,11 @@ class Recorder(TorchFunctionMode):
         self._max_events = max_events
         self._steps = steps
         self._n_backward = 0
-        self._meta_key = f"gradscope{id(self)}"
+        self._slots = None  # after the recording: id -> where a module's tensor is (see _release_params)
+        self._probes = _PROBES  # in-place checks left in the current graph (see _saved_info)
+        self._node_ev: dict = {}  # graph node sequence number -> index of the event that made it
+        self._s0 = 0  # the autograd sequence number before the recorded call
+        self._prehooked: set = set()  # sequence numbers of nodes whose output a tensor hook rewrites
         self._mod_stack: list = []
         self._mod_path = _ModulePaths()
         self._roots: list = []  # (weakref(module), varname)
@@ -565,10 +686,14 @@ class Recorder(TorchFunctionMode):
         self._in_opt = False
         self._suspended = False  # taken off the mode stack during optimizer.step()
         self._opt_closure = False  # inside optimizer.step(closure), before the closure ran
+        self._leave_pending = False  # recording ended (steps=/max_events=): leave at the next chance
+        self._left_stack = False  # off the mode stack for good
+        self._left_hooks = False  # out of the global hooks
         self._opt_pending = None
-        self._grad_of: dict = {}  # id(.grad tensor) -> (weakref, leaf tid)
+        self._grad_of: dict = {}  # id(.grad tensor) -> leaf tid
         self._grad_of_limit = 1024
         self._seen_compiled = False
+        self._seen_jit = False
         self._metas: dict = {}  # interned (shape, dtype, device) tuples
         self._recent = collections.deque(maxlen=64)  # (storage ptr, tid) of recent results with history
         self._user_grad_stack: list = []
@@ -609,7 +734,49 @@ class Recorder(TorchFunctionMode):
         """Back on the mode stack after optimizer.step() (or when its closure runs the model)."""
         if self._suspended:
             self._suspended = False
-            torch._C._push_on_torch_function_stack(self)
+            if not self._left_stack:
+                torch._C._push_on_torch_function_stack(self)
+
+    # --- stopping means stopping: steps= / max_events= reached ----------------------------------
+    def _limit_reached(self):
+        """Recording ends here; the recorder leaves the mode stack and its global hooks as soon as it
+        is outside its own handler (where the mode is stashed), so the rest of the block runs plain."""
+        self._on = False
+        self._leave_pending = True
+
+    def _off_stack(self):
+        """Take this recorder off the torch-function mode stack for good, wherever it is on it (modes
+        pushed above it stay, in their order). False when it is not there: inside its own handler."""
+        if self._left_stack:
+            return True
+        if self._suspended:  # (already off, around optimizer.step())
+            self._suspended = False
+            self._left_stack = True
+            return True
+        n = _stack_len()
+        i = n - 1
+        while i >= 0 and _stack_at(i) is not self:
+            i -= 1
+        if i < 0:
+            return False
+        above = [torch._C._pop_torch_function_stack() for _ in range(n - 1 - i)]
+        torch._C._pop_torch_function_stack()
+        for m in reversed(above):
+            torch._C._push_on_torch_function_stack(m)
+        self._left_stack = True
+        return True
+
+    def _leave(self):
+        """Off the mode stack and out of the global hooks (see _limit_reached)."""
+        if not self._off_stack():
+            return  # (pending: at the next module call)
+        self._leave_pending = False
+        stack = getattr(_local, "stack", [])
+        if self in stack:
+            stack.remove(self)
+        if not self._left_hooks:
+            self._left_hooks = True
+            _remove_globals()
 
     def stop(self):
         if self._stance is not None:
@@ -620,7 +787,9 @@ class Recorder(TorchFunctionMode):
                 self._internal(e)
         try:
             cur = torch.overrides._get_current_function_mode_stack()
-            if self._suspended:  # optimizer.step() raised: the mode is already off the stack
+            if self._left_stack:  # the recording ended early (steps=/max_events=): already off the stack
+                pass
+            elif self._suspended:  # optimizer.step() raised: the mode is already off the stack
                 self._suspended = False
             elif cur and cur[-1] is self:
                 self.__exit__(None, None, None)
@@ -628,13 +797,57 @@ class Recorder(TorchFunctionMode):
                 self._pop_out_of_order()
         finally:
             self._on = False
+            self._leave_pending = False
             stack = getattr(_local, "stack", [])
             if self in stack:
                 stack.remove(self)
-            _remove_globals()
+            if not self._left_hooks:
+                self._left_hooks = True
+                _remove_globals()
             self._entry = None
             self._sync_live()
+            self._release_params()
             self._synced_tensors = -1  # the per-event conversion is left to the first query (sync)
+
+    def _release_params(self):
+        """The recording is over: no reference of ours, strong or weak, stays on a module's parameters,
+        buffers or parameter .grad (see _Held); they are found again through their module (_Slot).
+        Other tensors keep their weak references."""
+        slots = {}
+        for m, _path in self._mod_path.items():
+            m_ref = weakref.ref(m)
+            for kind, d in (("p", getattr(m, "_parameters", None)), ("b", getattr(m, "_buffers", None))):
+                for name, t in (d or {}).items():
+                    if isinstance(t, _T):
+                        slots.setdefault(id(t), (m_ref, kind, name, False))
+                        if kind == "p" and t.grad is not None:
+                            slots.setdefault(id(t.grad), (m_ref, kind, name, True))
+        self._slots = slots
+        ids, refs = self._ids, self._refs
+        for tid, r in list(refs.items()):
+            t = r()
+            if t is not None and (type(r) is _Held or id(t) in slots):
+                new = self._unpinned(t)
+                new.tid = tid
+                refs[tid] = new
+                if ids.get(id(t)) is r:
+                    ids[id(t)] = new
+        # (names stay: a parameter no call used is named from them when it is asked about)
+        self._param_names = {k: (self._unpinned(r()), name) for k, (r, name) in self._param_names.items()
+                             if r() is not None}
+        self._param_owner = {}
+        self._late_attrs = []
+
+    def _unpinned(self, t):
+        """A reference to ``t`` after the recording: through its module if it is a module's parameter,
+        buffer or parameter .grad, else weak."""
+        s = self._slots.get(id(t))
+        if s is not None:
+            return _Slot(*s, id(t))
+        try:
+            return _Ref(t)
+        except TypeError:
+            return _DeadRef()
 
     def _pop_out_of_order(self):
         from torch.overrides import _pop_mode, _push_mode
@@ -672,10 +885,17 @@ class Recorder(TorchFunctionMode):
             return r.tid
         tid = self._next_tid
         self._next_tid = tid + 1
-        try:
-            r = _Ref(t)
-        except TypeError:
-            r = _DeadRef()
+        tp = type(t)
+        is_param = tp is _P or (tp is not _T and isinstance(t, _P))
+        if is_param or (producer is None and id(t) in self._param_names):  # (see _Held)
+            r = _Held(t) if self._slots is None else self._unpinned(t)
+        elif producer is None and self._grad_of and self._grad_leaf(t) is not None:
+            r = _GradRef(self._refs, self._grad_of[id(t)], id(t))
+        else:
+            try:
+                r = _Ref(t)
+            except TypeError:
+                r = _DeadRef()
         r.tid = tid
         self._ids[id(t)] = r
         self._refs[tid] = r
@@ -685,8 +905,6 @@ class Recorder(TorchFunctionMode):
         except Exception:
             shape = ()
         base = t._base if t._is_view() else None
-        tp = type(t)
-        is_param = tp is _P or (tp is not _T and isinstance(t, _P))
         dt = _DTYPES.get(t.dtype)
         if dt is None:
             dt = _DTYPES[t.dtype] = str(t.dtype).replace("torch.", "")
@@ -713,10 +931,17 @@ class Recorder(TorchFunctionMode):
 
     def _grad_leaf(self, t):
         """The tid of the leaf whose .grad tensor ``t`` is (recorded after each backward), else None."""
-        ent = self._grad_of.get(id(t))
-        if ent is not None and ent[0]() is t:
-            return ent[1]
+        tid = self._grad_of.get(id(t))
+        if tid is not None:  # (no reference on the .grad tensor itself: it is checked through its leaf)
+            leaf = self._refs[tid]()
+            if leaf is not None and leaf.grad is t:
+                return tid
         return None
+
+    def _grad_leaf_alive(self, key, tid):
+        leaf = self._refs[tid]()
+        g = leaf.grad if leaf is not None else None
+        return g is not None and id(g) == key
 
     def tid_of(self, t):
         r = self._ids.get(id(t))
@@ -822,7 +1047,7 @@ class Recorder(TorchFunctionMode):
                     break
         if link is None and self._values and t.numel() <= 256 and t.dtype.is_floating_point:
             try:
-                with _NO_TF():
+                with _Own():
                     vals = t.detach().flatten().tolist()
             except Exception:
                 vals = ()
@@ -856,11 +1081,14 @@ class Recorder(TorchFunctionMode):
 
     def _record(self, code, func, args, kwargs):
         """Call ``func`` and record it as an event (its inputs before, its outputs after)."""
+        if _jit_tracing() is not None:
+            return self._jit_traced(func, args, kwargs)
         try:
             pre = self._pre(func, args, kwargs, code)
         except Exception as e:
             self._internal(e)
             return func(*args, **kwargs)
+        self._s0 = _seq()
         try:
             out = pre[9](func, args, kwargs)  # (called "from the user's line": see _caller)
         except BaseException as e:
@@ -872,6 +1100,16 @@ class Recorder(TorchFunctionMode):
             self._internal(e)
             self._guard(self._post_minimal, pre, func, e)
         return out
+
+    def _jit_traced(self, func, args, kwargs):
+        """Inside torch.jit.trace: not recorded. The JIT tracer names graph values after the locals of
+        the frames above each op, and a recording frame holding the result would change those names
+        (its check_trace then fails: "Graphs differed across invocations")."""
+        if not self._seen_jit:
+            self._seen_jit = True
+            self._note("ops run under torch.jit.trace were not recorded (the JIT tracer reads the frames above each "
+                       "op to name its values)")
+        return func(*args, **kwargs)
 
     def _post_minimal(self, pre, func, err):
         """_post failed (an odd tensor, or a gradscope bug): still record that the call happened, with
@@ -902,6 +1140,13 @@ class Recorder(TorchFunctionMode):
                 self._zg = None
             return func(*args, **kwargs)
         if code == _C_GRAD_SET:
+            if args and self._grad_of:  # the .grad being replaced is gone (its id may come back)
+                try:
+                    old = self._ids.get(id(args[0].grad))
+                    if type(old) is _GradRef:
+                        old.gone = True
+                except Exception as e:
+                    self._internal(e)
             if self._zg is not None and len(args) > 1 and args[1] is None:
                 out = func(*args, **kwargs)
                 try:
@@ -921,7 +1166,7 @@ class Recorder(TorchFunctionMode):
             if not self.data.truncated:
                 self.data.truncated = True
                 self.data.unseen.append(f"recording stopped after {self._max_events} events (max_events)")
-            self._on = False
+            self._limit_reached()
             return True
         return False
 
@@ -1031,8 +1276,10 @@ class Recorder(TorchFunctionMode):
                 self._seen_compiled = True
                 self._note("ops inside torch.compile'd code were recorded without their own source lines (at the "
                            "compiled function's level)")
+            hold = flags & F_INIT  # made while a module is built: its parameters and buffers (see _Held)
         else:
             ctx = "user"
+            hold = 0
         detail = {}
         cut = None
         outs_t = [out] if isinstance(out, _T) else _tensors(out, [])
@@ -1051,6 +1298,11 @@ class Recorder(TorchFunctionMode):
                 orefs.append(self._ref(o))
                 continue
             tid = self._tid(o, producer=idx)
+            if hold and self._slots is None:
+                r = self._refs[tid]
+                if type(r) is _Ref:
+                    h = self._refs[tid] = self._ids[id(o)] = _Held(o)
+                    h.tid = tid
             try:
                 leaf = o.is_leaf
             except RuntimeError:  # (see _is_leaf)
@@ -1060,7 +1312,12 @@ class Recorder(TorchFunctionMode):
             if not leaf:
                 out_rg = 2
                 try:
-                    o.grad_fn.metadata[self._meta_key] = idx
+                    # which event made this graph node, by its sequence number: the one node the call
+                    # made is its output's (touching grad_fn gives the node a Python object, and a
+                    # graph of such nodes is freed recursively: a deep one overflows the C stack)
+                    s0 = self._s0
+                    seq = s0 if _seq() - s0 == 1 else o.grad_fn._sequence_nr()
+                    self._node_ev[seq] = idx
                     self._recent.append((o.data_ptr(), tid, idx, o.numel(), True))
                 except Exception:
                     pass
@@ -1181,10 +1438,7 @@ class Recorder(TorchFunctionMode):
                 self._hooked.add(id(ins[0]))
             gf = ins[0].grad_fn if ins else None
             if gf is not None:  # the hook rewrites what this node receives: its hook sees it afterwards
-                try:
-                    gf.metadata[_PREHOOKED] = True
-                except Exception:
-                    pass
+                self._prehooked.add(gf._sequence_nr())
         elif special == "retain":
             for t in ins:
                 self.tensors[self._tid(t)].retains_grad = True
@@ -1275,6 +1529,16 @@ class Recorder(TorchFunctionMode):
             return None
         if not ptr:
             return None
+        if not _is_leaf(t) or t._base is not None:
+            # probing reads graph nodes, which gives them Python objects, and a graph of such nodes is
+            # freed recursively: bounded per graph, so a deep chain of in-place writes still frees
+            self._probes -= 1
+            if self._probes < 0:
+                if self._probes == -1:
+                    self._note(f"in-place writes were not checked against saved tensors after {_PROBES} of them in "
+                               "one graph (checking reads graph nodes, and a deep graph of read nodes is freed "
+                               "recursively)")
+                return None
         cands = []
         if t.grad_fn is not None:
             cands.append((t.grad_fn, None))
@@ -1309,8 +1573,7 @@ class Recorder(TorchFunctionMode):
                 continue
             seen.add(node)
             if self._node_saves(node, ptr):
-                ev = node.metadata.get(self._meta_key, -1) if hasattr(node, "metadata") else -1
-                return ev
+                return self._node_ev.get(node._sequence_nr(), -1) if hasattr(node, "_sequence_nr") else -1
         return None
 
     def _node_saves(self, node, ptr):
@@ -1415,7 +1678,7 @@ class Recorder(TorchFunctionMode):
                 nodes[gf] = len(order)
                 order.append(gf)
         rec.root_nodes = tuple(nodes[t.grad_fn] for t in roots if t.grad_fn is not None)
-        key = self._meta_key
+        node_ev, prehooked = self._node_ev, self._prehooked
         raw_nodes = []  # by nid: [name, event index, next nids, leaf tid, node type, mode, input_nr per edge]
         got = []  # by run order: (nid, gradients it sent, gradients it received) - or their norms
         leaves = []  # (nid, tid)
@@ -1468,9 +1731,9 @@ class Recorder(TorchFunctionMode):
                 raw_nodes.append([nm, None, nxt, leaf, tp, mode, nrs])
             else:
                 try:
-                    md = n.metadata
-                    ev_i = md.get(key)
-                    if md and _PREHOOKED in md:  # a tensor hook changes what it receives
+                    sq = n._sequence_nr()
+                    ev_i = node_ev.get(sq)
+                    if sq in prehooked:  # a tensor hook changes what it receives
                         opaque.add(i)
                 except Exception:
                     ev_i = None
@@ -1562,6 +1825,7 @@ class Recorder(TorchFunctionMode):
     def _backward_post(self, rec, state, out, err):
         raw_nodes, got, leaves, input_tids, graph = state
         if graph and err is None and not input_tids:
+            self._probes = _PROBES  # (a new graph follows)
             # this graph's saved tensors are freed now: remember it on the nodes that _saved_info
             # may probe later (those made by recorded ops), so it never has to
             for n, rn in zip(graph, raw_nodes):
@@ -1596,7 +1860,7 @@ class Recorder(TorchFunctionMode):
         if rec.api != "torch.autograd.grad":
             grad_of = self._grad_of
             if len(grad_of) > self._grad_of_limit:  # drop the .grad tensors that are gone (zero_grad)
-                grad_of = self._grad_of = {k: v for k, v in grad_of.items() if v[0]() is not None}
+                grad_of = self._grad_of = {k: v for k, v in grad_of.items() if self._grad_leaf_alive(k, v)}
                 self._grad_of_limit = max(1024, 2 * len(grad_of))
             tens = self.tensors
             for (tid, g), (st, nm) in zip(leaf_now, statuses):
@@ -1605,10 +1869,7 @@ class Recorder(TorchFunctionMode):
                 tens[tid].grad = gi
                 leaf_val[tid] = None if g is None else (nm if nm is not None else PRESENT)
                 if g is not None:  # later writes into this .grad tensor are attributed to its leaf
-                    try:
-                        grad_of[id(g)] = (weakref.ref(g), tid)
-                    except TypeError:
-                        pass
+                    grad_of[id(g)] = tid
         else:
             grads = out if isinstance(out, (tuple, list)) else ()
             outs = []
@@ -1626,7 +1887,7 @@ class Recorder(TorchFunctionMode):
                 old.nodes = {}
                 self._note("graph details of backward calls older than the last 8 were dropped to save memory")
         if self._steps is not None and self._n_backward >= self._steps:
-            self._on = False
+            self._limit_reached()
             self.data.truncated = True
             self.data.unseen.append(f"recording stopped after {self._steps} backward call(s) (steps={self._steps})")
 
@@ -1657,12 +1918,38 @@ class Recorder(TorchFunctionMode):
         if path is None:
             self._ensure_root(module, force=True)
             path = self._mod_path.get(module, type(module).__name__)
+        fp = _FAST_PATH.get(type(module))
+        if fp is None:
+            fp = _FAST_PATH[type(module)] = isinstance(module, (nn.MultiheadAttention, nn.TransformerEncoderLayer,
+                                                                nn.TransformerEncoder))
+        if fp and not module.training:
+            self._fast_path_off(module, path)
         # where this call is, walked once: the module's own event and every op inside it (and the
         # calls of its children) reuse it, walking only up to this frame
         raw, flags = self._where(frame)
         # (without F_TORCH: the ops inside inherit only region flags; F_TORCH on an op then means that
         # torch code between it and its nearest user frame made the call: see _post, library detach)
         st.append((path, id(frame), id(frame.f_back), raw, flags & self._inherit))
+
+    def _fast_path_off(self, module, path):
+        """nn.MultiheadAttention / nn.TransformerEncoder(Layer) in eval without autograd take a fused fast
+        path only when no TorchFunctionMode is active (torch.overrides.has_torch_function): under the
+        recording they run their reference path. Said once in the trace, naming the modules."""
+        if torch.is_grad_enabled() and not torch.is_inference_mode_enabled() and any(
+                p.requires_grad for p in module.parameters()):
+            return  # (no fast path with autograd on, traced or not)
+        paths = self.data.meta.setdefault("fast_path_off", [])
+        label = f"{path} ({type(module).__name__})" if path else type(module).__name__
+        if label in paths:
+            return
+        old = _fast_path_note(paths) if paths else None
+        paths.append(label)
+        text = _fast_path_note(paths)
+        un = self.data.unseen
+        if old in un:
+            un[un.index(old)] = text
+        else:
+            un.append(text)
 
     def _where(self, f):
         """(user frames innermost first, context flags) for a call made from frame ``f``: walks up
@@ -1671,11 +1958,26 @@ class Recorder(TorchFunctionMode):
         top = st[-1] if st else None
         user, flags, hit = _frames.walk_until(f, self._entry, top[1] if top else -1)
         if not hit:
+            if top is not None and self._drop_stale(f):
+                return self._where(f)
             return self._raws.setdefault(user, user), flags
         if not user:
             return top[3], flags | top[4]
         raw = (user + top[3])[:16]
         return self._raws.setdefault(raw, raw), flags | top[4]
+
+    def _drop_stale(self, f):
+        """Entries of module calls whose forward raised (their forward hook never ran): those whose frame
+        is no longer an ancestor of frame ``f``. True when any was dropped."""
+        live = set()
+        while f is not None:
+            live.add(id(f))
+            f = f.f_back
+        st = self._mod_stack
+        n = len(st)
+        while st and st[-1][1] not in live:
+            st.pop()
+        return len(st) != n
 
     def _module_post(self, module, args, output, frame):
         st = self._mod_stack
@@ -1795,12 +2097,9 @@ class Recorder(TorchFunctionMode):
                 if m not in self._mod_path:
                     self._mod_path[m] = _clean((prefix + name) if name else (var if multi else ""))
             for name, p in root.named_parameters(remove_duplicate=True):
-                self._param_names[id(p)] = (weakref.ref(p), _clean(prefix + name))
+                self._param_names[id(p)] = (_Held(p), _clean(prefix + name))
             for name, b in root.named_buffers():
-                try:
-                    self._param_names[id(b)] = (weakref.ref(b), _clean(prefix + name))
-                except TypeError:
-                    pass
+                self._param_names[id(b)] = (_Held(b), _clean(prefix + name))
 
     def _module_registered(self, module, name, sub):
         old = module._modules.get(name) if hasattr(module, "_modules") else None
@@ -1830,7 +2129,7 @@ class Recorder(TorchFunctionMode):
 
     def _late_attr(self, module, name, idx, old, new=None):
         try:
-            self._late_attrs.append((weakref.ref(module), name, idx, old, weakref.ref(new) if new is not None else None))
+            self._late_attrs.append((weakref.ref(module), name, idx, old, _Held(new) if new is not None else None))
         except TypeError:
             pass
 
@@ -1907,7 +2206,7 @@ class Recorder(TorchFunctionMode):
         if prev is not None and prev[0]() is param:
             return  # (tied: the module that created it stays its owner)
         try:
-            self._param_owner[id(param)] = (weakref.ref(param), type(module).__name__, name, raw)
+            self._param_owner[id(param)] = (_Held(param), type(module).__name__, name, raw)
         except TypeError:
             pass
 
@@ -2189,6 +2488,17 @@ class Recorder(TorchFunctionMode):
         self.data.exception = ExceptionInfo(type(exc).__name__, str(exc)[:4000], self._error_event, site)
 
 
+_PROBES = 2000  # in-place writes per graph checked against saved tensors (see Recorder._saved_info)
+_FAST_PATH: dict = {}  # module type -> has an attention fast path that any TorchFunctionMode turns off
+
+
+def _fast_path_note(labels):
+    return (f"attention fast path off: {', '.join(labels)} ran in eval mode without autograd, where PyTorch takes "
+            "a fused fast path only when no TorchFunctionMode is active; the recording is one, so they ran their "
+            "reference path instead (outputs at padded positions can differ, NestedTensor inputs raise). Trace the "
+            "training step, not inference")
+
+
 _CUSTOM_BW: dict = {}  # node type -> Frame of its custom backward's return (or None)
 _NODE_NAMES: dict = {}  # node type -> node.name()
 _ACCUMULATE = "torch::autograd::AccumulateGrad"
@@ -2244,10 +2554,24 @@ def _node_post(state, nid, gi, go):
                 break
     else:
         go = ()
-    got.append((nid, gi, go))
+    got.append((nid, _held(gi), _held(go) if go else go))
     if len(got) % 256 == 0:  # bound the memory held: measure what is kept so far
         _edge_norms(got, True, in_place=True)
     return None
+
+
+def _held(grads):
+    """What a hook keeps of the gradients it saw until backward ends: detached aliases (same memory, their
+    own tensor objects). Holding the gradient tensors themselves would raise their reference count, and
+    AccumulateGrad steals a buffer into a leaf's .grad only while nothing else references it: it would
+    copy instead (one more gradient-sized allocation per leaf, and a .grad in other memory)."""
+    try:
+        if _stack_len() or _dispatch_len():  # (a user's mode below the recorder's stashed one, or a dispatch mode)
+            with _Own():
+                return tuple([g.detach() if type(g) is _T or isinstance(g, _T) else g for g in grads])
+        return tuple([g.detach() if type(g) is _T or isinstance(g, _T) else g for g in grads])
+    except Exception:  # (a gradient that cannot be detached here, e.g. a batched one under vmap: kept as is)
+        return grads
 
 
 def _keep_big(state, nid, grads, sent):
@@ -2410,7 +2734,7 @@ def _flush_norms(pending):
     items = list(pending)
     pending.clear()
     try:
-        with _NO_TF():
+        with _Own():
             gs = [g.detach() for _, _, g in items]
             if any(g.is_sparse or not (g.is_floating_point() or g.is_complex()) for g in gs):
                 raise TypeError("mixed")
@@ -2425,7 +2749,7 @@ def _norm(g):
     if g is None:
         return None
     try:
-        with _NO_TF():
+        with _Own():
             return float(torch.linalg.vector_norm(g.detach().float()))
     except Exception:
         return None
