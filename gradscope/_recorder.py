@@ -2123,7 +2123,6 @@ class Recorder(TorchFunctionMode):
 
     def _sync_live(self):
         """What needs the live objects: parameter and module names, parameter owners, module facts."""
-        tens = self.tensors
         if self._roots:
             self._rename()
         else:
