@@ -485,3 +485,62 @@ def test_parametrized_weight_is_named_as_the_users_weight():
     names = param_names(tr)
     assert "fc1.2.weight" in names and not any("parametrizations" in n for n in names), names
     assert tr.resolve("fc1.2.weight") == tid(tr, lin.parametrizations.weight.original)
+
+
+class TransformerModel(nn.Transformer):
+    """pytorch/examples word_language_model: nn.Transformer whose built-in decoder is replaced in __init__."""
+
+    def __init__(self, ntoken=11, ninp=8, nhead=2, nhid=16, nlayers=1):
+        super().__init__(d_model=ninp, nhead=nhead, dim_feedforward=nhid, num_encoder_layers=nlayers,
+                         num_decoder_layers=1, dropout=0.0)
+        self.input_emb = nn.Embedding(ntoken, ninp)
+        self.decoder = nn.Linear(ninp, ntoken)
+
+    def forward(self, src):
+        output = self.encoder(self.input_emb(src))
+        return F.log_softmax(self.decoder(output), dim=-1)
+
+
+def test_a_submodule_replaced_in_init_leaves_no_false_problems():
+    def main():
+        model = TransformerModel()  # built inside the trace, as under `gradscope run`
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        src = torch.randint(0, 11, (5, 2))
+        loss = F.nll_loss(model(src).view(-1, 11), src.view(-1))
+        loss.backward()
+        opt.step()
+
+    with gradscope.trace() as tr:
+        main()
+    assert tr.problems() == []
+    names = param_names(tr)
+    assert {"decoder.weight", "input_emb.weight", "encoder.layers.0.linear1.weight"} <= names, names
+
+
+def test_aliases_survive_save_and_load(tmp_path):
+    with gradscope.trace() as tr:
+        _main_returns_before_stop()
+    tr.save(tmp_path / "t.json")
+    back = gradscope.load(tmp_path / "t.json")
+    assert back.resolve("model.fc2.bias") == back.resolve("fc2.bias") == tr.resolve("fc2.bias")
+
+
+class Trainer:
+    def __init__(self):
+        self.encoder = nn.Linear(4, 4)
+        self.decoder = nn.Linear(4, 4)
+
+    def step(self, x):
+        z = torch.relu(self.encoder(x))
+        return self.decoder(z.detach()).sum()  # starves the encoder
+
+
+def test_modules_held_by_a_trainer_object_are_named_by_its_attributes():
+    def run():
+        t = Trainer()
+        t.step(torch.randn(2, 4)).backward()
+
+    with gradscope.trace() as tr:
+        run()
+    assert_named_by_path(tr, {"encoder.weight", "encoder.bias", "decoder.weight", "decoder.bias"})
+    assert tr.why("encoder.weight").cause == "detach" and tr.why("decoder.bias").cause == "ok"
