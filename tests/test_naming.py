@@ -353,6 +353,8 @@ def test_a_policy_and_a_target_network_of_one_class_get_distinct_names():
     assert {"policy_net.layer1.weight", "target_net.layer1.weight"} <= names, names
     assert tr.resolve("policy_net.layer1.weight") == tid(tr, policy_net.layer1.weight)
     assert tr.resolve("target_net.layer1.weight") == tid(tr, target_net.layer1.weight)
+    with pytest.raises(UnknownTargetError, match="ambiguous.*policy_net.layer1.weight"):
+        tr.resolve("layer1.weight")  # either network's: the error names both, never picks one
 
 
 class Conv1D(nn.Module):
