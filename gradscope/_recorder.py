@@ -722,7 +722,9 @@ class Recorder(TorchFunctionMode):
             # caller's variable for it, a few frames up
             trainable = info.requires_grad and info.is_leaf
             info.name = _frames.outer_var(f, self._entry, t, frames=4 if trainable else 1, public=True)
-            if trainable or is_param:  # passed by attribute (`helper(x, m.scale)`): m.scale, cfg.temperature
+            # passed by attribute (`helper(x, m.scale)`): m.scale, cfg.temperature (not a parameter being built
+            # in the trace: its model names it when called)
+            if (trainable or is_param) and id(t) not in self._param_owner:
                 if info.name is None:
                     info.name = _names.attr_name(f, self._entry, t)
                 elif f is not None and _names.is_argument(f, info.name):
