@@ -104,7 +104,7 @@ def walk(root):
     return mods, tens
 
 
-def _contains(big, m) -> bool:
+def contains(big, m) -> bool:
     try:
         return any(x is m for x in big.modules())
     except Exception:
@@ -130,7 +130,7 @@ def _scan(items, module, public=False):
         if isinstance(v, _Module):
             if v is module:
                 cand = (1.0, k, v)
-            elif v._modules and _contains(v, module):
+            elif v._modules and contains(v, module):
                 cand = (1.0 + _size(v), k, v)
         elif type(v) in (list, tuple) and 0 < len(v) <= 4096:
             for i, x in enumerate(v):
@@ -167,7 +167,7 @@ def find_root(f, stop, module, path_of):
         return hit[1], hit[2]
     owner = loc.get("self")
     if owner is not None:
-        if isinstance(owner, _Module) and _contains(owner, module):
+        if isinstance(owner, _Module) and contains(owner, module):
             # called from a method of a bigger module (pinn.residual(...) calls self.net(x)): the
             # caller's variable for that module names the model
             return outer_var_of(f, stop, owner), owner

@@ -513,10 +513,10 @@ class _Root:
     """A model called in the trace: its user's variable (None when none is visible), whether its own
     names are bare indices, and its class."""
 
-    __slots__ = ("ref", "var", "flat", "cls")
+    __slots__ = ("ref", "var", "flat", "cls", "leaf")
 
-    def __init__(self, ref, var, flat, cls):
-        self.ref, self.var, self.flat, self.cls = ref, var, flat, cls
+    def __init__(self, ref, var, flat, cls, leaf):
+        self.ref, self.var, self.flat, self.cls, self.leaf = ref, var, flat, cls, leaf
 
 
 class _DeadRef:
@@ -1767,11 +1767,15 @@ class Recorder(TorchFunctionMode):
             # the same parameter name (`field`) for two models (coarse and fine, passed to one helper):
             # the caller's own variable for this one
             var = _frames.outer_var(self._callers(f), self._entry, root, skip=taken) or var
-        # drop roots that are inside the new one (their tensors are renamed under it)
+        # drop roots that are inside the new one (their tensors are renamed under it), and gone ones that
+        # named no tensor (a parameter-free module made in each forward: `nn.Dropout(p)(x)`)
+        owners = {r for r, _ in self._tid_src.values()}
         keep = [r for r in self._roots
-                if (m := r.ref()) is None or (m is not root and not _names._contains(root, m))]
+                if ((m := r.ref()) is None and r in owners)
+                or (m is not None and m is not root and not _names.contains(root, m))]
         try:
-            keep.append(_Root(weakref.ref(root), var, _names.flat(root), type(_names.unwrap(root)).__name__))
+            inner = _names.unwrap(root)
+            keep.append(_Root(weakref.ref(root), var, _names.flat(root), type(inner).__name__, not inner._modules))
         except TypeError:
             return
         self._roots = keep
@@ -1840,8 +1844,11 @@ class Recorder(TorchFunctionMode):
         are bare indices: ``model.0.weight``), else none. Roots whose names would coincide (no variable,
         or the same one) are told apart by class name, then by order."""
         roots = self._roots
-        multi = len(roots) > 1
-        pre = {r: (f"{r.var}." if r.var and (multi or r.flat) else "") for r in roots}
+        multi = sum(1 for r in roots if rels.get(r)) > 1  # (modules without tensors do not count)
+        # a lone layer without a variable (`nn.Linear(4, 4)(x)` made in a forward) is called by its class:
+        # a bare "weight" would say nothing
+        pre = {r: (f"{r.var}." if r.var and (multi or r.flat) else f"{r.cls.lower()}." if r.leaf and not r.var
+                   else "") for r in roots}
         groups: dict = {}
         for r in roots:
             groups.setdefault(pre[r], []).append(r)
@@ -1859,10 +1866,10 @@ class Recorder(TorchFunctionMode):
                 seen.update(s)
             if not clash:
                 continue
-            for k, r in enumerate(group[1:], 2):
+            for r in group[1:]:
                 base = r.var or r.cls.lower()
-                cand, n = (f"{base}." if not r.var else f"{base}_{k}."), k
-                while cand in used:
+                cand, n = (None if r.var else f"{base}."), 1
+                while cand is None or cand in used:
                     n += 1
                     cand = f"{base}_{n}."
                 used.add(cand)
@@ -1880,7 +1887,7 @@ class Recorder(TorchFunctionMode):
             if info is None:
                 continue
             p = pre.get(r)
-            if p is None:  # a root dropped for a bigger one that holds it, or gone
+            if p is None:  # a root dropped for a bigger one that holds it
                 p = f"{r.var}." if r.var and r.flat else ""
             info.name = p + rel
             if r.var:

@@ -546,3 +546,26 @@ def test_modules_held_by_a_trainer_object_are_named_by_its_attributes():
         run()
     assert_named_by_path(tr, {"encoder.weight", "encoder.bias", "decoder.weight", "decoder.bias"})
     assert tr.why("encoder.weight").cause == "detach" and tr.why("decoder.bias").cause == "ok"
+
+
+class MakesLayersInForward(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        x = nn.Dropout(0.0)(self.fc(x))  # a parameter-free module made in each call
+        return nn.Linear(4, 1)(x)  # BUG-shaped: a new layer in each call, with no variable
+
+
+def test_modules_made_inside_forward_keep_the_models_names():
+    model = MakesLayersInForward()
+    with gradscope.trace() as tr:
+        for _ in range(3):
+            model(torch.randn(2, 4)).sum().backward()
+    names = sorted(param_names(tr))
+    assert {"model.fc.weight", "model.fc.bias"} <= set(names), names
+    assert tr.resolve("fc.weight") == tid(tr, model.fc.weight)
+    made = [n for n in names if not n.startswith("model.")]
+    assert len(made) == 6 and len(set(made)) == 6 and all(n.startswith("linear") for n in made), names
+    assert len(tr._rec._roots) <= 4
