@@ -569,3 +569,16 @@ def test_modules_made_inside_forward_keep_the_models_names():
     made = [n for n in names if not n.startswith("model.")]
     assert len(made) == 6 and len(set(made)) == 6 and all(n.startswith("linear") for n in made), names
     assert len(tr._rec._roots) <= 4
+
+
+def test_a_submodule_rebuilt_from_its_own_children_after_construction_keeps_their_names():
+    model = nn.Sequential()
+    model.add_module("backbone", TinyResNet())
+    model.add_module("head", nn.Linear(4, 2))
+    with gradscope.trace() as tr:
+        model.backbone = nn.Sequential(*list(model.backbone.children())[:-1])  # drop the classifier
+        h = model.backbone(torch.randn(2, 3, 8, 8)).flatten(1)
+        model.head(h.detach()).sum().backward()  # a real cut: the backbone is starved
+    conv = model.backbone[4][0].conv1.weight
+    assert tr.data.tensors[tid(tr, conv)].name == "backbone.4.0.conv1.weight"
+    assert tr.why(conv).cause == "detach"  # not "param_recreated": the kept layers are the same parameters
