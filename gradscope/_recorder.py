@@ -40,7 +40,7 @@ import torch
 import torch.nn as nn
 from torch.overrides import TorchFunctionMode, resolve_name
 
-from . import _frames
+from . import _frames, _names
 from .naming import infer_names
 from ._frames import (
     F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM, F_SETUP,
@@ -503,11 +503,6 @@ def _run_closure(optimizer, closure, *a, **k):
         _suspend_for_step()
 
 
-def _clean(path: str) -> str:
-    """Module paths without torch.compile's wrapper ("cm._orig_mod.fc1" -> "cm.fc1")."""
-    return path.replace("._orig_mod", "").replace("_orig_mod.", "")
-
-
 def _on_optimizer_step_done(optimizer, args, kwargs):
     if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
         return
@@ -631,6 +626,16 @@ class _GradRef:
         return g if g is not None and id(g) == self.key else None
 
 
+class _Root:
+    """A model called in the trace: its user's variable (None when none is visible), whether its own
+    names are bare indices, and its class."""
+
+    __slots__ = ("ref", "var", "flat", "cls", "leaf")
+
+    def __init__(self, ref, var, flat, cls, leaf):
+        self.ref, self.var, self.flat, self.cls, self.leaf = ref, var, flat, cls, leaf
+
+
 class _DeadRef:
     __slots__ = ("tid",)
 
@@ -669,9 +674,13 @@ class Recorder(TorchFunctionMode):
         self._prehooked: set = set()  # sequence numbers of nodes whose output a tensor hook rewrites
         self._mod_stack: list = []
         self._mod_path = _ModulePaths()
-        self._roots: list = []  # (weakref(module), varname)
+        self._roots: list = []  # _Root of each model called (kept when gone: its tensors keep their names)
         self._names_dirty = True
-        self._param_names: dict = {}  # id(param) -> (weakref, name)
+        self._param_names: dict = {}  # id(param or buffer) -> (weakref, name)
+        self._param_src: dict = {}  # id(param or buffer) -> (weakref, _Root, path in it)
+        self._tid_src: dict = {}  # tid -> (_Root, path): module tensors the trace saw
+        self._prefix: dict = {}  # _Root -> prefix of its names
+        self._tied_names: dict = {}  # id(param) -> its other names (tied weights)
         self._param_owner: dict = {}  # id(param) -> (weakref(param), class name, attr, raw site)
         # module_set events made before the model's root was seen: (weakref(module), attr name, event
         # index, {old param tid: name within the old module}); their paths are filled in at stop
@@ -835,6 +844,8 @@ class Recorder(TorchFunctionMode):
         # (names stay: a parameter no call used is named from them when it is asked about)
         self._param_names = {k: (self._unpinned(r()), name) for k, (r, name) in self._param_names.items()
                              if r() is not None}
+        self._param_src = {k: (self._unpinned(r()), root, path) for k, (r, root, path) in self._param_src.items()
+                           if r() is not None}
         self._param_owner = {}
         self._late_attrs = []
 
@@ -914,14 +925,30 @@ class Recorder(TorchFunctionMode):
             base=self._tid(base, link=False) if base is not None else None,
         )
         self.tensors[tid] = info
+        named = False
+        if producer is None:
+            src = self._param_src.get(id(t))
+            if src is not None and src[0]() is t:  # a tensor of a called model: its module path
+                self._tid_src[tid] = (src[1], src[2])
+                info.name = self._prefix.get(src[1], "") + src[2]
+                if not is_param:
+                    info.role = "buffer"
+                named = True
         if self._in_opt:  # optimizer temporaries (exp_avg, denom): nothing to name or link
             return tid
-        if producer is None and link and self._entry is not None:  # parameters: module names win later
+        if producer is None and link and not named and self._entry is not None:
             f = _frames.first_user_frame(sys._getframe(), self._entry)
             # a trainable leaf first used deep inside (a Dataset's __getitem__ reading self.prompt): the
             # caller's variable for it, a few frames up
-            info.name = _frames.outer_var(f, self._entry, t, frames=4 if info.requires_grad and info.is_leaf else 1,
-                                          public=True)
+            trainable = info.requires_grad and info.is_leaf
+            info.name = _frames.outer_var(f, self._entry, t, frames=4 if trainable else 1, public=True)
+            # passed by attribute (`helper(x, m.scale)`): m.scale, cfg.temperature (not a parameter being built
+            # in the trace: its model names it when called)
+            if (trainable or is_param) and id(t) not in self._param_owner:
+                if info.name is None:
+                    info.name = _names.attr_name(f, self._entry, t)
+                elif f is not None and _names.is_argument(f, info.name):
+                    info.name = _names.attr_name(self._callers(f), self._entry, t, frames=3) or info.name
         if producer is None and not is_param and link:
             if self._recent and info.is_leaf and self._link_alias(t, info):
                 pass
@@ -2023,83 +2050,154 @@ class Recorder(TorchFunctionMode):
                             "user" if not flags & _CTX_FLAGS else self._context(flags, True), None, detail))
 
     def _ensure_root(self, module, force=False):
-        for r, _ in self._roots:
-            m = r()
-            if m is module and not force:
+        """A module tree entered for the first time: find the user's variable for it (or for the model
+        that holds it) and record every module's and tensor's path now, while the frames are alive."""
+        for r in self._roots:
+            if r.ref() is module and not force:
                 return
         if not force and module in self._mod_path:
             return
-        # find the user's variable for it (or for a module that contains it)
-        var = None
-        root = module
+        if force and _names.compiler_made(module) and _frames.walk(sys._getframe(), self._entry)[1] & F_COMPILE:
+            self._mod_path[module] = type(module).__name__  # a graph torch.compile made and runs: not a model
+            return
         f = _frames.first_user_frame(sys._getframe(), self._entry)
-        if f is not None:
-            try:
-                loc = _frames.locals_of(f)  # a copy: never keep the user's locals alive
-                # the largest module in the user's locals that contains it: `for lin in layers: lin(x)`
-                # names layers.0.weight, layers.1.weight (not lin.weight three times)
-                best = -1
-                for k, v in loc.items():
-                    if k == "self" or not isinstance(v, nn.Module):
-                        continue
-                    if v is module:
-                        if best < 1:
-                            var, root, best = k, v, 1
-                        continue
-                    mods = list(v.modules())
-                    if len(mods) > best and any(m is module for m in mods):
-                        var, root, best = k, v, len(mods)
-                owner = loc.get("self") if var is None else None
-                if isinstance(owner, nn.Module) and any(m is module for m in owner.modules()):
-                    # called from a method of a bigger module (pinn.residual(...) calls self.net(x)):
-                    # the caller's variable for that module names the model
-                    k = _frames.outer_var(self._callers(f), self._entry, owner)
-                    if k is not None:
-                        var, root = k, owner
-            except Exception:
-                pass
-        taken = {name for r, name in self._roots if r() is not None and r() is not root}
-        if var in taken and f is not None:
+        try:
+            var, root = _names.find_root(f, self._entry, module, self._mod_path.get)
+        except Exception as e:
+            self._internal(e)
+            var, root = None, module
+        taken = {r.var for r in self._roots if r.ref() is not None and r.ref() is not root}
+        if var is not None and var in taken and f is not None:
             # the same parameter name (`field`) for two models (coarse and fine, passed to one helper):
             # the caller's own variable for this one
             var = _frames.outer_var(self._callers(f), self._entry, root, skip=taken) or var
-        if var is None:
-            var = type(module).__name__.lower()
-        # drop roots that are inside the new one
-        keep = []
-        for r, name in self._roots:
-            m = r()
-            if m is None or m is root or any(x is m for x in root.modules()):
-                continue
-            keep.append((r, name))
-        keep.append((weakref.ref(root), var))
+        # drop roots that are inside the new one (their tensors are renamed under it), and gone ones that
+        # named no tensor (a parameter-free module made in each forward: `nn.Dropout(p)(x)`)
+        owners = {r for r, _ in self._tid_src.values()}
+        keep = [r for r in self._roots
+                if ((m := r.ref()) is None and r in owners)
+                or (m is not None and m is not root and not _names.contains(root, m))]
+        try:
+            inner = _names.unwrap(root)
+            keep.append(_Root(weakref.ref(root), var, _names.flat(root), type(inner).__name__, not inner._modules))
+        except TypeError:
+            return
         self._roots = keep
         self._rename()
 
     def _callers(self, f):
         """The user frame that called user frame ``f`` (None at the traced block's own frame)."""
-        return _frames.first_user_frame(f.f_back, self._entry) if f is not self._entry else None
+        return _names.callers(f, self._entry)
 
     def _rename(self):
-        multi = len(self._roots) > 1
-        if not multi and self._roots:
-            root = self._roots[0][0]()
-            kids = [n for n, _ in root.named_children()] if root is not None else []
-            if root is not None and (not kids or any(n[:1].isdigit() for n in kids)):
-                multi = True  # nn.Sequential at the top: "model.0.weight" reads better than "0.weight"
-        self._mod_path = _ModulePaths()
-        for r, var in self._roots:
-            root = r()
+        """Module paths and tensor names from every live root (walked now); names of tensors already
+        seen are kept per root, so they survive the model (a local of a function that returned)."""
+        walked = []
+        rels: dict = {}  # root -> relative tensor paths (for names that would coincide)
+        for r in self._roots:
+            root = r.ref()
             if root is None:
                 continue
-            prefix = f"{var}." if multi else ""
-            for name, m in root.named_modules():
-                if m not in self._mod_path:
-                    self._mod_path[m] = _clean((prefix + name) if name else (var if multi else ""))
-            for name, p in root.named_parameters(remove_duplicate=True):
-                self._param_names[id(p)] = (_Held(p), _clean(prefix + name))
-            for name, b in root.named_buffers():
-                self._param_names[id(b)] = (_Held(b), _clean(prefix + name))
+            try:
+                mods, tens = _names.walk(root)
+            except Exception as e:
+                self._internal(e)
+                continue
+            walked.append((r, mods, tens))
+            rels[r] = {p for p, _ in tens}
+        for r, rel in self._tid_src.values():
+            rels.setdefault(r, set()).add(rel)
+        pre = self._prefix = self._prefixes(rels)
+        mp = self._mod_path = _ModulePaths()
+        src: dict = {}
+        names: dict = {}
+        tied: dict = {}
+        for r, mods, tens in walked:
+            p = pre.get(r, "")
+            for path, m in mods:
+                if m not in mp:
+                    mp[m] = _names.join(p[:-1], path)
+            for path, t in tens:
+                k = id(t)
+                if k in src:
+                    if src[k][1] is r:
+                        tied.setdefault(k, []).append(p + path)
+                    continue
+                # strong while recording, through the module after it: never a weak reference on a module's
+                # tensor (torch.utils.swap_tensors refuses those; see _Held)
+                ref = _Held(t) if self._slots is None else self._unpinned(t)
+                src[k] = (ref, r, path)
+                names[k] = (ref, p + path)
+        self._param_src = src
+        self._param_names = names
+        self._tied_names = tied
+        tsrc = self._tid_src
+        for ref, r, path in src.values():
+            t = ref()
+            tid = self.tid_of(t) if t is not None else None
+            if tid is not None:
+                tsrc[tid] = (r, path)
+                info = self.tensors[tid]
+                if info.role == "tensor":
+                    info.role = "param" if isinstance(t, nn.Parameter) else "buffer"
+        self._apply_names()
+
+    def _prefixes(self, rels):
+        """root -> the prefix of its names: its variable when there are several roots (or its own names
+        are bare indices: ``model.0.weight``), else none. Roots whose names would coincide (no variable,
+        or the same one) are told apart by class name, then by order."""
+        roots = self._roots
+        multi = sum(1 for r in roots if rels.get(r)) > 1  # (modules without tensors do not count)
+        # a lone layer without a variable (`nn.Linear(4, 4)(x)` made in a forward) is called by its class:
+        # a bare "weight" would say nothing
+        pre = {r: (f"{r.var}." if r.var and (multi or r.flat) else f"{r.cls.lower()}." if r.leaf and not r.var
+                   else "") for r in roots}
+        groups: dict = {}
+        for r in roots:
+            groups.setdefault(pre[r], []).append(r)
+        used = set(pre.values())
+        for p, group in groups.items():
+            if len(group) < 2:
+                continue
+            seen: set = set()
+            clash = False
+            for r in group:
+                s = rels.get(r, ())
+                if not seen.isdisjoint(s):
+                    clash = True
+                    break
+                seen.update(s)
+            if not clash:
+                continue
+            for r in group[1:]:
+                base = r.var or r.cls.lower()
+                cand, n = (None if r.var else f"{base}."), 1
+                while cand is None or cand in used:
+                    n += 1
+                    cand = f"{base}_{n}."
+                used.add(cand)
+                pre[r] = cand
+        return pre
+
+    def _apply_names(self):
+        """Every module tensor the trace saw gets its name (root prefix + module path); the other
+        spelling (with or without the root's variable) is kept as an alias for ``resolve``."""
+        pre = self._prefix
+        tens = self.tensors
+        aliases: dict = {}
+        for tid, (r, rel) in self._tid_src.items():
+            info = tens.get(tid)
+            if info is None:
+                continue
+            p = pre.get(r)
+            if p is None:  # a root dropped for a bigger one that holds it
+                p = f"{r.var}." if r.var and r.flat else ""
+            info.name = p + rel
+            if r.var:
+                a = rel if p else f"{r.var}.{rel}"
+                aliases[a] = tid if a not in aliases else None  # (ambiguous: not an alias)
+        self.data.meta["name_aliases"] = {a: t for a, t in aliases.items() if t is not None and tens[t].name != a}
+        self.data.meta["model_tensors"] = sorted(self._tid_src)  # tensors of a model the trace called
 
     def _module_registered(self, module, name, sub):
         old = module._modules.get(name) if hasattr(module, "_modules") else None
@@ -2108,8 +2206,22 @@ class Recorder(TorchFunctionMode):
         raw, flags = _frames.walk(sys._getframe(), self._entry)
         if flags & F_INIT and not raw:
             return
+        if _names.constructing(_frames.first_user_frame(sys._getframe(), self._entry), self._entry, module):
+            # built in its own __init__ (`self.resnet = nn.Sequential(*list(self.resnet.children())[:-1])`):
+            # not a replacement anything could hold; the tensors it drops keep their old path as name
+            kept = {id(p) for p in sub.parameters()} if isinstance(sub, nn.Module) else ()
+            for pn, p in old.named_parameters():
+                tid = self.tid_of(p)
+                if tid is not None and id(p) not in kept and self.tensors[tid].name is None:
+                    self.tensors[tid].name = f"{name}.{pn}"
+            return
         old_params = []
+        # parameters the new submodule keeps (`self.resnet = nn.Sequential(*list(self.resnet.children())[:-1])`)
+        # stay in the model: only the others leave it
+        kept = {id(p) for p in sub.parameters()} if isinstance(sub, nn.Module) else ()
         for pn, p in old.named_parameters():
+            if id(p) in kept:
+                continue
             tid = self._tid(p)
             old_params.append(tid)
             info = self.tensors[tid]
@@ -2166,7 +2278,9 @@ class Recorder(TorchFunctionMode):
             return
         raw, flags = _frames.walk(sys._getframe(), self._entry, limit=6)
         old = getattr(module, "_parameters", {}).get(name)
-        if old is not None and old is not param and not (flags & F_INIT and not raw):
+        if (old is not None and old is not param and not (flags & F_INIT and not raw)
+                and not _names.constructing(_frames.first_user_frame(sys._getframe(), self._entry), self._entry,
+                                            module)):
             # `layer.weight = other_param` (weight tying) or `= nn.Parameter(...)`: the old parameter
             # (perhaps the one an optimizer holds) leaves the model, like a replaced submodule
             tid = self._tid(old)
@@ -2321,38 +2435,19 @@ class Recorder(TorchFunctionMode):
 
     def _sync_live(self):
         """What needs the live objects: parameter and module names, parameter owners, module facts."""
-        tens = self.tensors
         if self._roots:
             self._rename()
+        else:
+            self._apply_names()
         if self._late_attrs:
             self._fill_late_attrs()
-        for pid, (r, name) in list(self._param_names.items()):
-            p = r()
-            if p is None:
-                continue
-            tid = self.tid_of(p)
-            if tid is not None:
-                info = tens[tid]
-                info.name = name
-                if info.role == "tensor":
-                    info.role = "buffer" if not isinstance(p, nn.Parameter) else "param"
         tied = {}  # a Parameter registered under several names (tied weights): its other names
-        multi = len(self._roots) > 1
-        for r, var in self._roots:
-            root = r()
-            if root is None:
-                continue
-            seen: dict = {}
-            try:
-                for pname, p in root.named_parameters(remove_duplicate=False):
-                    seen.setdefault(id(p), (p, []))[1].append(_clean(f"{var}.{pname}" if multi else pname))
-            except Exception:
-                continue
-            for p, names in seen.values():
-                if len(names) > 1:
-                    tid = self.tid_of(p)
-                    if tid is not None:
-                        tied[str(tid)] = names[1:]
+        for pid, others in self._tied_names.items():
+            ent = self._param_src.get(pid)
+            p = ent[0]() if ent is not None else None
+            tid = self.tid_of(p) if isinstance(p, nn.Parameter) else None
+            if tid is not None:
+                tied[str(tid)] = others
         self.data.meta["tied_params"] = tied
         self.data.meta["trainable"] = sorted(self._trainable)
         self.data.meta["internal_errors"] = list(self._errors)

@@ -2694,8 +2694,10 @@ class Diagnosis:
         grad_tensors = set()
         for e in bws:
             grad_tensors.update(int(g) for g in (e.detail.get("grad_tensors") or {}))
+        mt = d.meta.get("model_tensors")  # (traces saved before it: unnamed parameters are in no model)
+        in_model = set(mt) if mt is not None else {t.tid for t in d.tensors.values() if t.name is not None}
         for t in d.tensors.values():
-            if t.role == "param" and t.name is None and t.tid not in self.trainable and all(
+            if t.role == "param" and t.tid not in in_model and t.tid not in self.trainable and all(
                     _opname(self.ev[i]) in _COPY_OPS or self.ev[i].context == "init"
                     for i in self.consumers.get(t.tid, ())):
                 continue  # only copied (e.g. the template layer nn.TransformerEncoder deep-copies)

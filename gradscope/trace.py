@@ -15,6 +15,7 @@ import collections
 import difflib
 import functools
 import os
+import re
 import sys
 import threading
 import warnings
@@ -194,13 +195,10 @@ class Trace:
         if torch is not None and isinstance(target, torch.Tensor):
             rec = self._rec
             if rec is None:
-                raise UnknownTargetError("a loaded trace holds no tensors: ask by name, e.g. tr.why(\"fc1.weight\")")
+                raise UnknownTargetError(f"a loaded trace holds no tensors: ask by name, e.g. {_examples(d)}")
             tid = rec.tid_of(target)
             if tid is None and isinstance(target, torch.nn.Parameter):
-                tid = rec._tid(target, link=False)
-                ent = rec._param_names.get(id(target))  # a parameter of a called model that no call used
-                if ent is not None and ent[0]() is target and rec.tensors[tid].name is None:
-                    rec.tensors[tid].name = ent[1]
+                tid = rec._tid(target, link=False)  # (a parameter of a called model that no call used: its path)
                 rec.sync()
             if tid is None:
                 shape = list(target.shape)
@@ -221,18 +219,28 @@ class Trace:
                     names[t.name] = t.tid
             if target in names:
                 return names[target]
+            aliases = d.meta.get("name_aliases") or {}
+            if target in aliases and aliases[target] in d.tensors:  # a module path with or without its root
+                return aliases[target]
             if self._diag is not None:
                 for tid, alias in self._diag.aliases.items():
                     if alias == target:
                         return tid
-            for n, tid in names.items():  # "model.fc1.weight" -> "fc1.weight"
-                if target.endswith("." + n) or n.endswith("." + target):
-                    return tid
+            m = _LABEL.match(target)  # an unnamed tensor as the report shows it: "t12"
+            if m and int(m.group(1)) in d.tensors and not d.tensors[int(m.group(1))].name:
+                return int(m.group(1))
             norm = target.replace("[", ".").replace("]", "").replace("'", "").replace('"', "")
-            for n, tid in names.items():
-                if norm == n or norm.endswith("." + n) or n.endswith("." + norm):
-                    return tid
-            close = difflib.get_close_matches(target, list(names), n=5, cutoff=0.4)
+            for want in dict.fromkeys((target, norm)):  # "model.fc1.weight" -> "fc1.weight", "layers[0]" -> "layers.0"
+                if want in names:
+                    return names[want]
+                hits = [tid for n, tid in names.items() if want.endswith("." + n) or n.endswith("." + want)]
+                if len(hits) == 1 or (hits and len({d.tensors[t].name for t in hits}) == 1):
+                    return hits[0]
+                if len(hits) > 1:
+                    opts = ", ".join(repr(d.tensors[t].name) for t in hits[:6])
+                    raise UnknownTargetError(f"{target!r} is ambiguous in this trace: it could be {opts}. "
+                                             "Pass the full name.")
+            close = difflib.get_close_matches(target, list(names) + list(aliases), n=5, cutoff=0.4)
             hint = f" Closest known names: {', '.join(close)}." if close else f" Known names include {_examples(d)}."
             raise UnknownTargetError(f"no tensor named {target!r} in this trace.{hint}")
         raise UnknownTargetError(
@@ -384,8 +392,15 @@ def _caller_name(t, frame) -> str | None:
 
 
 def _examples(d: TraceData) -> str:
-    names = [t.name for t in d.tensors.values() if t.name and t.role == "param"][:3]
-    return ", ".join(repr(n) for n in names) if names else "'fc1.weight'"
+    """A few names from this trace: parameters first, then other named tensors, then labels."""
+    ts = list(d.tensors.values())
+    names = [t.name for t in ts if t.name and t.role == "param"][:3]
+    names = names or list(dict.fromkeys(t.name for t in reversed(ts) if t.name))[:3]
+    names = names or [t.label() for t in ts[:3]]
+    return ", ".join(repr(n) for n in names) if names else "none (the trace recorded no tensors)"
+
+
+_LABEL = re.compile(r"t(\d+)$")
 
 
 def load(path) -> Trace:

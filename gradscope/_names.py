@@ -1,0 +1,249 @@
+"""Names of modules and parameters, for the recording layer (no modes, no hooks; reads live objects).
+
+The recorder calls this when a module tree is first entered and at sync, never per op:
+- :func:`walk` lists a model's modules and tensors by the path the user knows: torch's wrappers
+  (DistributedDataParallel's ``module``, torch.compile's ``_orig_mod``, FSDP, checkpoint wrappers)
+  add nothing to a path, and a parametrized tensor (``parametrizations.weight.original``) is
+  named as the attribute the user reads (``weight``).
+- :func:`find_root` finds the user's variable for a called module (or for the model holding it):
+  a local, an attribute of the calling object (``self.encoder``), an element of a plain list or
+  dict (``layers.0``), a module global, or a caller's local.
+- :func:`attr_name` names a tensor the user passed by attribute (``m.scale``, ``cfg.temperature``).
+
+>>> import torch.nn as nn
+>>> seq = nn.Sequential(nn.Linear(2, 2))
+>>> [p for p, _ in walk(seq)[1]]
+['0.weight', '0.bias']
+"""
+from __future__ import annotations
+
+import sys
+
+import torch.nn as nn
+
+from ._frames import first_user_frame, locals_of
+
+__all__ = ["walk", "unwrap", "find_root", "attr_name", "join"]
+
+# the attribute under which a torch wrapper keeps the module it runs
+_WRAPPED = frozenset({"module", "_orig_mod", "_fsdp_wrapped_module", "_checkpoint_wrapped_module"})
+_Module = nn.Module
+
+
+def join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix and name else (prefix or name)
+
+
+def _wrapped(m):
+    """The module a torch wrapper (DDP, DataParallel, compile's OptimizedModule, FSDP) runs, else None.
+    Only classes defined by torch itself: a user's ``self.module`` keeps its name."""
+    mods = m._modules
+    if len(mods) != 1 or not type(m).__module__.startswith("torch."):
+        return None
+    (name, c), = mods.items()
+    return c if name in _WRAPPED and isinstance(c, _Module) else None
+
+
+def unwrap(m):
+    """The user's model inside any number of torch wrappers."""
+    for _ in range(8):
+        inner = _wrapped(m)
+        if inner is None:
+            break
+        m = inner
+    return m
+
+
+def flat(m) -> bool:
+    """A root whose own names would read badly without its variable: no children (``weight``), or
+    numbered ones only (nn.Sequential / ModuleList: ``0.weight``)."""
+    kids = list(unwrap(m)._modules)
+    return not kids or any(k[:1].isdigit() for k in kids)
+
+
+def walk(root):
+    """``(modules, tensors)`` of ``root`` in ``named_modules`` order: ``[(path, module)]`` (each module
+    once) and ``[(path, tensor)]`` for parameters then buffers of each module, every occurrence (tied
+    weights appear under each name; the first is the parameter's name)."""
+    mods, tens = [], []
+    seen = set()
+    stack = [("", root)]
+    budget = 1 << 20  # (a module shared at two paths is walked under each: its tied tensors)
+    while stack and budget > 0:
+        budget -= 1
+        path, m = stack.pop()
+        if id(m) not in seen:
+            seen.add(id(m))
+            mods.append((path, m))
+        for n, p in m._parameters.items():
+            if p is not None:
+                tens.append((join(path, n), p))
+        for n, b in m._buffers.items():
+            if b is not None:
+                tens.append((join(path, n), b))
+        kids = []
+        inner = _wrapped(m)
+        for n, c in m._modules.items():
+            if c is None:
+                continue
+            if c is inner:
+                kids.append((path, c))  # the wrapper's module: same path
+            elif n == "parametrizations" and isinstance(c, nn.ModuleDict):
+                for pn, plist in c._modules.items():
+                    ppath = join(path, pn)
+                    for on, orig in plist._parameters.items():  # original -> weight; original0 -> weight.original0
+                        if orig is not None:
+                            tens.append((ppath if on == "original" else join(ppath, on), orig))
+                    for on, orig in plist._buffers.items():
+                        if orig is not None:
+                            tens.append((ppath if on == "original" else join(ppath, on), orig))
+                    kids.append((join(path, f"parametrizations.{pn}"), plist))
+            else:
+                kids.append((join(path, n), c))
+        stack.extend(reversed(kids))
+    return mods, tens
+
+
+def contains(big, m) -> bool:
+    try:
+        return any(x is m for x in big.modules())
+    except Exception:
+        return False
+
+
+def _size(m) -> int:
+    try:
+        return sum(1 for _ in m.modules())
+    except Exception:
+        return 0
+
+
+def _scan(items, module, public=False):
+    """The best name for ``module`` among ``(name, value)`` pairs: ``(score, name, root)`` or None.
+    A module holding it (the largest) names it as part of that model; an element of a plain list,
+    tuple or dict (``layers.2``) beats a direct variable (a loop variable rebound each step)."""
+    best = None
+    for k, v in items:
+        if k == "self" or (public and k.startswith("_")) or not isinstance(k, str):
+            continue
+        cand = None
+        if isinstance(v, _Module):
+            if v is module:
+                cand = (1.0, k, v)
+            elif v._modules and contains(v, module):
+                cand = (1.0 + _size(v), k, v)
+        elif type(v) in (list, tuple) and 0 < len(v) <= 4096:
+            for i, x in enumerate(v):
+                if x is module:
+                    cand = (1.5, f"{k}.{i}", x)
+                    break
+        elif type(v) is dict and 0 < len(v) <= 4096:
+            for dk, x in v.items():
+                if x is module and isinstance(dk, (str, int)):
+                    cand = (1.5, f"{k}.{dk}", x)
+                    break
+        if cand is not None and (best is None or cand[0] > best[0]):
+            best = cand
+    return best
+
+
+def _attrs(obj) -> list:
+    try:
+        d = vars(obj)
+    except TypeError:
+        return []
+    return [(k, v) for k, v in d.items() if not k.startswith("_")]
+
+
+def find_root(f, stop, module, path_of):
+    """``(var, root)``: the user's variable for ``module`` called from user frame ``f`` and the module
+    it names (``module`` or a model that holds it); var is None when no variable is visible.
+    ``path_of(m)`` is the recorder's path of a module already named (None if unknown)."""
+    if f is None:
+        return None, module
+    loc = locals_of(f)  # a copy: never keep the user's locals alive
+    hit = _scan(loc.items(), module)
+    if hit is not None:
+        return hit[1], hit[2]
+    owner = loc.get("self")
+    if owner is not None:
+        if isinstance(owner, _Module) and contains(owner, module):
+            # called from a method of a bigger module (pinn.residual(...) calls self.net(x)): the
+            # caller's variable for that module names the model
+            return outer_var_of(f, stop, owner), owner
+        hit = _scan(_attrs(owner), module, public=True)  # self.encoder of a trainer; self.layers = [...]
+        if hit is not None:
+            base = path_of(owner) if isinstance(owner, _Module) else None
+            return join(base, hit[1]) if base else hit[1], hit[2]
+    try:
+        g = f.f_globals
+        hit = _scan(list(g.items()), module, public=True) if g is not loc else None
+    except Exception:
+        hit = None
+    if hit is not None:
+        return hit[1], hit[2]
+    return outer_var_of(f, stop, module), module
+
+
+def outer_var_of(f, stop, obj):
+    from ._frames import outer_var
+
+    return outer_var(callers(f, stop), stop, obj, public=True)
+
+
+def callers(f, stop):
+    """The user frame that called user frame ``f`` (None at the traced block's own frame)."""
+    return first_user_frame(f.f_back, stop) if f is not stop else None
+
+
+def attr_name(f, stop, t, frames: int = 4):
+    """``var.attr`` for tensor ``t`` reached through an object in the user's frames (``m.scale``,
+    ``cfg.temperature``, ``model.fc1.weight``), else None. For leaves that no variable names."""
+    scopes = []
+    g = f.f_globals if f is not None else None
+    while f is not None and frames > 0:
+        scopes.append(locals_of(f).items())
+        frames -= 1
+        if f is stop:
+            break
+        f = first_user_frame(f.f_back, stop)
+    if g is not None:
+        scopes.append(list(g.items()))
+    for items in scopes:
+        for k, v in items:
+            if not isinstance(k, str) or k.startswith("_") or k == "self":
+                continue
+            if isinstance(v, _Module):
+                for path, x in walk(v)[1]:
+                    if x is t:
+                        return f"{k}.{path}"
+            elif not isinstance(v, type) and hasattr(v, "__dict__"):
+                for a, x in _attrs(v):
+                    if x is t:
+                        return f"{k}.{a}"
+    return None
+
+
+def constructing(f, stop, module, frames: int = 3) -> bool:
+    """Is user frame ``f`` part of ``module``'s own ``__init__`` (directly or through a helper method)?
+    Replacing a submodule or parameter there builds the model; nothing can hold the old one yet."""
+    while f is not None and frames > 0:
+        if f.f_code.co_name == "__init__" and locals_of(f).get("self") is module:
+            return True
+        frames -= 1
+        if f is stop:
+            break
+        f = first_user_frame(f.f_back, stop)
+    return False
+
+
+def compiler_made(m) -> bool:
+    """A torch.fx GraphModule (what torch.compile's backends build and call)."""
+    fx = sys.modules.get("torch.fx")
+    return fx is not None and isinstance(m, fx.GraphModule)
+
+
+def is_argument(f, name: str) -> bool:
+    """Is ``name`` one of the arguments of the function running in frame ``f``?"""
+    co = f.f_code
+    return name in co.co_varnames[:co.co_argcount + co.co_kwonlyargcount]

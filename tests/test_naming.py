@@ -1,0 +1,584 @@
+"""Names as a first-class part of the recorder (issue 10, observations 1, 2 and the naming items of 7
+and 9): every parameter of a called nn.Module is named by its module path, whatever the lifetime of
+the frames that held the model; names are unique within a trace and resolvable with and without the
+root's variable; wrappers (DDP, torch.compile, parametrizations) do not show in them.
+
+The models are real small nn.Modules; the CLI and the pytest fixture are run for real."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import gradscope
+from gradscope.errors import UnknownTargetError
+
+REPO = Path(__file__).resolve().parents[1]
+pytest_plugins = ["pytester"]
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+NET_NAMES = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}
+
+
+def param_names(tr):
+    return {t.name for t in tr.data.tensors.values() if t.role == "param"}
+
+
+def tid(tr, t):
+    return tr._rec.tid_of(t)
+
+
+def assert_named_by_path(tr, expected, prefix=""):
+    names = param_names(tr)
+    assert names == {prefix + n for n in expected}, names
+    assert not any(n is None or n.startswith("t") and n[1:].isdigit() for n in names), names
+
+
+# --------------------------------------------------------------------------- 1. lost names
+def _main_returns_before_stop():
+    model = Net()
+    loss = model(torch.randn(3, 4)).sum()
+    loss.backward()
+
+
+def test_model_local_to_a_function_that_returned_is_named_by_module_path():
+    with gradscope.trace() as tr:
+        _main_returns_before_stop()  # `model` is gone before the trace stops
+    assert_named_by_path(tr, NET_NAMES)
+    w = next(t for t in tr.data.tensors.values() if t.name == "fc1.weight")
+    assert tr.resolve("fc1.weight") == w.tid
+    assert tr.resolve("model.fc1.weight") == w.tid  # the root's variable at the call site
+    assert tr.why("fc1.weight").cause == "ok"
+    text = _report(tr)
+    assert "fc1.weight" in text and "fc2.bias" in text
+
+
+def _build():
+    return Net()
+
+
+def _train(model):
+    model(torch.randn(2, 4)).pow(2).mean().backward()
+
+
+def test_model_from_a_helper_passed_to_another_helper_is_named_by_module_path():
+    def main():
+        _train(_build())
+
+    with gradscope.trace() as tr:
+        main()
+    assert_named_by_path(tr, NET_NAMES)
+    assert tr.why("model.fc2.weight").target in ("fc2.weight", "model.fc2.weight")
+
+
+def _report(tr, width=120):
+    from rich.console import Console
+    import io
+
+    buf = io.StringIO()
+    tr.report(console=Console(file=buf, width=width, color_system=None, force_terminal=False))
+    return buf.getvalue()
+
+
+SCRIPT = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        h = h.detach()  # BUG
+        return self.fc2(h)
+
+
+def main():
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(2):
+        opt.zero_grad()
+        loss = model(torch.randn(8, 4)).pow(2).mean()
+        loss.backward()
+        opt.step()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_gradscope_run_of_a_script_with_main_names_parameters_and_answers_why(tmp_path):
+    (tmp_path / "train.py").write_text(SCRIPT)
+    env = dict(os.environ, COLUMNS="200", PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore")
+    r = subprocess.run([sys.executable, "-m", "gradscope", "run", "--json", "--why", "fc1.weight", "train.py"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    doc = json.loads(r.stdout)
+    assert {p["name"] for p in doc["params"]} == {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}, r.stderr
+    why = doc["why"]["fc1.weight"]
+    assert why["cause"] == "detach" and why["site"]["lineno"] == SCRIPT.splitlines().index(
+        "        h = h.detach()  # BUG") + 1
+
+
+def test_gradscope_trace_fixture_names_a_model_built_by_a_helper(pytester):
+    from test_testing import _plugin_args
+
+    pytester.makepyfile(test_model=textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+        def make():
+            return nn.Sequential(nn.Linear(3, 3), nn.Tanh(), nn.Linear(3, 1))
+
+        def step():
+            net = make()
+            net(torch.ones(2, 3)).sum().backward()
+
+        def test_named(gradscope_trace):
+            step()
+            assert gradscope_trace.why("0.weight").cause == "ok"
+            assert gradscope_trace.why("net.2.bias").cause == "ok"
+            names = sorted(t.name for t in gradscope_trace.data.tensors.values() if t.role == "param")
+            assert names == ["net.0.bias", "net.0.weight", "net.2.bias", "net.2.weight"], names
+    """))
+    result = pytester.runpytest_subprocess(*_plugin_args(), "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_unknown_name_error_lists_names_from_the_trace():
+    enc, head = nn.Linear(3, 3), nn.Linear(3, 1)
+    with gradscope.trace() as tr:
+        head(enc(torch.ones(2, 3))).sum().backward()
+    with pytest.raises(UnknownTargetError) as ei:
+        tr.why("qqqq")
+    msg = str(ei.value)
+    assert "'enc.weight'" in msg or "'head.weight'" in msg, msg
+    assert "fc1" not in msg
+
+    x = torch.ones(3, requires_grad=True)
+    with gradscope.trace() as tr2:
+        hidden = x * 2
+        hidden.sum().backward()
+    with pytest.raises(UnknownTargetError) as ei:
+        tr2.why("qqqq")
+    assert "fc1" not in str(ei.value) and ("'x'" in str(ei.value) or "'hidden'" in str(ei.value)), str(ei.value)
+
+
+def test_an_unnamed_tensor_resolves_by_its_label():
+    with gradscope.trace() as tr:
+        a = torch.ones(3, requires_grad=True)
+        (torch.ones(3, requires_grad=True) * a).sum().backward()
+    unnamed = [t for t in tr.data.tensors.values() if not t.name]
+    assert unnamed
+    t = unnamed[0]
+    assert tr.resolve(t.label()) == t.tid
+
+
+# --------------------------------------------------------------------------- 2. wrong names
+encoder = nn.Linear(4, 4)
+decoder = nn.Linear(4, 4)
+model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
+
+
+def _autoencode(x):
+    z = encoder(x).detach()  # starves the encoder
+    return decoder(z)
+
+
+def test_two_global_modules_of_one_class_get_their_variables_names():
+    with gradscope.trace() as tr:
+        _autoencode(torch.randn(2, 4)).pow(2).mean().backward()
+    assert_named_by_path(tr, {"encoder.weight", "encoder.bias", "decoder.weight", "decoder.bias"})
+    assert tr.resolve("encoder.weight") == tid(tr, encoder.weight)
+    assert tr.resolve("decoder.weight") == tid(tr, decoder.weight)
+    assert tr.why("encoder.weight").cause == "detach"
+    assert tr.why("decoder.weight").cause == "ok"
+
+
+def _use_global_model(x):
+    return model(x).sum()
+
+
+def test_a_global_sequential_is_named_the_same_in_every_trace():
+    with gradscope.trace() as tr1:
+        _use_global_model(torch.randn(2, 4)).backward()
+    with gradscope.trace() as tr2:
+        model(torch.randn(2, 4)).sum().backward()
+    expected = {"model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"}
+    assert param_names(tr1) == expected
+    assert param_names(tr2) == expected
+    assert tr1.resolve("0.weight") == tid(tr1, model[0].weight)
+    assert tr1.resolve("model.2.bias") == tid(tr1, model[2].bias)
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(3))
+
+
+class Config:
+    pass
+
+
+def _mul(x, s):
+    return x * s
+
+
+def test_tensors_passed_by_attribute_are_named_by_it():
+    m = Scaled()
+    cfg = Config()
+    cfg.temperature = torch.ones(3, requires_grad=True)
+    with gradscope.trace() as tr:
+        y = _mul(torch.randn(3), m.scale)
+        y = _mul(y, cfg.temperature)
+        y.sum().backward()
+    assert tr.data.tensors[tid(tr, m.scale)].name in ("m.scale", "scale")
+    assert tr.resolve("m.scale") == tid(tr, m.scale) and tr.resolve("scale") == tid(tr, m.scale)
+    assert tr.data.tensors[tid(tr, cfg.temperature)].name == "cfg.temperature"
+
+
+# --------------------------------------------------------------------------- 9. names from real programs
+class TinyResNet(nn.Module):
+    """The children layout of a torchvision ResNet (conv1, bn1, relu, maxpool, layer1, avgpool, fc)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(4)
+        self.relu = nn.ReLU()
+        self.maxpool = nn.MaxPool2d(2)
+        self.layer1 = nn.Sequential(Block(), Block())
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(4, 10)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 4, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        return x + self.conv2(torch.relu(self.conv1(x)))
+
+
+class FeatureNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.resnet = TinyResNet()
+        self.resnet = nn.Sequential(*list(self.resnet.children())[:-1])  # drop the classifier
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.resnet(x).flatten(1))
+
+
+def test_a_submodule_rebuilt_in_init_gets_its_current_names():
+    def main():
+        model = FeatureNet()  # built inside the trace, as under `gradscope run`
+        model(torch.randn(2, 3, 8, 8)).sum().backward()
+
+    with gradscope.trace() as tr:
+        main()
+    names = param_names(tr)
+    assert "resnet.4.0.conv1.weight" in names and "resnet.0.weight" in names, names
+    assert not any("layer1" in n or n.startswith("resnet.conv1") for n in names), names
+    assert tr.problems() == []  # nothing was recreated: the kept layers are the same parameters
+
+
+def test_layers_in_a_plain_python_list_get_distinct_names():
+    layers = [nn.Linear(4, 4) for _ in range(3)]
+
+    def forward(x):
+        for layer in layers:
+            x = torch.tanh(layer(x))
+        return x
+
+    with gradscope.trace() as tr:
+        forward(torch.randn(2, 4)).sum().backward()
+    assert_named_by_path(tr, {f"layers.{i}.{p}" for i in range(3) for p in ("weight", "bias")})
+    assert tr.resolve("layers.2.weight") == tid(tr, layers[2].weight)
+
+
+class DQN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer1 = nn.Linear(4, 8)
+        self.layer2 = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.layer2(F.relu(self.layer1(x)))
+
+
+policy_net = DQN()
+target_net = DQN()
+target_net.load_state_dict(policy_net.state_dict())
+
+
+def _optimize_model(state, next_state):
+    q = policy_net(state).max(1).values
+    with torch.no_grad():
+        target = target_net(next_state).max(1).values
+    F.smooth_l1_loss(q, 0.9 * target + 1).backward()
+
+
+def test_a_policy_and_a_target_network_of_one_class_get_distinct_names():
+    with gradscope.trace() as tr:
+        _optimize_model(torch.randn(5, 4), torch.randn(5, 4))
+    names = param_names(tr)
+    assert {"policy_net.layer1.weight", "target_net.layer1.weight"} <= names, names
+    assert tr.resolve("policy_net.layer1.weight") == tid(tr, policy_net.layer1.weight)
+    assert tr.resolve("target_net.layer1.weight") == tid(tr, target_net.layer1.weight)
+    with pytest.raises(UnknownTargetError, match="ambiguous.*policy_net.layer1.weight"):
+        tr.resolve("layer1.weight")  # either network's: the error names both, never picks one
+
+
+class Conv1D(nn.Module):
+    """HF transformers' Conv1D: parameters held directly, used through torch.addmm."""
+
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.nf = nf
+        self.weight = nn.Parameter(torch.empty(nx, nf))
+        self.bias = nn.Parameter(torch.zeros(nf))
+        nn.init.normal_(self.weight, std=0.02)
+
+    def forward(self, x):
+        size_out = x.size()[:-1] + (self.nf,)
+        x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return x.view(size_out)
+
+
+class GPT2Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c_fc = Conv1D(16, 8)
+        self.c_proj = Conv1D(8, 16)
+
+    def forward(self, x):
+        return x + self.c_proj(F.gelu(self.c_fc(x)))
+
+
+class TinyGPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.h = nn.ModuleList([GPT2Block() for _ in range(2)])
+
+    def forward(self, x):
+        for block in self.h:
+            x = block(x)
+        return x
+
+
+def test_hf_style_conv1d_parameters_are_named_by_module_path():
+    def main():
+        tensor = TinyGPT()  # a local named like the library's
+        tensor(torch.randn(2, 3, 8)).sum().backward()
+
+    with gradscope.trace() as tr:
+        main()
+    assert_named_by_path(tr, {f"h.{i}.{m}.{p}" for i in range(2) for m in ("c_fc", "c_proj")
+                              for p in ("weight", "bias")})
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(4, 4)
+        self.classifier = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.classifier(torch.relu(self.encoder(x)))
+
+
+def test_a_root_without_a_visible_variable_gets_no_class_name_prefix():
+    head = nn.Linear(2, 1)
+    with gradscope.trace() as tr:
+        head(Classifier()(torch.randn(2, 4))).sum().backward()  # the classifier has no variable
+    assert param_names(tr) == {"encoder.weight", "encoder.bias", "classifier.weight", "classifier.bias",
+                               "head.weight", "head.bias"}
+    assert tr.data.tensors[tr.resolve("encoder.weight")].shape == (4, 4)
+
+    models = {"clf": Classifier()}  # an element of a dict: named by it
+    with gradscope.trace() as tr1:
+        head(models["clf"](torch.randn(2, 4))).sum().backward()
+    assert "models.clf.encoder.weight" in param_names(tr1)
+    assert tr1.resolve("encoder.weight") == tid(tr1, models["clf"].encoder.weight)
+
+    with gradscope.trace() as tr2:
+        nn.Sequential(nn.Linear(3, 3))(torch.ones(1, 3)).sum().backward()
+    assert param_names(tr2) == {"0.weight", "0.bias"}
+
+
+# --------------------------------------------------------------------------- wrappers
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ddp_wrapped_model_is_named_without_module_prefix():
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    dist.init_process_group("gloo", rank=0, world_size=1, init_method=f"tcp://127.0.0.1:{_free_port()}")
+    try:
+        ddp = DDP(Net())
+        with gradscope.trace() as tr:
+            ddp(torch.randn(3, 4)).sum().backward()
+        assert_named_by_path(tr, NET_NAMES)
+        assert tr.resolve("fc1.weight") == tid(tr, ddp.module.fc1.weight)
+        assert tr.resolve("ddp.fc1.weight") == tid(tr, ddp.module.fc1.weight)
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_compiled_model_is_named_without_orig_mod(backend):
+    torch._dynamo.reset()
+    net = Net()
+    cmodel = torch.compile(net, backend=backend)
+    with gradscope.trace() as tr:
+        cmodel(torch.randn(3, 4)).sum().backward()
+    names = param_names(tr)
+    assert names == NET_NAMES, names
+    assert tr.resolve("cmodel.fc1.weight") == tid(tr, net.fc1.weight)
+    torch._dynamo.reset()
+
+
+class Symmetric(nn.Module):
+    def forward(self, w):
+        return w.triu() + w.triu(1).transpose(-1, -2)
+
+
+def test_parametrized_weight_is_named_as_the_users_weight():
+    from torch.nn.utils import parametrize
+
+    net = Net()
+    lin = nn.Linear(8, 8)
+    parametrize.register_parametrization(lin, "weight", Symmetric())
+    net.fc1 = nn.Sequential(net.fc1, nn.ReLU(), lin)
+    with gradscope.trace() as tr:
+        net(torch.randn(3, 4)).sum().backward()
+    names = param_names(tr)
+    assert "fc1.2.weight" in names and not any("parametrizations" in n for n in names), names
+    assert tr.resolve("fc1.2.weight") == tid(tr, lin.parametrizations.weight.original)
+
+
+class TransformerModel(nn.Transformer):
+    """pytorch/examples word_language_model: nn.Transformer whose built-in decoder is replaced in __init__."""
+
+    def __init__(self, ntoken=11, ninp=8, nhead=2, nhid=16, nlayers=1):
+        super().__init__(d_model=ninp, nhead=nhead, dim_feedforward=nhid, num_encoder_layers=nlayers,
+                         num_decoder_layers=1, dropout=0.0)
+        self.input_emb = nn.Embedding(ntoken, ninp)
+        self.decoder = nn.Linear(ninp, ntoken)
+
+    def forward(self, src):
+        output = self.encoder(self.input_emb(src))
+        return F.log_softmax(self.decoder(output), dim=-1)
+
+
+def test_a_submodule_replaced_in_init_leaves_no_false_problems():
+    def main():
+        model = TransformerModel()  # built inside the trace, as under `gradscope run`
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        src = torch.randint(0, 11, (5, 2))
+        loss = F.nll_loss(model(src).view(-1, 11), src.view(-1))
+        loss.backward()
+        opt.step()
+
+    with gradscope.trace() as tr:
+        main()
+    assert tr.problems() == []
+    names = param_names(tr)
+    assert {"decoder.weight", "input_emb.weight", "encoder.layers.0.linear1.weight"} <= names, names
+
+
+def test_aliases_survive_save_and_load(tmp_path):
+    with gradscope.trace() as tr:
+        _main_returns_before_stop()
+    tr.save(tmp_path / "t.json")
+    back = gradscope.load(tmp_path / "t.json")
+    assert back.resolve("model.fc2.bias") == back.resolve("fc2.bias") == tr.resolve("fc2.bias")
+
+
+class Trainer:
+    def __init__(self):
+        self.encoder = nn.Linear(4, 4)
+        self.decoder = nn.Linear(4, 4)
+
+    def step(self, x):
+        z = torch.relu(self.encoder(x))
+        return self.decoder(z.detach()).sum()  # starves the encoder
+
+
+def test_modules_held_by_a_trainer_object_are_named_by_its_attributes():
+    def run():
+        t = Trainer()
+        t.step(torch.randn(2, 4)).backward()
+
+    with gradscope.trace() as tr:
+        run()
+    assert_named_by_path(tr, {"encoder.weight", "encoder.bias", "decoder.weight", "decoder.bias"})
+    assert tr.why("encoder.weight").cause == "detach" and tr.why("decoder.bias").cause == "ok"
+
+
+class MakesLayersInForward(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        x = nn.Dropout(0.0)(self.fc(x))  # a parameter-free module made in each call
+        return nn.Linear(4, 1)(x)  # BUG-shaped: a new layer in each call, with no variable
+
+
+def test_modules_made_inside_forward_keep_the_models_names():
+    model = MakesLayersInForward()
+    with gradscope.trace() as tr:
+        for _ in range(3):
+            model(torch.randn(2, 4)).sum().backward()
+    names = sorted(param_names(tr))
+    assert {"model.fc.weight", "model.fc.bias"} <= set(names), names
+    assert tr.resolve("fc.weight") == tid(tr, model.fc.weight)
+    made = [n for n in names if not n.startswith("model.")]
+    assert len(made) == 6 and len(set(made)) == 6 and all(n.startswith("linear") for n in made), names
+    assert len(tr._rec._roots) <= 4
+
+
+def test_a_submodule_rebuilt_from_its_own_children_after_construction_keeps_their_names():
+    model = nn.Sequential()
+    model.add_module("backbone", TinyResNet())
+    model.add_module("head", nn.Linear(4, 2))
+    with gradscope.trace() as tr:
+        model.backbone = nn.Sequential(*list(model.backbone.children())[:-1])  # drop the classifier
+        h = model.backbone(torch.randn(2, 3, 8, 8)).flatten(1)
+        model.head(h.detach()).sum().backward()  # a real cut: the backbone is starved
+    conv = model.backbone[4][0].conv1.weight
+    assert tr.data.tensors[tid(tr, conv)].name == "backbone.4.0.conv1.weight"
+    assert tr.why(conv).cause == "detach"  # not "param_recreated": the kept layers are the same parameters
