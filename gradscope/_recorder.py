@@ -50,7 +50,8 @@ _PROPS = {"shape", "dtype", "device", "grad", "requires_grad", "is_sparse", "gra
           "layout", "ndim", "is_cuda", "is_nested", "is_quantized", "is_meta", "output_nr", "retains_grad", "is_cpu",
           "itemsize", "nbytes", "is_mps", "is_xpu", "is_mkldnn", "is_sparse_csr", "names", "_backward_hooks",
           "_post_accumulate_grad_hooks"}
-_SKIP = frozenset([getattr(_T, n).__get__ for n in _PROPS if hasattr(_T, n)] + [
+# (.grad reads are not skipped: a read that finds None after zero_grad() is evidence, see _grad_read)
+_SKIP = frozenset([getattr(_T, n).__get__ for n in _PROPS if hasattr(_T, n) and n != "grad"] + [
     getattr(_T, n) for n in ("dim", "size", "numel", "stride", "data_ptr", "storage_offset", "is_contiguous",
                              "is_floating_point", "is_complex", "_is_view", "element_size", "nelement", "get_device",
                              "untyped_storage", "__len__", "__repr__", "__format__", "__hash__", "__reduce_ex__",
@@ -82,6 +83,7 @@ if _POST_ACC_HOOK is not None:
     _HOOK_REG.add(_POST_ACC_HOOK)
 _RETAIN = {_T.retain_grad}
 _GRAD_SET = _T.grad.__set__
+_GRAD_GET = _T.grad.__get__
 _DATA_SET = _T.data.__set__
 _SETITEM = _T.__setitem__
 _SPECIAL = {**{f: "detach" for f in _DETACH}, **{f: "convert" for f in _CONVERT},
@@ -455,7 +457,7 @@ def _on_optimizer_step_done(optimizer, args, kwargs):
 
 
 # What the mode does with each function, decided once per function (_classify).
-_C_OP, _C_INPLACE, _C_IGNORE, _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD = range(6)
+_C_OP, _C_INPLACE, _C_IGNORE, _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET = range(7)
 _FCODE: dict = {}
 
 
@@ -464,6 +466,8 @@ def _classify(func) -> int:
         c = _C_IGNORE  # profiler markers: not worth recording
     elif func == _GRAD_SET:
         c = _C_GRAD_SET
+    elif func == _GRAD_GET:
+        c = _C_GRAD_GET
     elif func is _SET_GRAD:
         c = _C_SET_GRAD
     elif func in _BACKWARD:
@@ -574,6 +578,9 @@ class Recorder(TorchFunctionMode):
         self._user_grad_stack: list = []
         self._bw_raw: dict = {}  # id(BackwardRecord) -> what _build_backwards turns into its nodes
         self._zg = None  # inside Optimizer.zero_grad(): [] or [its grad_set event]
+        # leaves whose .grad was set to None (zero_grad(), `.grad = None`) since a backward last filled
+        # it: tid -> that grad_set event. A read that finds None then is recorded (_grad_read).
+        self._cleared: dict = {}
         self._open: list = []  # (event, output tid) of grad-requiring results not yet freed by a backward
         self._open_overflow = False
         self.exception: BaseException | None = None
@@ -893,6 +900,14 @@ class Recorder(TorchFunctionMode):
                                  self._module(), self._context(flags, grad_on), None, detail))
 
     def _other_call(self, code, func, args, kwargs):
+        if code == _C_GRAD_GET:
+            out = func(*args, **kwargs)
+            if out is None and self._cleared:
+                try:
+                    self._grad_read(args[0])
+                except Exception as e:
+                    self._internal(e)
+            return out
         if code == _C_IGNORE:
             # profiler markers; the one around Optimizer.zero_grad() opens a bracket in which the
             # per-parameter `p.grad = None` calls become one event
@@ -967,7 +982,32 @@ class Recorder(TorchFunctionMode):
                        _ZERO_GRAD_DETAIL)
             self.events.append(ev)
             zg.append(ev)
-        zg[0].inputs.append(self._ref(t))
+        ref = self._ref(t)
+        zg[0].inputs.append(ref)
+        self._cleared[_tid_of(ref)] = zg[0].index
+
+    def _grad_read(self, t):
+        """``t.grad`` read as None by user code or gradient clipping after zero_grad() / ``.grad = None``
+        cleared it: evidence of a consumer that came too late. Reads on one line are one event."""
+        tid = self.tid_of(t)
+        clear = self._cleared.get(tid) if tid is not None else None
+        if clear is None:
+            return
+        f = sys._getframe(3)  # the frame that read .grad (above _grad_read, _other_call, the handler)
+        cat = _frames.category(f.f_code)
+        if cat != _frames.USER and not cat & F_CLIP:
+            return  # torch's own bookkeeping (Module.zero_grad checks `p.grad is not None`), not a consumer
+        raw, flags = self._where(f)
+        last = self.events[-1] if self.events else None
+        if last is not None and last.kind == "grad_read" and last.index >= self._synced and last.site == raw:
+            last.inputs.append(_pk(tid, t.requires_grad, True))
+            return
+        if self._full():
+            return
+        idx = len(self.events)
+        self.events.append(Event(idx, "grad_read", "torch.Tensor.grad.__get__", raw, [_pk(tid, t.requires_grad, True)],
+                                 (), torch.is_grad_enabled(), torch.is_inference_mode_enabled(), self._module(),
+                                 self._context(flags, True), None, {"found": None, "cleared_by": clear}))
 
     def _pre(self, func, args, kwargs, code):
         self._zg = None
@@ -1156,6 +1196,11 @@ class Recorder(TorchFunctionMode):
             kind = "grad_set"
             v = args[1] if len(args) > 1 else None
             detail["value"] = None if v is None else "tensor"
+            if refs:
+                if v is None:
+                    self._cleared[_tid_of(refs[0])] = idx
+                else:
+                    self._cleared.pop(_tid_of(refs[0]), None)
         elif special == "hook":
             kind = "hook"
             fn = args[1] if len(args) > 1 else kwargs.get("hook")
@@ -1599,7 +1644,10 @@ class Recorder(TorchFunctionMode):
                 grad_of = self._grad_of = {k: v for k, v in grad_of.items() if v[0]() is not None}
                 self._grad_of_limit = max(1024, 2 * len(grad_of))
             tens = self.tensors
+            cleared = self._cleared
             for (tid, g), (st, nm) in zip(leaf_now, statuses):
+                if g is not None and cleared:
+                    cleared.pop(tid, None)  # filled again
                 gi = GradInfo(st, nm, rec.event)
                 rec.leaf_grads[tid] = gi
                 tens[tid].grad = gi
@@ -1936,11 +1984,15 @@ class Recorder(TorchFunctionMode):
         # and whether autograd still holds any of them (only if a recorded graph may still be alive)
         tensors, before, saved = [], [], {}
         probe = self._graph_open()
+        cleared = self._cleared
+        found_none = []  # held, cleared since backward filled it: the step reads None and skips it
         for g in opt.param_groups:
             for p in g["params"]:
                 tid = self._tid(p)
                 params.append(tid)
                 if p.grad is None:
+                    if tid in cleared:
+                        found_none.append(tid)
                     continue
                 tensors.append((p, tid))
                 before.append(p._version)
@@ -1951,9 +2003,11 @@ class Recorder(TorchFunctionMode):
         self._trainable.update(params)
         self._in_opt = True
         idx = len(self.events)
+        detail = {"class": type(opt).__name__, "params": params}
+        if found_none:
+            detail["found_none"] = found_none
         self.events.append(Event(idx, "optimizer_step", f"{type(opt).__name__}.step", raw, (), (),
-                                 torch.is_grad_enabled(), False, None, "user", None,
-                                 {"class": type(opt).__name__, "params": params}))
+                                 torch.is_grad_enabled(), False, None, "user", None, detail))
         self._opt_pending = (idx, raw, tensors, before, saved, type(opt).__name__)
 
     def _optimizer_step_done(self, opt):
@@ -2055,6 +2109,7 @@ class Recorder(TorchFunctionMode):
                     if tid is not None:
                         tied[str(tid)] = names[1:]
         self.data.meta["tied_params"] = tied
+        self.data.meta["model_params"] = self._model_params()
         self.data.meta["trainable"] = sorted(self._trainable)
         self.data.meta["internal_errors"] = list(self._errors)
         owners = {}
@@ -2068,6 +2123,25 @@ class Recorder(TorchFunctionMode):
                 owners[str(tid)] = {"class": cls, "attr": attr, "site": site.to_json() if site else None}
         self.data.meta["param_owner"] = owners
         self._module_facts()
+
+    def _model_params(self):
+        """Tids of the parameters the called models hold now (a submodule replaced in __init__ took its
+        old parameters out), or None when no model was called."""
+        out = set()
+        seen_root = False
+        for r, _ in self._roots:
+            root = r()
+            if root is None:
+                continue
+            seen_root = True
+            try:
+                for p in root.parameters():
+                    tid = self.tid_of(p)
+                    if tid is not None:
+                        out.add(tid)
+            except Exception:
+                return None
+        return sorted(out) if seen_root else None
 
     def _module_facts(self):
         """Static facts about called modules: children skipped by an early return, backward hooks."""

@@ -1,0 +1,200 @@
+"""The one verdict: which tensors a step starved, and whether a cut or a clear of ``.grad`` was to blame.
+
+Pure rules over :class:`~gradscope.model.TraceData` (no torch), mixed into
+:class:`~gradscope.diagnosis.Diagnosis`. Every surface (``why``, ``cuts(harmful=...)``,
+``check()``, the report, the diagram, the CLI's JSON) decides through these functions, so they
+cannot disagree:
+
+* :meth:`VerdictRules.should_train` -- the tensors the step is meant to train: those an optimizer
+  holds when the trace saw one; else the leaves used with grad enabled and the other parameters
+  of the model calls that used them (a target network or a reloaded model run only under
+  ``no_grad`` is not trained by the step).
+* :meth:`VerdictRules.grad_status` -- the gradient a tensor got, by evidence: a ``.grad`` that
+  backward filled and that was cleared (``zero_grad()``, ``.grad = None``) only after its
+  consumers read it counts as received.
+* :meth:`VerdictRules.starved` -- trainable, requires grad, and no usable gradient.
+* :meth:`VerdictRules.bad_read` -- the evidence for ``set_to_none_timing``: a read of ``.grad``
+  (user code, clipping, ``optimizer.step()``) that found None (or zeros) after the clear.
+"""
+from __future__ import annotations
+
+from .model import Event
+
+_ZEROING = ("zero_", "fill_", "_foreach_zero_")
+# contexts whose ops are part of the model's computation (not optimizer internals, init, clipping)
+_FORWARD_CTX = ("user", "checkpoint", "compiled", "custom_function", "functorch")
+
+
+def _op(e: Event) -> str:
+    return (e.op or "").rsplit(".", 1)[-1]
+
+
+class VerdictRules:
+    """Mixed into Diagnosis (uses ``self.d``, ``self.ev``, ``self.trainable``)."""
+
+    now: dict
+
+    def set_now(self, now) -> None:
+        """Live facts about tensors (``.grad`` status read now); a change recomputes the verdicts."""
+        now = dict(now or {})
+        if now != getattr(self, "now", None):
+            self.now = now
+            self._verdicts_done = False
+            self._status_cache = {}
+
+    # --- who should train -------------------------------------------------------------------------
+    def should_train(self) -> set:
+        st = getattr(self, "_should", None)
+        if st is not None:
+            return st
+        if self.trainable:  # an optimizer was seen: it says what trains
+            st = set(self.trainable)
+        else:
+            st = set()
+            tensors = self.d.tensors
+            group: set = set()  # parameters used inside the current top-level module call
+            group_grad = False
+            for e in self.ev:
+                if e.kind == "module" and e.module is None:  # a model call ended: its parameters go together
+                    if group_grad:
+                        st |= group
+                    group, group_grad = set(), False
+                    continue
+                if e.kind not in ("op", "cut", "inplace") or e.context not in _FORWARD_CTX:
+                    continue
+                for r in e.inputs:
+                    info = tensors.get(r.tid)
+                    if info is None or not info.is_leaf or info.producer is not None:
+                        continue
+                    if info.role == "param":
+                        if e.module is not None:
+                            group.add(r.tid)
+                            group_grad = group_grad or e.grad_enabled
+                        if e.grad_enabled:
+                            st.add(r.tid)
+                    elif info.requires_grad:  # a leaf the user made with requires_grad=True
+                        st.add(r.tid)
+            if group_grad:
+                st |= group
+        self._should = st
+        return st
+
+    # --- what it got ------------------------------------------------------------------------------
+    def grad_status(self, tid) -> str:
+        """"received" | "none" | "zero" | "nonfinite", by evidence (see the module docstring)."""
+        cache = self.__dict__.setdefault("_status_cache", {})
+        st = cache.get(tid)
+        if st is None:
+            n = getattr(self, "now", {}).get(tid)
+            info = self.d.tensors.get(tid)
+            st = n["status"] if n else (info.grad.status if info is not None and info.grad else "none")
+            if st in ("none", "zero") and self.cleared_after_use(tid) is not None:
+                st = "received"
+            cache[tid] = st
+        return st
+
+    def requires_grad_now(self, tid) -> bool:
+        n = getattr(self, "now", {}).get(tid)
+        if n is not None:
+            return bool(n["requires_grad"])
+        info = self.d.tensors.get(tid)
+        rg = bool(info and info.requires_grad)
+        for e in self.consumers_of(tid):
+            if e.kind == "requires_grad" and e.detail.get("value") is not None:
+                rg = bool(e.detail["value"])
+        return rg
+
+    def consumers_of(self, tid):
+        return [self.ev[i] for i in self.consumers.get(tid, ())]
+
+    def starved(self, tid) -> bool:
+        """A tensor the step should train that requires grad and got no usable gradient."""
+        return (tid in self.should_train() and self.requires_grad_now(tid)
+                and self.grad_status(tid) in ("none", "zero", "nonfinite"))
+
+    # --- timing of clears, by evidence ------------------------------------------------------------
+    def _grad_clears(self, tid):
+        """(the backward event that last filled ``tid``'s .grad, the events that cleared it since:
+        `.grad = None` / zero_grad(), or zeros written into it), or (None, [])."""
+        got = [b for b in self.d.backwards if b.api != "torch.autograd.grad" and tid in b.leaf_grads
+               and b.leaf_grads[tid].status != "none"]
+        if not got:
+            return None, []
+        last = got[-1].event
+        gts = None
+        out = []
+        for e in self.ev[last + 1:]:
+            if e.kind == "grad_set" and tid in e.input_ids():
+                if e.detail.get("value") is not None:
+                    break  # a gradient assigned by hand: what follows reads that
+                out.append(e)
+            elif e.kind == "inplace" and _op(e) in _ZEROING or (
+                    e.kind == "inplace" and e.site is not None and "zero_grad" in (e.site.code or "")):
+                if gts is None:
+                    gts = set(self._grad_tensor_tids(tid))
+                targets = e.detail.get("targets") or [e.detail.get("target")]
+                grads_of = e.detail.get("grads_of") or [e.detail.get("grad_of")]
+                if tid in grads_of or any(t in gts for t in targets if t is not None):
+                    out.append(e)
+        return self.ev[last], out
+
+    def bad_read(self, tid, clear: Event):
+        """The first read of ``tid``'s .grad after ``clear`` that found None (or the zeros it wrote):
+        a grad_read event, an optimizer.step() that holds it, or a user/clipping op on its .grad tensor."""
+        zeroing = clear.kind == "inplace"
+        gts = set(self._grad_tensor_tids(tid)) if zeroing else ()
+        for e in self.ev[clear.index + 1:]:
+            k = e.kind
+            if k == "grad_read" and tid in e.input_ids():
+                return e
+            if k == "optimizer_step":
+                if tid in (e.detail.get("found_none") or ()):
+                    return e
+                if zeroing and tid in (e.detail.get("params") or ()):
+                    return e
+            elif k == "grad_set" and e.detail.get("value") is not None and tid in e.input_ids():
+                return None
+            elif k == "backward" and tid in (self._leaf_grads_of(e) or ()):
+                return None  # filled again
+            elif zeroing and k in ("op", "cut", "inplace") and e.context in ("user", "clip") and gts and any(
+                    r.tid in gts for r in e.inputs):
+                return e
+        return None
+
+    def _leaf_grads_of(self, e: Event):
+        for b in self.d.backwards:
+            if b.event == e.index:
+                return b.leaf_grads
+        return None
+
+    def timing_problem(self, tid):
+        """(clear event, the read that found it cleared), or None."""
+        fill, clears = self._grad_clears(tid)
+        for c in clears:
+            r = self.bad_read(tid, c)
+            if r is not None:
+                return c, r
+        return None
+
+    def cleared_after_use(self, tid):
+        """(fill event, first clear, the consumers that read .grad before it) when backward filled
+        ``tid``'s .grad and it was cleared afterwards with no read finding it cleared; else None."""
+        fill, clears = self._grad_clears(tid)
+        if not clears:
+            return None
+        first = clears[0]
+        # the next step's backward (same line) ran after the clear but did not fill it again: that
+        # backward's own problem, not a clear
+        if any(e.kind == "backward" and e.index > first.index and e.op != "torch.autograd.grad"
+               and e.site is not None and fill.site is not None and e.site.stack == fill.site.stack
+               for e in self.ev[first.index + 1:]):
+            return None
+        if any(self.bad_read(tid, c) is not None for c in clears):
+            return None
+        if any(e.kind == "backward" and e.op == "torch.autograd.grad" and tid in (e.detail.get("inputs") or ())
+               for e in self.ev[first.index + 1:]):
+            return None  # cleared, then its next gradient was computed with autograd.grad
+        readers = [e for e in self.ev[fill.index + 1:first.index]
+                   if (e.kind == "optimizer_step" and tid in (e.detail.get("params") or ()))
+                   or (e.context == "clip" and e.kind in ("op", "inplace", "cut"))]
+        return fill, first, readers
