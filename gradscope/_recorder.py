@@ -2109,7 +2109,7 @@ class Recorder(TorchFunctionMode):
                     if tid is not None:
                         tied[str(tid)] = names[1:]
         self.data.meta["tied_params"] = tied
-        self.data.meta["model_params"] = self._model_params()
+        self.data.meta["left_model"] = self._left_models()
         self.data.meta["trainable"] = sorted(self._trainable)
         self.data.meta["internal_errors"] = list(self._errors)
         owners = {}
@@ -2124,24 +2124,28 @@ class Recorder(TorchFunctionMode):
         self.data.meta["param_owner"] = owners
         self._module_facts()
 
-    def _model_params(self):
-        """Tids of the parameters the called models hold now (a submodule replaced in __init__ took its
-        old parameters out), or None when no model was called."""
-        out = set()
-        seen_root = False
+    def _left_models(self):
+        """Tids of parameters the trace saw that no called model holds any more (a submodule replaced in
+        __init__ took its old parameters out); None when no model was called."""
+        ids = set()
         for r, _ in self._roots:
             root = r()
             if root is None:
                 continue
-            seen_root = True
             try:
-                for p in root.parameters():
-                    tid = self.tid_of(p)
-                    if tid is not None:
-                        out.add(tid)
+                ids.update(id(p) for p in root.parameters())
             except Exception:
                 return None
-        return sorted(out) if seen_root else None
+        if not ids:
+            return None
+        out = []
+        for pid, (r, _) in self._param_names.items():
+            p = r()
+            if p is not None and pid not in ids:
+                tid = self.tid_of(p)
+                if tid is not None:
+                    out.append(tid)
+        return sorted(out)
 
     def _module_facts(self):
         """Static facts about called modules: children skipped by an early return, backward hooks."""

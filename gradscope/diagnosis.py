@@ -796,7 +796,7 @@ class Diagnosis(VerdictRules):
             exp = self._zero(tid, name)
         else:
             exp = self._none(tid, name, requires_grad, is_leaf, retains)
-        if status != "received" and requires_grad and info.role == "param" and tid not in self.should_train():
+        if status != "received" and requires_grad and info.role == "param" and not self.trains(tid):
             exp = self._not_trained(tid, name, exp, status)
         exp.target = exp.target or name
         exp.status = "received" if status == "received" else status
@@ -924,7 +924,9 @@ class Diagnosis(VerdictRules):
             "not_trained", inner.site, name,
             f"{name}.grad is {now}, but this step does not train {name}: {held} and {how}. That is how a target "
             f"network, an EMA teacher or a model being evaluated is used.",
-            detail=inner.summary, fix=f"nothing to fix unless {name} should train; then: {inner.fix}",
+            detail=inner.summary,
+            fix=f"nothing to fix unless {name} should train; then "
+                + ("hand it to an optimizer (its param_groups), and " if self.trainable else "") + inner.fix,
             path=inner.path, evidence=inner.evidence)
 
     def _nonfinite(self, tid, name):
@@ -2768,15 +2770,8 @@ class Diagnosis(VerdictRules):
         grad_tensors = set()
         for e in bws:
             grad_tensors.update(int(g) for g in (e.detail.get("grad_tensors") or {}))
-        in_model = d.meta.get("model_params")
-        in_model = set(in_model) if in_model is not None else None
         for t in d.tensors.values():
-            if t.role == "param" and (t.name is None or (in_model is not None and t.tid not in in_model)) \
-                    and t.tid not in self.trainable and all(
-                    _opname(self.ev[i]) in _COPY_OPS or self.ev[i].context == "init"
-                    for i in self.consumers.get(t.tid, ())):
-                # only copied (e.g. the template layer nn.TransformerEncoder deep-copies), or built and replaced
-                # in __init__ (`self.decoder = nn.Linear(...)` over nn.Transformer's decoder): not in the model
+            if self.out_of_model(t.tid):  # only copied or built, then replaced: not in the model
                 continue
             if t.role != "param":
                 # leaves the user made with requires_grad=True and used count too (x = torch.randn(..., requires_grad=True))

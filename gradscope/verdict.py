@@ -5,10 +5,11 @@ Pure rules over :class:`~gradscope.model.TraceData` (no torch), mixed into
 ``check()``, the report, the diagram, the CLI's JSON) decides through these functions, so they
 cannot disagree:
 
-* :meth:`VerdictRules.should_train` -- the tensors the step is meant to train: those an optimizer
-  holds when the trace saw one; else the leaves used with grad enabled and the other parameters
-  of the model calls that used them (a target network or a reloaded model run only under
-  ``no_grad`` is not trained by the step).
+* :meth:`VerdictRules.trains` -- the tensors the step is meant to train: those an optimizer
+  holds when the trace saw one (a target network, an EMA teacher or a reloaded model run only
+  for evaluation is not trained by the step); without an optimizer, every parameter and used
+  leaf, except parameters no longer in the model and copies of a trained model run only without
+  grad (same class and shapes: a target network, a reloaded best model).
 * :meth:`VerdictRules.grad_status` -- the gradient a tensor got, by evidence: a ``.grad`` that
   backward filled and that was cleared (``zero_grad()``, ``.grad = None``) only after its
   consumers read it counts as received.
@@ -21,6 +22,7 @@ from __future__ import annotations
 from .model import Event
 
 _ZEROING = ("zero_", "fill_", "_foreach_zero_")
+_COPY_OPS = {"data", "detach", "clone", "copy_", "__deepcopy__", "__reduce_ex__", "requires_grad_", "_version"}
 # contexts whose ops are part of the model's computation (not optimizer internals, init, clipping)
 _FORWARD_CTX = ("user", "checkpoint", "compiled", "custom_function", "functorch")
 
@@ -43,41 +45,85 @@ class VerdictRules:
             self._status_cache = {}
 
     # --- who should train -------------------------------------------------------------------------
-    def should_train(self) -> set:
-        st = getattr(self, "_should", None)
-        if st is not None:
-            return st
-        if self.trainable:  # an optimizer was seen: it says what trains
-            st = set(self.trainable)
-        else:
+    def trains(self, tid) -> bool:
+        """Is ``tid`` meant to be trained by the step? Held by an optimizer when the trace saw one.
+        Without one: the leaves the step used with requires_grad, and every parameter, except those
+        only copied or built (out_of_model) and copies of a trained model run without grad (twin)."""
+        if self.trainable:
+            return tid in self.trainable
+        t = self.d.tensors.get(tid)
+        if t is None:
+            return False
+        if t.role == "param":
+            return not self.out_of_model(tid) and not self.untrained_twin(tid)
+        return tid in self._used_leaves()
+
+    def _used_leaves(self) -> set:
+        st = self.__dict__.get("_used")
+        if st is None:
             st = set()
-            tensors = self.d.tensors
-            group: set = set()  # parameters used inside the current top-level module call
-            group_grad = False
             for e in self.ev:
-                if e.kind == "module" and e.module is None:  # a model call ended: its parameters go together
-                    if group_grad:
-                        st |= group
-                    group, group_grad = set(), False
-                    continue
-                if e.kind not in ("op", "cut", "inplace") or e.context not in _FORWARD_CTX:
-                    continue
-                for r in e.inputs:
-                    info = tensors.get(r.tid)
-                    if info is None or not info.is_leaf or info.producer is not None:
-                        continue
-                    if info.role == "param":
-                        if e.module is not None:
-                            group.add(r.tid)
-                            group_grad = group_grad or e.grad_enabled
-                        if e.grad_enabled:
+                if e.kind in ("op", "cut", "inplace", "module") and e.context in _FORWARD_CTX:
+                    for r in e.inputs:
+                        info = self.d.tensors.get(r.tid)
+                        if info is not None and info.is_leaf and info.producer is None and info.requires_grad:
                             st.add(r.tid)
-                    elif info.requires_grad:  # a leaf the user made with requires_grad=True
-                        st.add(r.tid)
-            if group_grad:
-                st |= group
-        self._should = st
+            self._used = st
         return st
+
+    def _model_calls(self):
+        """[(class of the called model, its parameters' tids, those used with grad enabled)] per
+        top-level module call, in order."""
+        calls = self.__dict__.get("_calls")
+        if calls is None:
+            calls = []
+            params, grad = set(), set()
+            tensors = self.d.tensors
+            for e in self.ev:
+                if e.kind == "module" and e.module is None:
+                    if params:
+                        calls.append(((e.detail or {}).get("class") or e.op, frozenset(params), frozenset(grad)))
+                    params, grad = set(), set()
+                elif e.module is not None and e.kind in ("op", "cut", "inplace") and e.context in _FORWARD_CTX:
+                    for r in e.inputs:
+                        info = tensors.get(r.tid)
+                        if info is not None and info.role == "param":
+                            params.add(r.tid)
+                            if e.grad_enabled:
+                                grad.add(r.tid)
+            self._calls = calls
+        return calls
+
+    def untrained_twin(self, tid) -> bool:
+        """``tid`` belongs to a model run only without grad that has the same class and parameter shapes
+        as a model whose parameters received gradients: a target network, an EMA teacher, a reloaded
+        best model (only meaningful when no optimizer says what trains)."""
+        calls = self._model_calls()
+        mine = [c for c in calls if tid in c[1]]
+        if not mine or any(c[2] for c in mine):
+            return False
+        shape = self._call_shape
+        for c in mine:
+            sig = shape(c)
+            for o in calls:
+                if o[1] != c[1] and o[0] == c[0] and not (o[1] & c[1]) and shape(o) == sig and any(
+                        self.grad_status(p) == "received" for p in o[2]):
+                    return True
+        return False
+
+    def _call_shape(self, call):
+        return sorted(tuple(self.d.tensors[t].shape) for t in call[1])
+
+    def out_of_model(self, tid) -> bool:
+        """A parameter no optimizer holds that the step only copied or built: the template layer
+        nn.TransformerEncoder deep-copies, or a submodule replaced in __init__ (`self.decoder =
+        nn.Linear(...)` over nn.Transformer's own decoder)."""
+        t = self.d.tensors.get(tid)
+        if t is None or t.role != "param" or tid in self.trainable:
+            return False
+        if t.name is not None and tid not in (self.d.meta.get("left_model") or ()):
+            return False
+        return all(_op(self.ev[i]) in _COPY_OPS or self.ev[i].context == "init" for i in self.consumers.get(tid, ()))
 
     # --- what it got ------------------------------------------------------------------------------
     def grad_status(self, tid) -> str:
@@ -109,7 +155,7 @@ class VerdictRules:
 
     def starved(self, tid) -> bool:
         """A tensor the step should train that requires grad and got no usable gradient."""
-        return (tid in self.should_train() and self.requires_grad_now(tid)
+        return (self.trains(tid) and self.requires_grad_now(tid)
                 and self.grad_status(tid) in ("none", "zero", "nonfinite"))
 
     # --- timing of clears, by evidence ------------------------------------------------------------
