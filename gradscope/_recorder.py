@@ -2125,8 +2125,8 @@ class Recorder(TorchFunctionMode):
         self._module_facts()
 
     def _left_models(self):
-        """Tids of parameters the trace saw that no called model holds any more (a submodule replaced in
-        __init__ took its old parameters out); None when no model was called."""
+        """Tids of parameters the trace saw that no called model holds now (a submodule replaced in
+        __init__ took its old parameters out, or they are gone); None when no model was called."""
         ids = set()
         for r, _ in self._roots:
             root = r()
@@ -2139,13 +2139,14 @@ class Recorder(TorchFunctionMode):
         if not ids:
             return None
         out = []
-        for pid, (r, _) in self._param_names.items():
-            p = r()
-            if p is not None and pid not in ids:
-                tid = self.tid_of(p)
-                if tid is not None:
+        refs = self._refs
+        for tid, info in self.tensors.items():
+            if info.role == "param":
+                r = refs.get(tid)
+                p = r() if r is not None else None
+                if p is None or id(p) not in ids:  # (gone: nothing, so no model, holds it)
                     out.append(tid)
-        return sorted(out)
+        return out
 
     def _module_facts(self):
         """Static facts about called modules: children skipped by an early return, backward hooks."""
