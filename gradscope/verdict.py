@@ -121,9 +121,17 @@ class VerdictRules:
         t = self.d.tensors.get(tid)
         if t is None or t.role != "param" or tid in self.trainable:
             return False
-        if t.name is not None and tid not in (self.d.meta.get("left_model") or ()):
+        if t.name is not None and tid not in (self.d.meta.get("left_model") or ()) and tid not in self._replaced_params():
             return False
         return all(_op(self.ev[i]) in _COPY_OPS or self.ev[i].context == "init" for i in self.consumers.get(tid, ()))
+
+    def _replaced_params(self) -> set:
+        """Parameters of submodules that were replaced (module_set events: `self.decoder = nn.Linear(...)`)."""
+        st = self.__dict__.get("_replaced_set")
+        if st is None:
+            st = {t for e in self.ev if e.kind == "module_set" for t in (e.detail.get("old_params") or ())}
+            self._replaced_set = st
+        return st
 
     # --- what it got ------------------------------------------------------------------------------
     def grad_status(self, tid) -> str:
