@@ -769,7 +769,7 @@ class Diagnosis(VerdictRules):
             is_leaf = now["is_leaf"]
             retains = now["retains_grad"]
         else:
-            status = g.status if g else "none"
+            status = self.recorded_status(tid)
             requires_grad = info.requires_grad
             is_leaf = info.is_leaf
             retains = info.retains_grad

@@ -140,11 +140,21 @@ class VerdictRules:
         st = cache.get(tid)
         if st is None:
             n = getattr(self, "now", {}).get(tid)
-            info = self.d.tensors.get(tid)
-            st = n["status"] if n else (info.grad.status if info is not None and info.grad else "none")
+            st = n["status"] if n else self.recorded_status(tid)
             if st in ("none", "zero") and self.cleared_after_use(tid) is not None:
                 st = "received"
             cache[tid] = st
+        return st
+
+    def recorded_status(self, tid) -> str:
+        """The status backward left, or what a clear made of it when a read found it cleared (a loaded
+        trace has no live tensors to ask)."""
+        info = self.d.tensors.get(tid)
+        st = info.grad.status if info is not None and info.grad else "none"
+        if st == "received":
+            t = self.timing_problem(tid)
+            if t is not None:
+                st = "zero" if t[0].kind == "inplace" else "none"
         return st
 
     def requires_grad_now(self, tid) -> bool:

@@ -151,16 +151,28 @@ def test_assert_gradients_flow_accepts_the_tutorial_loop(loop):
     assert isinstance(tr, gradscope.Trace)
 
 
-def test_a_correct_loop_records_no_grad_reads_and_keeps_reads_cheap():
-    """Only a read that finds a cleared .grad is an event: the standard loop records none."""
+def test_only_reads_that_find_a_cleared_grad_are_recorded(tmp_path):
+    """The standard loop records no read events; a read after a clear is one event per line, and an
+    optimizer step lists the parameters it found cleared. Both survive save/load."""
     model = mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     with gradscope.trace() as tr:
         loop_logger(model, opt, 2)
         loop_clip(model, opt, 2)
-    assert not [e for e in tr.events if e.kind == "grad_read"]
+        x, y = batch()
+        F.mse_loss(model(x), y).backward()
+        opt.zero_grad()
+        logged = [p.grad for p in model.parameters()]  # L:late_read
+        opt.step()  # L:late_read_step
+    assert logged == [None] * 4
+    reads = [e for e in tr.events if e.kind == "grad_read"]
+    assert len(reads) == 1 and on_line(reads[0].site, "late_read") and len(reads[0].inputs) == 4
     steps = [e for e in tr.events if e.kind == "optimizer_step"]
-    assert len(steps) == 4 and not any(e.detail.get("found_none") for e in steps)
+    assert len(steps) == 5 and [bool(e.detail.get("found_none")) for e in steps] == [False] * 4 + [True]
+    tr.save(tmp_path / "t.json")
+    back = gradscope.load(tmp_path / "t.json")
+    exp = back.why("0.weight")
+    assert exp.cause == "set_to_none_timing" and at("late_read") in exp.summary, exp
 
 
 # --- timing by evidence: the bugs, named at the clear and at the read --------------------------------
