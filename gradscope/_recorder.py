@@ -50,8 +50,7 @@ _PROPS = {"shape", "dtype", "device", "grad", "requires_grad", "is_sparse", "gra
           "layout", "ndim", "is_cuda", "is_nested", "is_quantized", "is_meta", "output_nr", "retains_grad", "is_cpu",
           "itemsize", "nbytes", "is_mps", "is_xpu", "is_mkldnn", "is_sparse_csr", "names", "_backward_hooks",
           "_post_accumulate_grad_hooks"}
-# (.grad reads are not skipped: a read that finds None after zero_grad() is evidence, see _grad_read)
-_SKIP = frozenset([getattr(_T, n).__get__ for n in _PROPS if hasattr(_T, n) and n != "grad"] + [
+_SKIP = frozenset([getattr(_T, n).__get__ for n in _PROPS if hasattr(_T, n)] + [
     getattr(_T, n) for n in ("dim", "size", "numel", "stride", "data_ptr", "storage_offset", "is_contiguous",
                              "is_floating_point", "is_complex", "_is_view", "element_size", "nelement", "get_device",
                              "untyped_storage", "__len__", "__repr__", "__format__", "__hash__", "__reduce_ex__",
@@ -581,6 +580,7 @@ class Recorder(TorchFunctionMode):
         # leaves whose .grad was set to None (zero_grad(), `.grad = None`) since a backward last filled
         # it: tid -> that grad_set event. A read that finds None then is recorded (_grad_read).
         self._cleared: dict = {}
+        self._watch = False  # bool(self._cleared), read on the hot path
         self._open: list = []  # (event, output tid) of grad-requiring results not yet freed by a backward
         self._open_overflow = False
         self.exception: BaseException | None = None
@@ -851,7 +851,10 @@ class Recorder(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if kwargs is None:
             kwargs = {}
-        if not self._on or self._in_opt or func in _SKIP or _is_compiling():
+        # (while some .grad is cleared since backward filled it, .grad reads are watched: one that finds
+        # None is evidence, see _grad_read; otherwise property reads cost what they always did)
+        if not self._on or self._in_opt or (func in _SKIP and (not self._watch or func != _GRAD_GET)) \
+                or _is_compiling():
             # (inside optimizer.step() its writes are summarised when it ends)
             return func(*args, **kwargs)
         code = _FCODE.get(func)
@@ -915,6 +918,7 @@ class Recorder(TorchFunctionMode):
                 self._zg = [] if args and str(args[0]).startswith("Optimizer.zero_grad#") else None
             elif func is _RF_EXIT:
                 self._zg = None
+                self._watch = bool(self._cleared)
             return func(*args, **kwargs)
         if code == _C_GRAD_SET:
             if self._zg is not None and len(args) > 1 and args[1] is None:
@@ -984,7 +988,7 @@ class Recorder(TorchFunctionMode):
             zg.append(ev)
         ref = self._ref(t)
         zg[0].inputs.append(ref)
-        self._cleared[_tid_of(ref)] = zg[0].index
+        self._cleared[_tid_of(ref)] = zg[0].index  # (watched from the end of zero_grad(): its own reads are not)
 
     def _grad_read(self, t):
         """``t.grad`` read as None by user code or gradient clipping after zero_grad() / ``.grad = None``
@@ -1201,6 +1205,7 @@ class Recorder(TorchFunctionMode):
                     self._cleared[_tid_of(refs[0])] = idx
                 else:
                     self._cleared.pop(_tid_of(refs[0]), None)
+                self._watch = bool(self._cleared)
         elif special == "hook":
             kind = "hook"
             fn = args[1] if len(args) > 1 else kwargs.get("hook")
@@ -1648,6 +1653,8 @@ class Recorder(TorchFunctionMode):
             for (tid, g), (st, nm) in zip(leaf_now, statuses):
                 if g is not None and cleared:
                     cleared.pop(tid, None)  # filled again
+                    if not cleared:
+                        self._watch = False
                 gi = GradInfo(st, nm, rec.event)
                 rec.leaf_grads[tid] = gi
                 tens[tid].grad = gi
