@@ -913,8 +913,8 @@ class Diagnosis(VerdictRules):
         grad_uses = [e for e in uses if e.grad_enabled]
         held = "no optimizer in the trace holds it" if self.trainable else "the trace saw no optimizer step"
         if uses and not grad_uses:
-            u = uses[0]
-            how = f"it was only used with gradients disabled (first{_at(u.site)}{_code(u.site)})"
+            u = inner.site or uses[0].site  # (the user's call line, when the explanation has it)
+            how = f"it was only used with gradients disabled (first{_at(u)}{_code(u)})"
         elif not uses:
             how = "the step never used it"
         else:
