@@ -104,6 +104,7 @@ if _POST_ACC_HOOK is not None:
     _HOOK_REG.add(_POST_ACC_HOOK)
 _RETAIN = {_T.retain_grad}
 _GRAD_SET = _T.grad.__set__
+_GRAD_GET = _T.grad.__get__
 _DATA_SET = _T.data.__set__
 _SETITEM = _T.__setitem__
 _SPECIAL = {**{f: "detach" for f in _DETACH}, **{f: "convert" for f in _CONVERT},
@@ -514,7 +515,7 @@ def _on_optimizer_step_done(optimizer, args, kwargs):
 
 
 # What the mode does with each function, decided once per function (_classify).
-_C_OP, _C_INPLACE, _C_IGNORE, _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD = range(6)
+_C_OP, _C_INPLACE, _C_IGNORE, _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET = range(7)
 _FCODE: dict = {}
 
 
@@ -523,6 +524,8 @@ def _classify(func) -> int:
         c = _C_IGNORE  # profiler markers: not worth recording
     elif func == _GRAD_SET:
         c = _C_GRAD_SET
+    elif func == _GRAD_GET:
+        c = _C_GRAD_GET
     elif func is _SET_GRAD:
         c = _C_SET_GRAD
     elif func in _BACKWARD:
@@ -592,10 +595,21 @@ class _Slot:
     """After the recording: a module's parameter, buffer or parameter .grad found through its module
     (weakly referenced) and name, with no reference of any kind on the tensor itself."""
 
-    __slots__ = ("grad", "key", "kind", "m", "name", "tid")
+    __slots__ = ("grad", "key", "kind", "m", "name", "tid", "mark")
 
-    def __init__(self, m_ref, kind, name, grad, key):
+    def __init__(self, m_ref, kind, name, grad, key, mark=None):
         self.m, self.kind, self.name, self.grad, self.key = m_ref, kind, name, grad, key
+        self.mark = mark  # (data_ptr, shape) when the recording stopped: see matches()
+
+    def matches(self, t) -> bool:
+        """Whether ``t`` is this tensor, also once its module is gone (a function returned only the
+        parameter): the same id, memory and shape as when the recording stopped (no reference needed)."""
+        if id(t) != self.key or self.mark is None:
+            return False
+        try:
+            return (t.data_ptr(), tuple(t.shape)) == self.mark
+        except Exception:
+            return False
 
     def __call__(self):
         m = self.m()
@@ -708,6 +722,10 @@ class Recorder(TorchFunctionMode):
         self._user_grad_stack: list = []
         self._bw_raw: dict = {}  # id(BackwardRecord) -> what _build_backwards turns into its nodes
         self._zg = None  # inside Optimizer.zero_grad(): [] or [its grad_set event]
+        # leaves whose .grad was set to None (zero_grad(), `.grad = None`) since a backward last filled
+        # it: tid -> that grad_set event. A read that finds None then is recorded (_grad_read).
+        self._cleared: dict = {}
+        self._watch = False  # bool(self._cleared), read on the hot path
         self._open: list = []  # (event, output tid) of grad-requiring results not yet freed by a backward
         self._open_overflow = False
         self.exception: BaseException | None = None
@@ -854,7 +872,11 @@ class Recorder(TorchFunctionMode):
         buffer or parameter .grad, else weak."""
         s = self._slots.get(id(t))
         if s is not None:
-            return _Slot(*s, id(t))
+            try:
+                mark = (t.data_ptr(), tuple(t.shape))
+            except Exception:
+                mark = None
+            return _Slot(*s, id(t), mark)
         try:
             return _Ref(t)
         except TypeError:
@@ -972,7 +994,7 @@ class Recorder(TorchFunctionMode):
 
     def tid_of(self, t):
         r = self._ids.get(id(t))
-        if r is not None and r() is t:
+        if r is not None and (r() is t or type(r) is _Slot and r.matches(t)):
             return r.tid
         return None
 
@@ -1096,7 +1118,10 @@ class Recorder(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if kwargs is None:
             kwargs = {}
-        if not self._on or self._in_opt or func in _SKIP or _is_compiling():
+        # (while some .grad is cleared since backward filled it, .grad reads are watched: one that finds
+        # None is evidence, see _grad_read; otherwise property reads cost what they always did)
+        if not self._on or self._in_opt or (func in _SKIP and (not self._watch or func != _GRAD_GET)) \
+                or _is_compiling():
             # (inside optimizer.step() its writes are summarised when it ends)
             return func(*args, **kwargs)
         code = _FCODE.get(func)
@@ -1158,6 +1183,14 @@ class Recorder(TorchFunctionMode):
                                  self._module(), self._context(flags, grad_on), None, detail))
 
     def _other_call(self, code, func, args, kwargs):
+        if code == _C_GRAD_GET:
+            out = func(*args, **kwargs)
+            if out is None and self._cleared:
+                try:
+                    self._grad_read(args[0])
+                except Exception as e:
+                    self._internal(e)
+            return out
         if code == _C_IGNORE:
             # profiler markers; the one around Optimizer.zero_grad() opens a bracket in which the
             # per-parameter `p.grad = None` calls become one event
@@ -1165,6 +1198,7 @@ class Recorder(TorchFunctionMode):
                 self._zg = [] if args and str(args[0]).startswith("Optimizer.zero_grad#") else None
             elif func is _RF_EXIT:
                 self._zg = None
+                self._watch = bool(self._cleared)
             return func(*args, **kwargs)
         if code == _C_GRAD_SET:
             if args and self._grad_of:  # the .grad being replaced is gone (its id may come back)
@@ -1239,7 +1273,32 @@ class Recorder(TorchFunctionMode):
                        _ZERO_GRAD_DETAIL)
             self.events.append(ev)
             zg.append(ev)
-        zg[0].inputs.append(self._ref(t))
+        ref = self._ref(t)
+        zg[0].inputs.append(ref)
+        self._cleared[_tid_of(ref)] = zg[0].index  # (watched from the end of zero_grad(): its own reads are not)
+
+    def _grad_read(self, t):
+        """``t.grad`` read as None by user code or gradient clipping after zero_grad() / ``.grad = None``
+        cleared it: evidence of a consumer that came too late. Reads on one line are one event."""
+        tid = self.tid_of(t)
+        clear = self._cleared.get(tid) if tid is not None else None
+        if clear is None:
+            return
+        f = sys._getframe(3)  # the frame that read .grad (above _grad_read, _other_call, the handler)
+        cat = _frames.category(f.f_code)
+        if cat != _frames.USER and not cat & F_CLIP:
+            return  # torch's own bookkeeping (Module.zero_grad checks `p.grad is not None`), not a consumer
+        raw, flags = self._where(f)
+        last = self.events[-1] if self.events else None
+        if last is not None and last.kind == "grad_read" and last.index >= self._synced and last.site == raw:
+            last.inputs.append(_pk(tid, t.requires_grad, True))
+            return
+        if self._full():
+            return
+        idx = len(self.events)
+        self.events.append(Event(idx, "grad_read", "torch.Tensor.grad.__get__", raw, [_pk(tid, t.requires_grad, True)],
+                                 (), torch.is_grad_enabled(), torch.is_inference_mode_enabled(), self._module(),
+                                 self._context(flags, True), None, {"found": None, "cleared_by": clear}))
 
     def _pre(self, func, args, kwargs, code):
         self._zg = None
@@ -1440,6 +1499,12 @@ class Recorder(TorchFunctionMode):
             kind = "grad_set"
             v = args[1] if len(args) > 1 else None
             detail["value"] = None if v is None else "tensor"
+            if refs:
+                if v is None:
+                    self._cleared[_tid_of(refs[0])] = idx
+                else:
+                    self._cleared.pop(_tid_of(refs[0]), None)
+                self._watch = bool(self._cleared)
         elif special == "hook":
             kind = "hook"
             fn = args[1] if len(args) > 1 else kwargs.get("hook")
@@ -1890,7 +1955,12 @@ class Recorder(TorchFunctionMode):
                 grad_of = self._grad_of = {k: v for k, v in grad_of.items() if self._grad_leaf_alive(k, v)}
                 self._grad_of_limit = max(1024, 2 * len(grad_of))
             tens = self.tensors
+            cleared = self._cleared
             for (tid, g), (st, nm) in zip(leaf_now, statuses):
+                if g is not None and cleared:
+                    cleared.pop(tid, None)  # filled again
+                    if not cleared:
+                        self._watch = False
                 gi = GradInfo(st, nm, rec.event)
                 rec.leaf_grads[tid] = gi
                 tens[tid].grad = gi
@@ -2349,11 +2419,15 @@ class Recorder(TorchFunctionMode):
         # and whether autograd still holds any of them (only if a recorded graph may still be alive)
         tensors, before, saved = [], [], {}
         probe = self._graph_open()
+        cleared = self._cleared
+        found_none = []  # held, cleared since backward filled it: the step reads None and skips it
         for g in opt.param_groups:
             for p in g["params"]:
                 tid = self._tid(p)
                 params.append(tid)
                 if p.grad is None:
+                    if tid in cleared:
+                        found_none.append(tid)
                     continue
                 tensors.append((p, tid))
                 before.append(p._version)
@@ -2364,9 +2438,11 @@ class Recorder(TorchFunctionMode):
         self._trainable.update(params)
         self._in_opt = True
         idx = len(self.events)
+        detail = {"class": type(opt).__name__, "params": params}
+        if found_none:
+            detail["found_none"] = found_none
         self.events.append(Event(idx, "optimizer_step", f"{type(opt).__name__}.step", raw, (), (),
-                                 torch.is_grad_enabled(), False, None, "user", None,
-                                 {"class": type(opt).__name__, "params": params}))
+                                 torch.is_grad_enabled(), False, None, "user", None, detail))
         self._opt_pending = (idx, raw, tensors, before, saved, type(opt).__name__)
 
     def _optimizer_step_done(self, opt):
@@ -2449,6 +2525,7 @@ class Recorder(TorchFunctionMode):
             if tid is not None:
                 tied[str(tid)] = others
         self.data.meta["tied_params"] = tied
+        self.data.meta["left_model"] = self._left_models()
         self.data.meta["trainable"] = sorted(self._trainable)
         self.data.meta["internal_errors"] = list(self._errors)
         owners = {}
@@ -2462,6 +2539,30 @@ class Recorder(TorchFunctionMode):
                 owners[str(tid)] = {"class": cls, "attr": attr, "site": site.to_json() if site else None}
         self.data.meta["param_owner"] = owners
         self._module_facts()
+
+    def _left_models(self):
+        """Tids of parameters the trace saw that no called model holds now (a submodule replaced in
+        __init__ took its old parameters out, or they are gone); None when no model was called."""
+        ids = set()
+        for r in self._roots:
+            root = r.ref()
+            if root is None:
+                continue
+            try:
+                ids.update(id(p) for p in root.parameters())
+            except Exception:
+                return None
+        if not ids:
+            return None
+        out = []
+        refs = self._refs
+        for tid, info in self.tensors.items():
+            if info.role == "param":
+                r = refs.get(tid)
+                p = r() if r is not None else None
+                if p is None or id(p) not in ids:  # (gone: nothing, so no model, holds it)
+                    out.append(tid)
+        return out
 
     def _module_facts(self):
         """Static facts about called modules: children skipped by an early return, backward hooks."""

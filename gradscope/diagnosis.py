@@ -18,6 +18,7 @@ from collections import defaultdict, deque
 from . import _source
 from .explanation import Explanation, ParamStatus, PathStep, StepSummary
 from .model import Event, Frame, Site, TraceData, strip_torch_prefix
+from .verdict import VerdictRules
 
 __all__ = ["Diagnosis", "CUT_CAUSE"]
 
@@ -269,7 +270,19 @@ _ERRORS = tuple((re.compile(p, re.S), h) for p, h in (
 ))
 
 
-class Diagnosis:
+def _code_of(e: Event) -> str:
+    return (e.site.code or "") if e.site else ""
+
+
+def _clear_call(e: Event) -> str:
+    """How the user's line cleared .grad: `zero_grad()` or `.grad = None`."""
+    code = e.site.code if e.site else ""
+    if e.context == "optimizer" or "zero_grad" in (code or "") or e.kind == "inplace":
+        return "zero_grad()"
+    return "`.grad = None`"
+
+
+class Diagnosis(VerdictRules):
     """Explanations over one TraceData. Build once per trace state; queries are cached."""
 
     def __init__(self, data: TraceData):
@@ -292,6 +305,8 @@ class Diagnosis:
         self.trainable = set(data.meta.get("trainable") or ())
         self._verdicts_done = False
         self._reach_cache: dict = {}
+        self.now: dict = {}  # live facts per tid (set_now)
+        self._status_cache: dict = {}
 
     # --- helpers -----------------------------------------------------------------------------
     def _label(self, filename: str) -> str:
@@ -754,7 +769,7 @@ class Diagnosis:
             is_leaf = now["is_leaf"]
             retains = now["retains_grad"]
         else:
-            status = g.status if g else "none"
+            status = self.recorded_status(tid)
             requires_grad = info.requires_grad
             is_leaf = info.is_leaf
             retains = info.retains_grad
@@ -762,7 +777,15 @@ class Diagnosis:
                 if e.kind == "requires_grad" and e.detail.get("value") is not None and tid in e.input_ids():
                     requires_grad = e.detail["value"]
         norm = (now or {}).get("norm") if now else (g.norm if g else None)
-        exp = self._corrupted(tid, name, status) if status in ("received", "zero", "nonfinite") else None
+        if now is not None:
+            self.set_now({**self.now, tid: now})
+        exp = None
+        used = self.cleared_after_use(tid) if status in ("none", "zero") else None
+        if used is not None:  # backward filled it, its consumers read it, then it was cleared: as it should be
+            exp = self._ok_cleared(tid, name, used, status)
+            status = "received"
+        elif status in ("received", "zero", "nonfinite"):
+            exp = self._corrupted(tid, name, status)
         if exp is not None:
             pass
         elif status == "received":
@@ -773,6 +796,8 @@ class Diagnosis:
             exp = self._zero(tid, name)
         else:
             exp = self._none(tid, name, requires_grad, is_leaf, retains)
+        if status != "received" and requires_grad and info.role == "param" and not self.trains(tid):
+            exp = self._not_trained(tid, name, exp, status)
         exp.target = exp.target or name
         exp.status = "received" if status == "received" else status
         if status in ("none", "zero") and exp.cause in _FLOW_CAUSES:
@@ -858,6 +883,52 @@ class Diagnosis:
         return Explanation("ok", site, name, f"{name}.grad is set and non-zero{n}: gradient flows{via}.",
                            fix="nothing to fix.")
 
+    def _ok_cleared(self, tid, name, used, status):
+        fill, clear, readers = used
+        b = next((x for x in self.d.backwards if x.event == fill.index), None)
+        gi = b.leaf_grads.get(tid) if b is not None else None
+        n = f" (norm {gi.norm:.3g})" if gi is not None and isinstance(gi.norm, (int, float)) else ""
+        root = self._root_label(fill)
+        seen = []
+        for r in readers:
+            what = (f"{_receiver(_code_of(r), '.step(') or r.op.split('.')[0]}.step(){_at(r.site)}"
+                    if r.kind == "optimizer_step" else f"clipping{_at(r.site)}")
+            if what not in seen:
+                seen.append(what)
+        by = f", {' and '.join(seen[:2])} read it" if seen else ""
+        how = "set it back to None" if clear.kind == "grad_set" else "zeroed it"
+        now = "None" if status == "none" else "all zeros"
+        return Explanation(
+            "ok", fill.site, name,
+            f"{name}.grad is {now} now, as it should be: backward from `{root}`{_at(fill.site)} filled it{n}{by}, "
+            f"then {_clear_call(clear)}{_at(clear.site)} {how} for the next step. Gradient flows.",
+            detail="Clearing gradients after their consumers (optimizer.step(), clipping, logging) have read them is "
+                   "correct; only a read that finds them cleared is a bug.",
+            fix="nothing to fix.", evidence=[fill, clear])
+
+    def _not_trained(self, tid, name, inner, status):
+        """A parameter the step does not train (no optimizer holds it; only used under no_grad or not used):
+        a target network, an EMA teacher, a model being evaluated. Not a problem: say so, with the reason."""
+        uses = [e for e in self._events_on(tid) if e.kind in ("op", "cut", "module") and e.context == "user"]
+        grad_uses = [e for e in uses if e.grad_enabled]
+        held = "no optimizer in the trace holds it" if self.trainable else "the trace saw no optimizer step"
+        if uses and not grad_uses:
+            u = inner.site or uses[0].site  # (the user's call line, when the explanation has it)
+            how = f"it was only used with gradients disabled (first{_at(u)}{_code(u)})"
+        elif not uses:
+            how = "the step never used it"
+        else:
+            how = inner.summary.split(": ", 1)[-1].rstrip(".")
+        now = "None" if status == "none" else ("all zeros" if status == "zero" else "not finite")
+        return Explanation(
+            "not_trained", inner.site, name,
+            f"{name}.grad is {now}, but this step does not train {name}: {held} and {how}. That is how a target "
+            f"network, an EMA teacher or a model being evaluated is used.",
+            detail=inner.summary,
+            fix=f"nothing to fix unless {name} should train; then "
+                + ("hand it to an optimizer (its param_groups), and " if self.trainable else "") + inner.fix,
+            path=inner.path, evidence=inner.evidence)
+
     def _nonfinite(self, tid, name):
         for b in reversed(self.d.backwards):
             if b.first_nonfinite is not None:
@@ -902,15 +973,9 @@ class Diagnosis:
             if tid not in grads_of and not any(t in gts for t in targets if t is not None):
                 continue
             op = _opname(e)
-            if op in ("zero_", "fill_") or "zero_grad" in (e.site.code if e.site else ""):
-                return Explanation(
-                    "set_to_none_timing", e.site, name,
-                    f"{name}.grad is all zeros: backward filled it, then {op}(){_at(e.site)}{_code(e.site)} zeroed it "
-                    f"before it was read.",
-                    detail="zero_grad() (set_to_none=False) writes zeros into the existing .grad tensors; anything "
-                           "between it and the next backward sees zero gradients.",
-                    fix="call zero_grad() at the start of the step (before backward), not between backward and "
-                        "optimizer.step().", evidence=[e])
+            if op in ("zero_", "fill_", "_foreach_zero_") or "zero_grad" in (e.site.code if e.site else ""):
+                t = self.timing_problem(tid)  # only a read that found the zeros is the bug (evidence)
+                return self._timing_explanation(tid, name, *t) if t is not None else None
             return Explanation(
                 "zero_gradient", e.site, name,
                 f"{name}.grad is all zeros: backward filled it, then {op}{_at(e.site)}{_code(e.site)} scaled it to "
@@ -919,6 +984,46 @@ class Diagnosis:
                 fix=(f"check the factor in `{_plain(e.site)}`: it scales the gradient to zero"
                      + (" (max_norm must be > 0)" if "clip" in op else "") + "."), evidence=[e])
         return None
+
+    def _timing_explanation(self, tid, name, e, read):
+        """`.grad` cleared after backward (``e``) and read cleared afterwards (``read``)."""
+        via = _clear_call(e)
+        zeroed = e.kind == "inplace"
+        found = "zeros" if zeroed else "None"
+        if read.kind == "optimizer_step":
+            reader = (f"{_receiver(_code_of(read), '.step(') or read.op.split('.')[0]}.step(){_at(read.site)} read it "
+                      f"and found {found}"
+                      + ("" if zeroed else ", so it skipped the parameter"))
+        elif read.context == "clip":
+            reader = f"clipping{_at(read.site)}{_code(read.site)} read it and found {found}"
+        else:
+            reader = f"{_code(read.site).strip() or 'a read'}{_at(read.site)} read it and found {found}"
+        what = "wrote zeros into it" if zeroed else "set it back to None"
+        owners = {s.site.stack if s.site else s.index for s in self.ev
+                  if s.kind == "optimizer_step" and tid in (s.detail.get("params") or ())}
+        if via == "zero_grad()" and len(owners) > 1 and not zeroed:  # two optimizers hold it: one's zero_grad
+            # clears the other's
+            return Explanation(
+                "set_to_none_timing", e.site, name,
+                f"{name}.grad is None: backward filled it, then {via}{_at(e.site)}{_code(e.site)} set it back "
+                f"to None, and {reader}: {name} is in the param_groups of {len(owners)} optimizers, so "
+                f"this zero_grad() clears it too.",
+                detail="Each optimizer's zero_grad() clears every parameter it holds; an optimizer built from "
+                       "model.parameters() holds the other model's parameters as well.",
+                fix="give each optimizer only the parameters of the model it trains (build it from that "
+                    "model's .parameters(), not from a container that holds both).",
+                evidence=[e, read])
+        return Explanation(
+            "set_to_none_timing", e.site, name,
+            f"{name}.grad is {'all zeros' if zeroed else 'None'}: backward filled it, then {via}{_at(e.site)}"
+            f"{_code(e.site)} {what} before its consumer: {reader}.",
+            detail=("zero_grad() (set_to_none=False) writes zeros into the existing .grad tensors" if zeroed else
+                    "zero_grad() sets gradients to None by default (set_to_none=True)")
+                   + "; anything that reads them after it and before the next backward (clipping, logging, "
+                     "optimizer.step()) sees no gradient.",
+            fix=f"move {via} after the last read of the gradients (after optimizer.step()) or to the start of the "
+                f"step, before backward.",
+            evidence=[e, read])
 
     def _zero(self, tid, name):
         z = self._zeroed_after_backward(tid, name)
@@ -1370,30 +1475,9 @@ class Diagnosis:
                         fix="use loss.backward() for that pass, or assign the returned gradients: "
                             "`for p, g in zip(params, grads): p.grad = g`.",
                         evidence=[e, clears[-1]])
-                e = clears[0]
-                via = "zero_grad()" if e.context in ("optimizer",) or "zero_grad" in (e.site.code if e.site else "") else ".grad = None"
-                owners = {s.site.stack if s.site else s.index for s in self.ev
-                          if s.kind == "optimizer_step" and tid in (s.detail.get("params") or ())}
-                if via == "zero_grad()" and len(owners) > 1:  # two optimizers hold it: one's zero_grad clears the other's
-                    return Explanation(
-                        "set_to_none_timing", e.site, name,
-                        f"{name}.grad is None: backward filled it, then {via}{_at(e.site)}{_code(e.site)} set it back "
-                        f"to None before it was read: {name} is in the param_groups of {len(owners)} optimizers, so "
-                        f"this zero_grad() clears it too.",
-                        detail="Each optimizer's zero_grad() clears every parameter it holds; an optimizer built from "
-                               "model.parameters() holds the other model's parameters as well.",
-                        fix="give each optimizer only the parameters of the model it trains (build it from that "
-                            "model's .parameters(), not from a container that holds both).",
-                        evidence=[e])
-                return Explanation(
-                    "set_to_none_timing", e.site, name,
-                    f"{name}.grad is None: backward filled it, then {via}{_at(e.site)}{_code(e.site)} set it back "
-                    f"to None before it was read.",
-                    detail="zero_grad() sets gradients to None by default (set_to_none=True), so anything between it and "
-                           "the next backward (clipping, logging, optimizer.step) sees no gradient.",
-                    fix="call optimizer.zero_grad() before loss.backward() (at the start of the step), not between "
-                        "backward and step.",
-                    evidence=[e])
+                t = self.timing_problem(tid)  # only a read that found it cleared is the bug (evidence)
+                if t is not None:
+                    return self._timing_explanation(tid, name, *t)
         # the backward graph reached the leaf: which node sent nothing?
         for b in reversed(d.backwards):
             if b.api == "torch.autograd.grad":
@@ -2512,18 +2596,13 @@ class Diagnosis:
             evidence=[x for x in (bw, prev) if x])
 
     # --- cuts: harmful or benign -------------------------------------------------------------------
-    def cuts(self) -> list:
+    def cuts(self, now=None) -> list:
         """Events that cut or endanger gradient flow, with verdicts."""
+        if now is not None:
+            self.set_now(now)
         if not self._verdicts_done:
             self._verdicts()
         return [e for e in self.ev if e.verdict]
-
-    def _final_status(self):
-        st = {}
-        for t in self.d.tensors.values():
-            if t.grad is not None:
-                st[t.tid] = t.grad.status
-        return st
 
     def _verdicts(self):
         self._verdicts_done = True
@@ -2534,9 +2613,10 @@ class Diagnosis:
             if e.kind == "backward":
                 roots.update(e.detail.get("roots") or e.input_ids())
         reach = self.ancestors(list(roots)) if roots else set()
-        # upstream leaves of each tensor, as bitsets over trainable/grad leaves
-        status = self._final_status()
-        trainable = self.trainable
+        # upstream leaves of each tensor, as bitsets over trainable/grad leaves; a cut is harmful when it
+        # stood between a starved tensor (the one verdict: self.starved) and a backward root
+        for e in ev:
+            e.verdict = None
         bits: dict = {}
         leaf_index: dict = {}
 
@@ -2547,9 +2627,6 @@ class Diagnosis:
             return b
 
         starving = 0
-        if not trainable:  # no optimizer seen: the leaves that took part in a graph somewhere (not, say, a
-            # target network only ever run under no_grad)
-            used = {r.tid for e in ev if e.grad_enabled and e.kind in ("op", "module") for r in e.inputs}
         for e in ev:
             acc = 0
             for r in e.inputs:
@@ -2560,9 +2637,7 @@ class Diagnosis:
                     if info is not None and info.producer is None and info.is_leaf and (
                             r.requires_grad or info.role == "param"):
                         b = leaf_bit(r.tid)
-                        ok = status.get(r.tid) in ("received",)
-                        want = (r.tid in trainable) if trainable else (r.tid in used)
-                        if not ok and want:
+                        if self.starved(r.tid):
                             starving |= b
                     bits[r.tid] = b
                 acc |= b
@@ -2665,6 +2740,7 @@ class Diagnosis:
     # --- summary -----------------------------------------------------------------------------------
     def summarize(self, now=None) -> StepSummary:
         now = now or {}
+        self.set_now(now)
         d = self.d
         s = StepSummary()
         s.n_events = len(self.ev)
@@ -2694,13 +2770,9 @@ class Diagnosis:
         grad_tensors = set()
         for e in bws:
             grad_tensors.update(int(g) for g in (e.detail.get("grad_tensors") or {}))
-        mt = d.meta.get("model_tensors")  # (traces saved before it: unnamed parameters are in no model)
-        in_model = set(mt) if mt is not None else {t.tid for t in d.tensors.values() if t.name is not None}
         for t in d.tensors.values():
-            if t.role == "param" and t.tid not in in_model and t.tid not in self.trainable and all(
-                    _opname(self.ev[i]) in _COPY_OPS or self.ev[i].context == "init"
-                    for i in self.consumers.get(t.tid, ())):
-                continue  # only copied (e.g. the template layer nn.TransformerEncoder deep-copies)
+            if self.out_of_model(t.tid):  # only copied or built, then replaced: not in the model
+                continue
             if t.role != "param":
                 # leaves the user made with requires_grad=True and used count too (x = torch.randn(..., requires_grad=True))
                 if not (t.is_leaf and t.requires_grad and t.tid in used and t.tid not in grad_tensors
@@ -2717,13 +2789,16 @@ class Diagnosis:
                     if e.kind == "requires_grad" and t.tid in e.input_ids():
                         rg = bool(e.detail.get("value"))
             is_trainable = (t.tid in trainable) if trainable else rg
+            if status in ("none", "zero") and self.grad_status(t.tid) == "received":  # consumed, then cleared
+                status = "received"
+                norm = t.grad.norm if t.grad else norm
             shown = status
             if not rg:
                 shown = "frozen"
             elif not bws:
                 shown = "not_run"
             ps = ParamStatus(self.label(t.tid), t.tid, t.shape, shown, norm, is_trainable)
-            bad = rg and status in ("none", "zero", "nonfinite") and (is_trainable or t.tid in used)
+            bad = self.starved(t.tid)  # the one verdict (the cuts use it too)
             if not rg and trainable and t.tid in trainable and t.tid in used:
                 bad = True  # handed to an optimizer, used in the forward, but frozen
             if bad and bws:

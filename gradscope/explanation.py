@@ -52,6 +52,7 @@ CAUSES = {
     "backward_twice": "backward ran a second time through a graph that was already freed",
     "nonfinite_gradient": "the gradient contains inf or nan",
     "ok": "the gradient is there and non-zero",
+    "not_trained": "not trained by this step (no optimizer holds it; used only under no_grad, or not at all)",
     "unknown": "the trace does not hold enough evidence",
 }
 

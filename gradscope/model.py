@@ -46,6 +46,7 @@ EVENT_KINDS = (
     "requires_grad",  # requires_grad_() or .requires_grad = ...
     "backward",       # Tensor.backward, autograd.backward, autograd.grad
     "grad_set",       # .grad = ... (one event per zero_grad() call, listing every parameter it cleared)
+    "grad_read",      # reads of .grad (user code, clipping) that found None after zero_grad()/.grad = None cleared it
     "module",         # an nn.Module forward call
     "module_set",     # a submodule attribute replaced (model.head = nn.Linear(...))
     "optimizer_step", # optimizer.step()

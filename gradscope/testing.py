@@ -24,8 +24,9 @@ def _excluded(name: str, patterns) -> bool:
 def assert_gradients_flow(model, step, *, exclude=(), allow_zero=False):
     """Run ``step()`` under :func:`gradscope.trace` and check ``model``'s gradients.
 
-    ``step`` is a callable doing forward + backward (maybe an optimizer step, as long as
-    it does not clear the gradients afterwards). Every parameter of ``model`` with
+    ``step`` is a callable doing forward + backward (maybe an optimizer step and a
+    ``zero_grad()`` after it: gradients cleared after their consumers read them count as
+    received, by the trace's evidence). Every parameter of ``model`` with
     ``requires_grad=True`` must end with a finite gradient that is not all zeros
     (``allow_zero=True`` accepts zeros). ``exclude`` holds parameter names, module
     prefixes (``"head"`` covers ``head.weight``) or glob patterns (``"*.bias"``).
@@ -52,7 +53,10 @@ def assert_gradients_flow(model, step, *, exclude=(), allow_zero=False):
             status = "is all zeros"
         else:
             continue
-        bad.append((name, status, _explain(tr, p, name)))
+        expl = _explain(tr, p, name)
+        if (g is None or status == "is all zeros") and not isinstance(expl, str) and expl.cause == "ok":
+            continue  # cleared by zero_grad() after its consumers read it (the trace's evidence): fine
+        bad.append((name, status, expl))
     if bad:
         groups = _by_cause(bad)
         causes = f" ({len(groups)} causes)" if len(groups) > 1 else ""

@@ -1454,3 +1454,24 @@ def test_a_retained_activation_zeroed_by_its_own_hook_is_the_hook():
         head(h).sum().backward()
     exp = tr.why(h)
     assert exp.cause == "hook_modified" and site_hits(exp.site, "w_ret_hook")
+
+
+def test_not_trained_target_network_under_no_grad():
+    """A parameter no optimizer holds, used only under no_grad (a DQN target network): not a problem."""
+    online, target = nn.Linear(4, 3), nn.Linear(4, 3)
+    target.load_state_dict(online.state_dict())
+    opt = torch.optim.SGD(online.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        q = online(torch.randn(8, 4)).max(1).values
+        with torch.no_grad():
+            nxt = target(torch.randn(8, 4)).max(1).values  # L:w_target
+        loss = F.mse_loss(q, 1.0 + 0.9 * nxt)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert target.weight.grad is None and target.weight.requires_grad
+    exp = tr.why(target.weight)
+    assert_explains(exp, "not_trained", "target.weight", "w_target", "optimizer")
+    assert "no optimizer in the trace holds it" in exp.summary
+    tr.check()  # not starved: the step does not train it
+    assert not tr.cuts(harmful=True)

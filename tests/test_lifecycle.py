@@ -899,3 +899,24 @@ def test_module_forward_that_raises_and_is_caught_keeps_module_context_exact():
     assert all(e.module is None for e in after)
     assert not [e for e in tr.events if e.kind == "module" and e.op == "picky"]  # it never returned
     assert y.shape == (2, 3)
+
+
+def test_a_parameter_outliving_its_model_is_still_the_traced_one():
+    """A helper returns the trace and one parameter; its model is gone (and the trace holds no
+    reference on module tensors after the block, see torch.utils.swap_tensors): the parameter
+    is still recognised as the one the trace saw."""
+    import gc
+
+    def step():
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+        with gradscope.trace() as tr:
+            with torch.no_grad():
+                h = model[1](model[0](torch.randn(5, 4)))
+            model[2](h).sum().backward()
+        return tr, model[0].weight
+
+    tr, w = step()
+    gc.collect()
+    e = tr.why(w)
+    assert e.cause == "no_grad_block", e
+    assert e.target.endswith("0.weight")

@@ -1,0 +1,531 @@
+"""One verdict everywhere, and timing of gradient clears by evidence (issue 10, observations 3, 4, 9).
+
+Real torch programs. Lines are found from ``# L:<tag>`` markers in this file, never hard-coded.
+
+* Timing: ``loss.backward(); opt.step(); opt.zero_grad()`` (with clipping or a grad-norm logger
+  in between) has zero problems; ``set_to_none_timing`` is reported only when a read of ``.grad``
+  (an optimizer step, clipping, user code) found it cleared, and names the clear and the read.
+* One verdict: ``why``, ``cuts(harmful=...)``, ``check()``, the report, the diagram, the CLI's
+  JSON and ``gradscope demo`` agree on which cuts starved which parameters.
+* Not starved: parameters no optimizer holds that ran only under no_grad (a DQN target network,
+  a reloaded best model evaluated at the end), and parameters of a submodule replaced in
+  ``__init__``.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from rich.console import Console
+
+import gradscope
+from gradscope.cli import trace_json
+from gradscope.testing import assert_gradients_flow
+
+THIS = os.path.realpath(__file__)
+BASENAME = os.path.basename(THIS)
+_SRC = Path(THIS).read_text(encoding="utf-8").splitlines()
+ROOT = Path(THIS).parent.parent
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+CUT_CAUSES = {"detach", "data_attr", "numpy_roundtrip", "item_roundtrip", "tolist_roundtrip", "tensor_rewrap",
+              "no_grad_block", "inference_mode", "nondifferentiable_op", "integer_cast"}
+
+
+def line(tag: str) -> int:
+    hits = [i for i, text in enumerate(_SRC, 1) if text.rstrip().endswith(f"# L:{tag}")]
+    assert len(hits) == 1, f"marker L:{tag} found on lines {hits}"
+    return hits[0]
+
+
+def at(tag: str) -> str:
+    return f"{BASENAME}:{line(tag)}"
+
+
+def on_line(site, tag: str) -> bool:
+    if site is None:
+        return False
+    want = line(tag)
+    return (os.path.realpath(site.filename) == THIS and site.lineno == want) or any(
+        os.path.realpath(f.filename) == THIS and f.lineno == want for f in (site.stack or ()))
+
+
+def mlp():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+
+
+def batch():
+    return torch.randn(6, 4), torch.randn(6, 1)
+
+
+# --- timing by evidence: correct loops ------------------------------------------------------------
+def loop_tutorial(model, opt, steps):
+    for _ in range(steps):
+        x, y = batch()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()  # L:zg_tutorial
+
+
+def loop_clip(model, opt, steps):
+    for _ in range(steps):
+        x, y = batch()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+        opt.step()
+        opt.zero_grad()  # L:zg_clip
+
+
+def loop_logger(model, opt, steps):
+    norms = []
+    for _ in range(steps):
+        x, y = batch()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        norms.append(sum(float(p.grad.norm()) for p in model.parameters() if p.grad is not None))
+        opt.step()
+        opt.zero_grad(set_to_none=True)  # L:zg_logger
+    assert all(n > 0 for n in norms)
+
+
+def loop_zeros(model, opt, steps):
+    for _ in range(steps):
+        x, y = batch()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=False)  # L:zg_zeros
+
+
+def loop_module_zero_grad(model, opt, steps):
+    for _ in range(steps):
+        model.zero_grad()  # (a second clear: Module.zero_grad reads every .grad, finds None)
+        x, y = batch()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()  # L:zg_module
+
+
+CORRECT_LOOPS = [(loop_tutorial, "zg_tutorial"), (loop_clip, "zg_clip"), (loop_logger, "zg_logger"),
+                 (loop_zeros, "zg_zeros"), (loop_module_zero_grad, "zg_module")]
+
+
+@pytest.mark.parametrize("steps", [1, 3])
+@pytest.mark.parametrize("loop,tag", CORRECT_LOOPS, ids=[f.__name__ for f, _ in CORRECT_LOOPS])
+def test_zero_grad_after_the_consumers_is_no_problem(loop, tag, steps):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        loop(model, opt, steps)
+    assert all(p.grad is None or not p.grad.any() for p in model.parameters())  # cleared at the end, as written
+    assert tr.problems() == [], [str(p) for p in tr.problems()]
+    tr.check()
+    exp = tr.why(model[0].weight)
+    assert exp.cause == "ok" and exp.status == "received", exp
+    assert at(tag) in exp.summary and "as it should be" in exp.summary, exp.summary  # names the clear
+    assert "step()" in exp.summary  # and the consumer that read the gradient before it
+    s = tr.summary()
+    assert s.ok and all(p.status == "received" for p in s.params), [(p.name, p.status) for p in s.params]
+
+
+@pytest.mark.parametrize("loop", [f for f, _ in CORRECT_LOOPS], ids=[f.__name__ for f, _ in CORRECT_LOOPS])
+def test_assert_gradients_flow_accepts_the_tutorial_loop(loop):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    tr = assert_gradients_flow(model, lambda: loop(model, opt, 2))
+    assert isinstance(tr, gradscope.Trace)
+
+
+def test_only_reads_that_find_a_cleared_grad_are_recorded(tmp_path):
+    """The standard loop records no read events; a read after a clear is one event per line, and an
+    optimizer step lists the parameters it found cleared. Both survive save/load."""
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        loop_logger(model, opt, 2)
+        loop_clip(model, opt, 2)
+        x, y = batch()
+        F.mse_loss(model(x), y).backward()
+        opt.zero_grad()
+        logged = [p.grad for p in model.parameters()]  # L:late_read
+        opt.step()  # L:late_read_step
+    assert logged == [None] * 4
+    reads = [e for e in tr.events if e.kind == "grad_read"]
+    assert len(reads) == 1 and on_line(reads[0].site, "late_read") and len(reads[0].inputs) == 4
+    steps = [e for e in tr.events if e.kind == "optimizer_step"]
+    assert len(steps) == 5 and [bool(e.detail.get("found_none")) for e in steps] == [False] * 4 + [True]
+    tr.save(tmp_path / "t.json")
+    back = gradscope.load(tmp_path / "t.json")
+    exp = back.why("0.weight")
+    assert exp.cause == "set_to_none_timing" and at("late_read") in exp.summary, exp
+
+
+# --- timing by evidence: the bugs, named at the clear and at the read --------------------------------
+def test_zero_grad_between_backward_and_step_names_the_clear_and_the_step():
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        x, y = batch()
+        F.mse_loss(model(x), y).backward()
+        opt.zero_grad()  # L:bad_zg
+        opt.step()  # L:bad_step
+    exp = tr.why(model[0].weight)
+    assert exp.cause == "set_to_none_timing" and on_line(exp.site, "bad_zg"), exp
+    assert at("bad_zg") in exp.summary and at("bad_step") in exp.summary, exp.summary
+    assert "opt.step()" in exp.summary and "found None" in exp.summary
+    assert [p.cause for p in tr.problems()] == ["set_to_none_timing"]
+    with pytest.raises(AssertionError, match="set_to_none_timing"):
+        tr.check()
+
+
+def test_zero_grad_before_clipping_names_the_clipping_line():
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        x, y = batch()
+        F.mse_loss(model(x), y).backward()
+        opt.zero_grad()  # L:clip_zg
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # L:clip_read
+    exp = tr.why(model[2].weight)
+    assert exp.cause == "set_to_none_timing" and on_line(exp.site, "clip_zg"), exp
+    assert at("clip_read") in exp.summary and "clipping" in exp.summary, exp.summary
+    reads = [e for e in tr.events if e.kind == "grad_read"]
+    assert reads and all(on_line(e.site, "clip_read") and e.context == "clip" for e in reads)
+
+
+def test_grad_none_before_a_manual_update_names_both_lines():
+    torch.manual_seed(0)
+    w = torch.randn(3, requires_grad=True)
+    with gradscope.trace() as tr:
+        loss = (w * torch.randn(3)).sum()
+        loss.backward()
+        w.grad = None  # L:manual_clear
+        with torch.no_grad():
+            if w.grad is not None:  # L:manual_read
+                w -= 0.1 * w.grad
+    exp = tr.why(w)
+    assert exp.cause == "set_to_none_timing" and on_line(exp.site, "manual_clear"), exp
+    assert at("manual_read") in exp.summary and "found None" in exp.summary, exp.summary
+    assert ".grad = None" in exp.summary
+
+
+def test_zero_grad_set_to_none_false_before_step_is_read_as_zeros():
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        x, y = batch()
+        F.mse_loss(model(x), y).backward()
+        opt.zero_grad(set_to_none=False)  # L:zeros_zg
+        opt.step()  # L:zeros_step
+    exp = tr.why(model[0].weight)
+    assert exp.cause == "set_to_none_timing" and on_line(exp.site, "zeros_zg"), exp
+    assert at("zeros_step") in exp.summary and "zeros" in exp.summary, exp.summary
+
+
+def test_multi_step_bug_in_the_last_step_only():
+    """Steps 1-2 clear after the step (fine); step 3 clears before it: reported, at step 3's read."""
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        loop_tutorial(model, opt, 2)
+        x, y = batch()
+        F.mse_loss(model(x), y).backward()
+        opt.zero_grad()  # L:late_zg
+        opt.step()  # L:late_step
+    exp = tr.why(model[0].weight)
+    assert exp.cause == "set_to_none_timing" and on_line(exp.site, "late_zg"), exp
+    assert at("late_step") in exp.summary
+
+
+# --- one verdict ------------------------------------------------------------------------------------
+class Enc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 8)
+        self.head = nn.Linear(8, 1)
+
+
+class DetachNet(Enc):
+    def forward(self, x):
+        h = torch.relu(self.enc(x)).detach()  # L:v_detach
+        return self.head(h)
+
+
+class NoGradNet(Enc):
+    def forward(self, x):
+        with torch.no_grad():
+            h = torch.relu(self.enc(x))  # L:v_nograd
+        return self.head(h)
+
+
+class NumpyNet(Enc):
+    def forward(self, x):
+        h = torch.relu(self.enc(x))
+        h = torch.from_numpy(np.tanh(h.detach().numpy()))  # L:v_numpy
+        return self.head(h)
+
+
+class ItemNet(Enc):
+    def forward(self, x):
+        h = torch.relu(self.enc(x))
+        gate = h.mean().item()  # L:v_item
+        return self.head(torch.ones(x.shape[0], 8) * gate)  # (head trains; enc only reaches it as a number)
+
+
+class LoggingNet(Enc):
+    def forward(self, x):
+        h = torch.relu(self.enc(x))
+        self.last = h.detach().mean().item()  # L:v_log
+        return self.head(h)
+
+
+def _train(model, opt, with_opt):
+    for _ in range(2):
+        x, y = batch()
+        loss = F.mse_loss(model(x), y)
+        print(f"loss {loss.item():.3f}", file=io.StringIO())  # logging: a benign cut
+        loss.backward()
+        if with_opt:
+            opt.step()
+            opt.zero_grad()
+
+
+def run_shape(cls, with_opt):
+    torch.manual_seed(0)
+    model = cls()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3) if with_opt else None
+    with gradscope.trace() as tr:
+        _train(model, opt, with_opt)
+    return tr, model
+
+
+class QNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(4, 16)
+        self.l2 = nn.Linear(16, 2)
+
+    def forward(self, s):
+        return self.l2(torch.relu(self.l1(s)))
+
+
+def dqn(with_opt):
+    """A correct DQN step: the target network runs under no_grad, keeps requires_grad=True, and no
+    optimizer holds it; after training, a reloaded best model is evaluated under no_grad."""
+    torch.manual_seed(0)
+    policy, target = QNet(), QNet()
+    target.load_state_dict(policy.state_dict())
+    opt = torch.optim.AdamW(policy.parameters(), lr=1e-3) if with_opt else None
+    with gradscope.trace() as tr:
+        for _ in range(2):
+            s, s2 = torch.randn(8, 4), torch.randn(8, 4)
+            a, r = torch.randint(0, 2, (8, 1)), torch.randn(8)
+            q = policy(s).gather(1, a).squeeze(1)
+            with torch.no_grad():
+                nxt = target(s2).max(1).values  # L:v_target
+            loss = F.smooth_l1_loss(q, r + 0.99 * nxt)
+            if opt is not None:
+                opt.zero_grad()
+            loss.backward()
+            if opt is not None:
+                torch.nn.utils.clip_grad_value_(policy.parameters(), 100)
+                opt.step()
+        best = QNet()
+        best.load_state_dict(policy.state_dict())
+        with torch.no_grad():
+            acc = (best(torch.randn(8, 4)).argmax(1) == 0).float().mean()  # L:v_best
+    assert target.l1.weight.requires_grad and target.l1.weight.grad is None and best.l1.weight.grad is None
+    return tr, policy, target, best, float(acc)
+
+
+SHAPES = [  # (program, parameter starved by the bug or None, marker of its cut)
+    ("detach", lambda o: run_shape(DetachNet, o), "enc.weight", "v_detach"),
+    ("no_grad", lambda o: run_shape(NoGradNet, o), "enc.weight", "v_nograd"),
+    ("numpy", lambda o: run_shape(NumpyNet, o), "enc.weight", "v_numpy"),
+    ("item", lambda o: run_shape(ItemNet, o), "enc.weight", "v_item"),
+    ("logging", lambda o: run_shape(LoggingNet, o), None, None),
+    ("dqn", lambda o: dqn(o)[:2], None, None),
+]
+
+
+def _report_text(tr, width=120):
+    con = Console(file=io.StringIO(), width=width, color_system=None, record=True)
+    tr.report(console=con)
+    return con.export_text()
+
+
+def cut_evidence(exp):
+    """The cut events an explanation rests on (its site may be the region's `with` line instead)."""
+    return [x for x in exp.evidence if x is not None and x.kind == "cut"]
+
+
+def assert_one_verdict(tr, model, starved, tag):
+    harmful = tr.cuts(harmful=True)
+    benign = tr.cuts(harmful=False)
+    problems = tr.problems()
+    hi, lo = {e.index for e in harmful}, {e.index for e in benign}
+    # why: a parameter is explained by a cut only if that cut is harmful, and it is then a problem
+    for name, p in model.named_parameters():
+        exp = tr.why(p)
+        if exp.cause in CUT_CAUSES:
+            ev = {x.index for x in cut_evidence(exp)}
+            assert ev and ev <= hi, f"why({name}) blames a cut that is not harmful: {exp}"
+            assert any(name in pr.target for pr in problems), f"why({name}) is a cut, but no problem names it"
+    # check() and problems()
+    if starved is None:
+        assert problems == [], [str(x) for x in problems]
+        tr.check()
+        assert harmful == []
+    else:
+        exp = tr.why(starved)
+        assert exp.cause in CUT_CAUSES and cut_evidence(exp) and all(on_line(x.site, tag) for x in cut_evidence(exp)), exp
+        assert len(problems) == 1 and all(on_line(x.site, tag) for x in cut_evidence(problems[0])), problems
+        with pytest.raises(AssertionError):
+            tr.check()
+        assert harmful and all(on_line(e.site, tag) for e in harmful), [str(e) for e in harmful]
+    for pr in problems:
+        assert not {x.index for x in cut_evidence(pr)} & lo, "a problem's cut is called benign"
+    # the report: harmful cuts in their table, never in the benign line
+    text = _report_text(tr)
+    benign_line = next((ln for ln in text.splitlines() if "harmless" in ln), "")
+    for e in harmful:
+        assert e.site.short not in benign_line, benign_line
+        assert "Cuts that stop gradients" in text and e.site.short in text
+    if not harmful:
+        assert "Cuts that stop gradients" not in text
+    # the diagram: a cut node is drawn harmful exactly when the verdict says so
+    g = tr.graph()
+    cut_nodes = [n for n in g.nodes if n.kind == "cut" and n.event is not None]
+    for n in cut_nodes:
+        assert (n.style == "cut") == (n.event in hi), (n.title, n.style, n.event in hi)
+    drawn = {tr.events[n.event].site.short for n in cut_nodes if n.style == "cut"}
+    assert {e.site.short for e in harmful} <= drawn, drawn  # (the diagram shows the last step of a loop)
+    # the CLI's JSON document
+    doc = trace_json(tr)
+    assert {c["index"] for c in doc["cuts"] if c["verdict"] == "harmful"} == hi
+    assert len(doc["problems"]) == len(problems)
+    assert doc["ok"] == (not problems) if "ok" in doc else True
+
+
+@pytest.mark.parametrize("with_opt", [True, False], ids=["optimizer", "no_optimizer"])
+@pytest.mark.parametrize("name,prog,starved,tag", SHAPES, ids=[s[0] for s in SHAPES])
+def test_every_surface_gives_one_verdict(name, prog, starved, tag, with_opt):
+    tr, model = prog(with_opt)
+    target = dict(model.named_parameters())[starved] if starved else None
+    assert_one_verdict(tr, model, target, tag)
+
+
+@pytest.mark.parametrize("with_opt", [True, False], ids=["optimizer", "no_optimizer"])
+def test_target_network_and_reloaded_best_model_are_not_starved(with_opt):
+    tr, policy, target, best, _ = dqn(with_opt)
+    tr.check()
+    assert tr.problems() == []
+    assert not tr.cuts(harmful=True)
+    for p in (target.l1.weight, best.l2.bias):
+        exp = tr.why(p)
+        assert exp.cause == "not_trained" and exp.status == "none", exp
+    assert on_line(tr.why(target.l1.weight).site, "v_target")
+    assert tr.why(policy.l1.weight).cause == "ok"
+
+
+def test_demo_no_grad_example_agrees_everywhere():
+    from gradscope import demo
+
+    tr, w = demo.no_grad_in_forward()
+    exp = tr.why(w)
+    assert exp.cause == "no_grad_block"
+    ev = cut_evidence(exp)
+    harmful = tr.cuts(harmful=True)
+    assert ev and {x.index for x in ev} <= {e.index for e in harmful}
+    assert {e.site.short for e in harmful} == {x.site.short for x in ev}
+    assert not [e for e in tr.cuts(harmful=False) if e.site.short == ev[0].site.short]
+    text = _report_text(tr)
+    assert ev[0].site.short not in next((ln for ln in text.splitlines() if "harmless" in ln), "")
+
+
+def test_gradscope_demo_shows_the_no_grad_cut_as_harmful(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120", NO_COLOR="1")
+    out = subprocess.run([sys.executable, "-m", "gradscope", "demo"], capture_output=True, text=True, cwd=tmp_path,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    text = out.stdout
+    for ln in text.splitlines():
+        if "harmless" in ln:
+            assert "no_grad" not in ln and "demo.py:71" not in ln, ln
+
+
+# --- parameters no longer in the model ---------------------------------------------------------------
+CLI_SCRIPT = textwrap.dedent('''
+    import math
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class TransformerModel(nn.Transformer):
+        """pytorch/examples word_language_model: nn.Transformer's own decoder is replaced in __init__."""
+
+        def __init__(self, ntoken, ninp, nhead, nhid, nlayers):
+            super().__init__(d_model=ninp, nhead=nhead, dim_feedforward=nhid, num_encoder_layers=nlayers,
+                             num_decoder_layers=2)
+            self.input_emb = nn.Embedding(ntoken, ninp)
+            self.ninp = ninp
+            self.decoder = nn.Linear(ninp, ntoken)
+
+        def forward(self, src):
+            mask = torch.log(torch.tril(torch.ones(len(src), len(src))))
+            src = self.input_emb(src) * math.sqrt(self.ninp)
+            output = self.encoder(src, mask=mask)
+            return F.log_softmax(self.decoder(output), dim=-1)
+
+
+    def main():
+        torch.manual_seed(0)
+        model = TransformerModel(30, 16, 2, 32, 2)
+        for _ in range(2):
+            data, targets = torch.randint(0, 30, (7, 3)), torch.randint(0, 30, (21,))
+            model.zero_grad()
+            loss = nn.NLLLoss()(model(data).view(-1, 30), targets)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+            for p in model.parameters():
+                p.data.add_(p.grad, alpha=-0.5)
+        print("done")
+
+
+    if __name__ == "__main__":
+        main()
+''')
+
+
+def test_submodule_replaced_in_init_is_not_param_recreated(tmp_path):
+    script = tmp_path / "wlm.py"
+    script.write_text(CLI_SCRIPT)
+    ns: dict = {"__name__": "wlm"}
+    with gradscope.trace() as tr:
+        exec(compile(CLI_SCRIPT, str(script), "exec"), ns)
+        ns["main"]()
+    assert tr.problems() == [], [str(p)[:300] for p in tr.problems()]
+    tr.check()
+    # the same under `gradscope run --json` (the whole script traced, as __main__)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "gradscope", "run", "--json", str(script)], capture_output=True,
+                         text=True, cwd=tmp_path, env=env, timeout=300)
+    doc = json.loads(out.stdout)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert doc["problems"] == [] and not [c for c in doc["cuts"] if c["verdict"] == "harmful"], doc["problems"][:2]
