@@ -99,14 +99,14 @@ def run_program(path: str, *, traced: bool = False, track_grads: bool = False, a
 
     def pre_hook(module, args):
         if any(m is module for m in called):
-            return None
+            return
         called.append(module)
         if track_grads:  # hook every parameter once, keyed by (root index, path) at the end
             for p in module.parameters():
                 if id(p) not in hooked and p.requires_grad:
                     hooked.add(id(p))
                     handles.append(p.register_post_accumulate_grad_hook(_GradFlag(run, p)))
-        return None
+        return
 
     h = torch.nn.modules.module.register_module_forward_pre_hook(pre_hook)
     saved_argv, saved_path, saved_cwd = sys.argv, list(sys.path), os.getcwd()
@@ -239,7 +239,7 @@ def subprocess_env() -> dict:
 
 def run_plain_subprocess(name: str, cwd: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """``python tests/programs/NAME.py`` in ``cwd``."""
-    return subprocess.run([PYTHON, program_path(name)], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run(check=False, args=[PYTHON, program_path(name)], cwd=cwd, capture_output=True, text=True,
                           env=subprocess_env(), timeout=timeout)
 
 
@@ -249,7 +249,7 @@ SAVE_NAME = "trace.json"
 def run_cli_subprocess(name: str, cwd: str, timeout: float = 180) -> subprocess.CompletedProcess:
     """``python -m gradscope run --quiet --save trace.json tests/programs/NAME.py`` in ``cwd``: the
     program's stdout plus one ``gradscope: trace saved to trace.json`` line."""
-    return subprocess.run([PYTHON, "-m", "gradscope", "run", "--quiet", "--save", SAVE_NAME, program_path(name)],
+    return subprocess.run(check=False, args=[PYTHON, "-m", "gradscope", "run", "--quiet", "--save", SAVE_NAME, program_path(name)],
                           cwd=cwd, capture_output=True, text=True, env=subprocess_env(), timeout=timeout)
 
 

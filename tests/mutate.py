@@ -43,7 +43,7 @@ import traceback
 from dataclasses import dataclass, field
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import _programs as P  # noqa: E402
+import _programs as P
 
 CAUSES = {
     "detach": "detach",
