@@ -23,8 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 sys.path.insert(0, os.path.dirname(HERE))
 
-import _programs as P
-import mutate as M
+import _programs as P  # noqa: E402
+import mutate as M  # noqa: E402
 
 
 def _table(rows, headers):

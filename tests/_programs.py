@@ -63,7 +63,8 @@ class Run:
     stdout: str = ""
     error: BaseException | None = None  # what the program raised (SystemExit(0) is not an error)
     roots: list = field(default_factory=list)  # root modules it called, in order of first call
-    grads: set = field(default_factory=set)  # param keys that received a gradient at least once
+    grads: set = field(default_factory=set)  # param keys that received a gradient at least once (a
+    #: post-accumulate-grad hook on every parameter of a called module, and any .grad an optimizer step finds)
     trace: object = None  # the gradscope Trace, for traced runs
 
     def params(self):
@@ -108,7 +109,17 @@ def run_program(path: str, *, traced: bool = False, track_grads: bool = False, a
                     handles.append(p.register_post_accumulate_grad_hook(_GradFlag(run, p)))
         return
 
+    def step_pre_hook(opt, args, kwargs):  # a parameter an optimizer finds a .grad on received one
+        for group in opt.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    run.grads.add(id(p))
+
     h = torch.nn.modules.module.register_module_forward_pre_hook(pre_hook)
+    if track_grads:  # also modules whose forward is called directly (layer.forward(x)), not via __call__
+        from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+        handles.append(register_optimizer_step_pre_hook(step_pre_hook))
     saved_argv, saved_path, saved_cwd = sys.argv, list(sys.path), os.getcwd()
     sys.argv = [path, *argv]
     sys.path.insert(0, os.path.dirname(path))

@@ -365,7 +365,7 @@ def judge(m: Mutant, path: str, eff) -> Outcome:
     return o
 
 
-def mutate_and_judge(program: str, operator: str, seed: int = 0, max_tries: int = 3) -> Outcome:
+def mutate_and_judge(program: str, operator: str, seed: int = 0, max_tries: int = 4) -> Outcome:
     """Pick seeded candidates until one really changes gradient flow; judge gradscope on it."""
     cands = candidates(program, operator)
     if not cands:

@@ -10,7 +10,10 @@ import mutate as M
 import pytest
 
 #: (program, operator) -> reason, for the subset below that gradscope gets wrong today
-XFAIL: dict[tuple[str, str], str] = {}
+XFAIL: dict[tuple[str, str], str] = {
+    ("gcn", "skip_layer"): "a skipped layer (output discarded) is blamed on model.to(device) as data_attr: "
+                           "Module._apply's internal .data write is taken for a cut",
+}
 
 #: the CI subset: every operator on the smallest program, plus the operators that can raise on others
 SUBSET = [("gcn", op) for op in M.OPERATORS] + [("reinforce", "inplace"), ("actor_critic", "freeze")]
@@ -83,27 +86,27 @@ def test_effect_rejects_equivalent_mutants(tmp_path):
         "    def __init__(self):\n"
         "        super().__init__()\n"
         "        self.fc = torch.nn.Linear(2, 1)\n"
+        "        self.scale = torch.nn.Parameter(torch.ones(1))\n"
         "    def forward(self, x):\n"
         "        y = self.fc(x)\n"
         "        log = y.sum()\n"
-        "        return y\n"
+        "        return y * self.scale\n"
         "net = Net()\n"
         "net(torch.ones(3, 2)).sum().backward()\n"
     )
     src = prog.read_text()
     m_equiv, m_real = None, None
     for m in M.candidates("tiny", "detach", src):
-        if m.line == 8:
+        if m.line == 9:
             m_equiv = m
-        if m.line == 7:
+        if m.line == 8:
             m_real = m
     M._CLEAN["tiny"] = P.run_program(str(prog), track_grads=True).grads
     try:
-        assert M._CLEAN["tiny"] == {(0, "fc.weight"), (0, "fc.bias")}
-        for m, want in ((m_equiv, None), (m_real, "lost")):
+        assert M._CLEAN["tiny"] == {(0, "fc.weight"), (0, "fc.bias"), (0, "scale")}
+        for m, want in ((m_equiv, None), (m_real, ("lost", [(0, "fc.bias"), (0, "fc.weight")]))):
             path = tmp_path / "mut.py"
             path.write_text(m.source)
-            eff = M.effect(m, str(path))
-            assert (eff[0] if eff else None) == want, (m.code, eff)
+            assert M.effect(m, str(path)) == want, m.code
     finally:
         M._CLEAN.pop("tiny", None)

@@ -5,7 +5,6 @@
 # 8 filters), and the image / checkpoint writes are left out.
 from __future__ import print_function
 import argparse
-import os
 import random
 import torch
 import torch.nn as nn
