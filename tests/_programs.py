@@ -245,26 +245,26 @@ def subprocess_env() -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     env["PYTHONHASHSEED"] = "0"
+    env["PYTHONUNBUFFERED"] = "1"  # stdout and stderr interleave in write order in both runs
     return env
 
 
-def run_plain_subprocess(name: str, cwd: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    """``python tests/programs/NAME.py`` in ``cwd``."""
-    return subprocess.run(check=False, args=[PYTHON, program_path(name)], cwd=cwd, capture_output=True, text=True,
-                          env=subprocess_env(), timeout=timeout)
+def run_plain_subprocess(name: str, cwd: str, timeout: float = 180) -> subprocess.CompletedProcess:
+    """``python tests/programs/NAME.py`` in ``cwd``, stderr merged into stdout."""
+    return subprocess.run(args=[PYTHON, program_path(name)], check=False, cwd=cwd, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, env=subprocess_env(), timeout=timeout)
 
 
-SAVE_NAME = "trace.json"
+def run_cli_subprocess(name: str, cwd: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    """``python -m gradscope run --json --quiet tests/programs/NAME.py`` in ``cwd``: stdout is the
+    JSON document (the live trace's verdict, parameter table, problems); the program's own stdout
+    and stderr go to stderr, interleaved as in the plain run."""
+    return subprocess.run(args=[PYTHON, "-m", "gradscope", "run", "--json", "--quiet", program_path(name)],
+                          check=False, cwd=cwd, capture_output=True, text=True, env=subprocess_env(),
+                          timeout=timeout)
 
 
-def run_cli_subprocess(name: str, cwd: str, timeout: float = 180) -> subprocess.CompletedProcess:
-    """``python -m gradscope run --quiet --save trace.json tests/programs/NAME.py`` in ``cwd``: the
-    program's stdout plus one ``gradscope: trace saved to trace.json`` line."""
-    return subprocess.run(check=False, args=[PYTHON, "-m", "gradscope", "run", "--quiet", "--save", SAVE_NAME, program_path(name)],
-                          cwd=cwd, capture_output=True, text=True, env=subprocess_env(), timeout=timeout)
-
-
-def strip_gradscope_lines(stdout: str) -> str:
-    """The program's part of ``gradscope run --quiet --save`` stdout."""
-    return "".join(line for line in stdout.splitlines(keepends=True)
-                   if not line.startswith(f"gradscope: trace saved to {SAVE_NAME}"))
+def program_part(cli_stderr: str) -> str:
+    """The program's output in ``gradscope run --json --quiet``'s stderr (gradscope's own lines,
+    which all start with ``gradscope:``, removed)."""
+    return "".join(line for line in cli_stderr.splitlines(keepends=True) if not line.startswith("gradscope:"))

@@ -2,10 +2,11 @@
 
 For every program, correct as written:
 
-* as real subprocesses: ``python prog.py`` and ``python -m gradscope run --quiet --save trace.json
-  prog.py`` print the same stdout (gradscope's one "trace saved" line aside; printed durations masked)
-  and exit with the same code (0); the saved trace has zero problems and names every parameter by its
-  module path;
+* as real subprocesses: ``python prog.py`` and ``python -m gradscope run --json --quiet prog.py``
+  print the same output (stdout and stderr, interleaved; under ``--json`` the program's output goes to
+  stderr; gradscope's own ``gradscope:`` lines aside; printed durations masked) and exit with the same
+  code (0); the JSON document (the live trace's verdict) has zero problems, no failure, and names
+  every parameter by its module path, each name once;
 * in-process, inside ``gradscope.trace()`` (the file run as ``__main__``): the same stdout, zero
   problems, ``tr.check()`` passes, and every trainable parameter of every model it called is named by
   its module path (defined in tests/_programs.py: the module path, possibly behind the root's
@@ -19,7 +20,7 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import importlib.util
-import os
+import json
 import re
 
 import _programs as P
@@ -35,6 +36,8 @@ _LIST = "issue 10.9: layers kept in a plain Python list share one name (layer.we
 _RELOAD = "issue 10.9: the reloaded best model (eval under no_grad) is reported / named like the trained one"
 _REPLACED = "issue 10.9: a submodule replaced in __init__ (nn.Transformer's decoder) gives param_recreated problems"
 _REBUILT = "issue 10.9: a model rebuilt in __init__ (nn.Sequential(*children()[:-1])) gets stale names / problems"
+_WARN = ("transparency: under `gradscope run` a library UserWarning (dropout2d on 2-D input) is printed on "
+         "every call; plain Python prints it once per location")
 _TIED = "tied weight (lm_head.weight = wte.weight) is not resolvable by its second module path"
 
 #: (program, check) -> reason. Checks: cli_output, cli_trace, output, problems, names.
@@ -53,6 +56,7 @@ XFAIL: dict[tuple[str, str], str] = {
     ("siamese_network", "names"): _REBUILT,
     ("nanogpt", "names"): _TIED,
     ("hf_gpt2", "names"): _TIED,
+    ("mnist_rnn", "cli_output"): _WARN,
     # under `gradscope run` (the script's own __main__, models built in main())
     ("amp_grad_accumulation", "cli_trace"): _T_NAMES,
     ("hf_bert", "cli_trace"): _T_NAMES,
@@ -135,24 +139,22 @@ def test_program_names_its_source(name):
 def test_cli_same_output_and_exit_code(name, subprocesses):
     plain_f, cli_f, _ = subprocesses[name]
     plain, cli = plain_f.result(), cli_f.result()
-    assert plain.returncode == 0, f"{name} fails plain:\n{plain.stderr[-2000:]}"
+    assert plain.returncode == 0, f"{name} fails plain:\n{plain.stdout[-2000:]}"
     assert cli.returncode == plain.returncode, cli.stderr[-2000:]
-    assert P.normalize_output(P.strip_gradscope_lines(cli.stdout)) == P.normalize_output(plain.stdout)
+    assert P.normalize_output(P.program_part(cli.stderr)) == P.normalize_output(plain.stdout)
 
 
 @pytest.mark.parametrize("name", _params("cli_trace"))
-def test_cli_trace_has_no_problems_and_module_path_names(name, subprocesses):
-    import gradscope
-
-    _, cli_f, d_cli = subprocesses[name]
+def test_cli_json_has_no_problems_and_module_path_names(name, subprocesses):
+    _, cli_f, _ = subprocesses[name]
     cli = cli_f.result()
     assert cli.returncode == 0, cli.stderr[-2000:]
-    tr = gradscope.load(os.path.join(d_cli, P.SAVE_NAME))
-    s = tr.summary()
-    assert s.failure is None, str(s.failure)
-    assert not s.problems, P.problem_lines(s.problems)
+    doc = json.loads(cli.stdout)
+    assert doc["failure"] is None, doc["failure"]
+    assert not doc["problems"], [f"{p['cause']} {p['target']}" for p in doc["problems"]]
+    assert doc["ok"], doc["verdict"]
     paths = _trainable_paths(traced(name))
-    names = [p.name for p in s.params]
+    names = [p["name"] for p in doc["params"]]
     bad = [n for n in names if not P.named_by_path(n, paths)]
     assert not bad, f"not named by module path: {bad[:8]}"
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -161,11 +163,11 @@ def test_cli_trace_has_no_problems_and_module_path_names(name, subprocesses):
 
 # --------------------------------------------------------------------------- in-process under trace()
 @pytest.mark.parametrize("name", _params("output"))
-def test_traced_same_output(name, subprocesses):
+def test_traced_same_output(name):
     run = traced(name)
     assert run.error is None, f"raised under trace: {run.error!r}"
-    plain = subprocesses[name][0].result()
-    assert plain.returncode == 0, f"{name} fails plain:\n{plain.stderr[-2000:]}"
+    plain = P.run_program(P.program_path(name))  # same process, same thread settings
+    assert plain.error is None, f"{name} fails plain in-process: {plain.error!r}"
     assert P.normalize_output(run.stdout) == P.normalize_output(plain.stdout)
 
 
@@ -212,8 +214,10 @@ def test_subprocess_runner_reports_exit_code(tmp_path):
     env = P.subprocess_env()
     import subprocess
 
-    plain = subprocess.run(check=False, args=[P.PYTHON, str(bad)], capture_output=True, text=True, env=env, cwd=tmp_path)
-    cli = subprocess.run(check=False, args=[P.PYTHON, "-m", "gradscope", "run", "--quiet", str(bad)], capture_output=True,
-                         text=True, env=env, cwd=tmp_path)
+    plain = subprocess.run(args=[P.PYTHON, str(bad)], check=False, capture_output=True, text=True, env=env,
+                           cwd=tmp_path)
+    cli = subprocess.run(args=[P.PYTHON, "-m", "gradscope", "run", "--json", "--quiet", str(bad)], check=False,
+                         capture_output=True, text=True, env=env, cwd=tmp_path)
     assert plain.returncode == cli.returncode == 3
-    assert P.strip_gradscope_lines(cli.stdout) == plain.stdout == "before\n"
+    assert P.program_part(cli.stderr) == plain.stdout == "before\n"
+    assert json.loads(cli.stdout)["exit_code"] == 3
