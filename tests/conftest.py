@@ -7,6 +7,10 @@ import shutil
 import pytest
 import torch
 
+#: tests/programs/ holds real training scripts, not tests: pytest's --doctest-modules must not import
+#: them (several train at import time, as their originals do).
+collect_ignore = ["programs"]
+
 #: Skip a test (or module: ``pytestmark = requires_dot``) when graphviz's ``dot`` is missing.
 requires_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz `dot` binary not installed")
 
