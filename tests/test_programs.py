@@ -12,7 +12,7 @@ For every program, correct as written:
   its module path (defined in tests/_programs.py: the module path, possibly behind the root's
   variable; unique; resolvable by that name and by the bare path).
 
-Checks that fail today because of open gradscope bugs (issue 10) are ``xfail(strict=False)`` with the
+Checks that fail today because of open gradscope bugs (issue 10) are ``xfail(strict=True)`` with the
 symptom, per program and check, so they can be flipped as the fixes land.
 """
 from __future__ import annotations
@@ -29,46 +29,15 @@ import pytest
 PROGRAMS = P.program_names()
 
 # --------------------------------------------------------------------------- known failures (issue 10)
-_T_NAMES = "issue 10.1: a model that is a local of main() (or built at module level under `gradscope run`) gets t<N> names"
-_TIMING = "issue 10.3: set_to_none_timing false alarm on backward(); step(); zero_grad()"
-_TARGET = "issue 10.4/10.9: target network of the same class: no_grad_block problem and both nets named dqn.*"
-_LIST = "issue 10.9: layers kept in a plain Python list share one name (layer.weight)"
-_RELOAD = "issue 10.9: the reloaded best model (eval under no_grad) is reported / named like the trained one"
-_REPLACED = "issue 10.9: a submodule replaced in __init__ (nn.Transformer's decoder) gives param_recreated problems"
-_REBUILT = "issue 10.9: a model rebuilt in __init__ (nn.Sequential(*children()[:-1])) gets stale names / problems"
 _WARN = ("transparency: under `gradscope run` a library UserWarning (dropout2d on 2-D input) is printed on "
          "every call; plain Python prints it once per location")
 _TIED = "tied weight (lm_head.weight = wte.weight) is not resolvable by its second module path"
 
 #: (program, check) -> reason. Checks: cli_output, cli_trace, output, problems, names.
 XFAIL: dict[tuple[str, str], str] = {
-    ("amp_grad_accumulation", "problems"): _TIMING,
-    ("hf_bert", "problems"): _TIMING,
-    ("hf_gpt2", "problems"): _TIMING,
-    ("nanogpt", "problems"): _TIMING,
-    ("dqn", "problems"): _TARGET,
-    ("dqn", "names"): _TARGET,
-    ("word_language_model", "problems"): _RELOAD,
-    ("word_language_model", "names"): _RELOAD,
-    ("word_language_model_transformer", "problems"): _REPLACED,
-    ("word_language_model_transformer", "names"): _RELOAD,
-    ("forward_forward", "names"): _LIST,
-    ("siamese_network", "names"): _REBUILT,
     ("nanogpt", "names"): _TIED,
     ("hf_gpt2", "names"): _TIED,
     ("mnist_rnn", "cli_output"): _WARN,
-    # under `gradscope run` (the script's own __main__, models built in main())
-    ("amp_grad_accumulation", "cli_trace"): _T_NAMES,
-    ("hf_bert", "cli_trace"): _T_NAMES,
-    ("hf_gpt2", "cli_trace"): _T_NAMES,
-    ("mnist", "cli_trace"): _T_NAMES,
-    ("mnist_rnn", "cli_trace"): _T_NAMES,
-    ("nanogpt", "cli_trace"): _T_NAMES,
-    ("dqn", "cli_trace"): _TARGET,
-    ("forward_forward", "cli_trace"): _LIST,
-    ("siamese_network", "cli_trace"): _REBUILT,
-    ("word_language_model", "cli_trace"): _RELOAD,
-    ("word_language_model_transformer", "cli_trace"): _REPLACED,
 }
 
 
@@ -86,7 +55,7 @@ def _params(check: str):
     out = []
     for name in PROGRAMS:
         reason = XFAIL.get((name, check))
-        marks = [pytest.mark.xfail(strict=False, reason=reason)] if reason else []
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
         missing = _missing_dependency(name)
         if missing:
             marks.append(pytest.mark.skip(reason=missing))

@@ -47,6 +47,7 @@ def main():
             opt.zero_grad()
     for a in w.alerts:
         print(f"ALERT {a.rank} {a.kind} {a.step} {','.join(a.params)} {(a.explanation or {}).get('cause')}", flush=True)
+    dist.barrier()  # both ranks done before the group goes
     dist.destroy_process_group()
 
 
