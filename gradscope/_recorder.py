@@ -2266,6 +2266,20 @@ class Recorder(TorchFunctionMode):
             if r.var:
                 a = rel if p else f"{r.var}.{rel}"
                 aliases[a] = tid if a not in aliases else None  # (ambiguous: not an alias)
+        # a tied weight (lm_head.weight = wte.weight) answers to its other module paths too
+        for pid, others in self._tied_names.items():
+            ent = self._param_src.get(pid)
+            p = ent[0]() if ent is not None else None
+            tid = self.tid_of(p) if p is not None else None
+            if tid is None:
+                continue
+            r = ent[1]
+            pre = self._prefix.get(r, "")
+            for o in others:
+                bare = o[len(pre):] if pre and o.startswith(pre) else o
+                for a in (o, bare, f"{r.var}.{bare}" if r.var else bare):
+                    if a not in aliases:
+                        aliases[a] = tid
         self.data.meta["name_aliases"] = {a: t for a, t in aliases.items() if t is not None and tens[t].name != a}
         self.data.meta["model_tensors"] = sorted(self._tid_src)  # tensors of a model the trace called
 

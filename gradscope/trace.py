@@ -213,13 +213,18 @@ class Trace:
             return target
         if isinstance(target, str):
             names = {}
-            for t in d.tensors.values():  # parameters first; otherwise the latest tensor of that name
-                if t.name and (t.role == "param" or names.get(t.name) is None
-                               or d.tensors[names[t.name]].role != "param"):
-                    names[t.name] = t.tid
-            if target in names:
-                return names[target]
+            in_model = set(d.meta.get("model_tensors") or ())
             aliases = d.meta.get("name_aliases") or {}
+
+            def rank(t):  # a model's tensor first (not one that left it: a weight replaced by a tied one), then
+                return (t.tid in in_model, t.role == "param")  # parameters; otherwise the latest of that name
+
+            for t in d.tensors.values():
+                if t.name and (names.get(t.name) is None or rank(t) >= rank(d.tensors[names[t.name]])):
+                    names[t.name] = t.tid
+            if target in names and not (target in aliases and aliases[target] in d.tensors
+                                        and rank(d.tensors[aliases[target]]) > rank(d.tensors[names[target]])):
+                return names[target]
             if target in aliases and aliases[target] in d.tensors:  # a module path with or without its root
                 return aliases[target]
             if self._diag is not None:

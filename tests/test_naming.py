@@ -582,3 +582,26 @@ def test_a_submodule_rebuilt_from_its_own_children_after_construction_keeps_thei
     conv = model.backbone[4][0].conv1.weight
     assert tr.data.tensors[tid(tr, conv)].name == "backbone.4.0.conv1.weight"
     assert tr.why(conv).cause == "detach"  # not "param_recreated": the kept layers are the same parameters
+
+
+def test_a_tied_weight_answers_to_both_module_paths():
+    """GPT-2 style tying: lm_head.weight = wte.weight, the model built inside the trace (so the trace
+    also saw lm_head's own first weight, which left the model): both paths name the tied parameter."""
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(10, 4)
+            self.lm_head = nn.Linear(4, 10, bias=False)
+            self.lm_head.weight = self.wte.weight
+
+        def forward(self, idx):
+            return self.lm_head(self.wte(idx))
+
+    with gradscope.trace() as tr:
+        model = LM()
+        model(torch.tensor([[1, 2, 3]])).sum().backward()
+    tied = tr.resolve(model.wte.weight)
+    assert tr.resolve("wte.weight") == tied
+    assert tr.resolve("lm_head.weight") == tied
+    assert tr.resolve("model.lm_head.weight") == tied
+    assert tr.why("lm_head.weight").cause == "ok"

@@ -31,12 +31,9 @@ PROGRAMS = P.program_names()
 # --------------------------------------------------------------------------- known failures (issue 10)
 _WARN = ("transparency: under `gradscope run` a library UserWarning (dropout2d on 2-D input) is printed on "
          "every call; plain Python prints it once per location")
-_TIED = "tied weight (lm_head.weight = wte.weight) is not resolvable by its second module path"
 
 #: (program, check) -> reason. Checks: cli_output, cli_trace, output, problems, names.
 XFAIL: dict[tuple[str, str], str] = {
-    ("nanogpt", "names"): _TIED,
-    ("hf_gpt2", "names"): _TIED,
     ("mnist_rnn", "cli_output"): _WARN,
 }
 
