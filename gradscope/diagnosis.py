@@ -1654,7 +1654,11 @@ class Diagnosis(VerdictRules):
             return self._cut_explanation(tid, name, cause, se, e, path, k, self._root_label(b))
         # no complete path: a cut whose data never came back visibly
         cone = self.cone(tid)
-        cuts = [e for e in cone if e.kind == "cut" and e.cut != "zero_grad_op" and e.context == "user"]
+        # a cut after the last backward (an evaluation under no_grad after training) cannot have kept a
+        # gradient from that backward
+        last = real[-1].index if real else len(self.ev)
+        cuts = [e for e in cone if e.kind == "cut" and e.cut != "zero_grad_op" and e.context == "user"
+                and e.index < last]
         if cuts:
             roots = set()
             for b in real:
@@ -2299,9 +2303,10 @@ class Diagnosis(VerdictRules):
                   and set(e.input_ids()) & tids and (bw is None or e.index < bw.index)]
         # a cut of a parameter that still requires grad (the student run inside the teacher's no_grad block)
         # explains it better than a freeze that was meant (the teacher's)
-        param_cut = any(e.kind == "cut" and any(r.requires_grad and r.is_leaf and self.d.tensors.get(r.tid) is not None
-                                                and self.d.tensors[r.tid].role == "param" for r in e.inputs)
-                        for e in evs)
+        # (not what torch did on the user's behalf: module.to() sets each parameter's .data)
+        param_cut = any(e.kind == "cut" and e.context not in _NOT_FORWARD and any(
+            r.requires_grad and r.is_leaf and self.d.tensors.get(r.tid) is not None
+            and self.d.tensors[r.tid].role == "param" for r in e.inputs) for e in evs)
         if frozen and not param_cut:
             e = frozen[-1]
             names = sorted({self.label(t) for f in frozen for t in f.input_ids() if t in tids})
@@ -2317,7 +2322,8 @@ class Diagnosis(VerdictRules):
                 fix=whole[1] if whole and whole[1] else
                     f"set requires_grad_(True) again on {shown} before the step that trains them (after the step "
                     f"that needed them frozen).", evidence=frozen[-3:])
-        cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and any(r.requires_grad for r in e.inputs)]
+        cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and e.context not in _NOT_FORWARD
+                and any(r.requires_grad for r in e.inputs)]
         if cuts:
             e = cuts[-1]
             k = evs.index(e)

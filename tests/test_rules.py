@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 import gradscope
 from gradscope import _source
@@ -573,3 +574,47 @@ def test_the_report_shows_the_extra_sites():
         p = _two_cuts()
     out = explanation_to_text(tr.why(p), width=120)
     assert f"also at: test_rules.py:{line_of('cut-detach')}  scaled = p.detach() * 2" in out, out
+
+
+def test_a_use_after_the_last_backward_does_not_explain_a_missing_gradient():
+    """A layer whose output the training forward discards, then an evaluation under no_grad after the
+    last backward: the no_grad region came too late to cut anything; the discarded output is the cause."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(4, 8), nn.Linear(8, 2)
+
+        def forward(self, x):
+            x = F.relu(self.fc1(x))
+            self.fc2(x)  # R:discarded
+            return x.sum(1, keepdim=True).repeat(1, 2)
+
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        for _ in range(2):
+            loss = F.mse_loss(model(torch.randn(3, 4)), torch.randn(3, 2))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            model(torch.randn(3, 4))
+    e = tr.why(model.fc2.weight)
+    assert e.cause == "unused_parameter", e
+    assert e.site.lineno == line_of("R:discarded")
+
+
+def test_module_to_is_not_the_cut_when_everything_was_frozen():
+    """`model = Net().to(device)` sets each parameter's .data inside torch (Module._apply): when a freeze
+    then makes backward fail, the freeze is named, not the .to() line."""
+    def main():
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1)).to("cpu")
+        model.requires_grad_(False)  # R:freeze-all
+        model(torch.randn(3, 4)).sum().backward()
+
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with gradscope.trace() as tr:
+            main()
+    f = tr.failure
+    assert f.cause == "frozen_param", f
+    assert f.site.lineno == line_of("R:freeze-all")
