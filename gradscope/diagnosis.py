@@ -396,10 +396,6 @@ class Diagnosis(VerdictRules):
     def _events_on(self, tid):
         return [self.ev[i] for i in self.consumers.get(tid, ())]
 
-    def _outs_of(self, e: Event):
-        """Tensor ids this event passes data on to (outputs; values via links)."""
-        return e.output_ids()
-
     # --- reachability --------------------------------------------------------------------------
     def ancestors(self, root_tids, before: int | None = None) -> set:
         """Event indices whose results flowed (as tensors or as linked values) into the roots."""
@@ -2773,15 +2769,12 @@ class Diagnosis(VerdictRules):
         trainable = self.trainable
         problems = []
         groups = {}
-        grad_tensors = set()
-        for e in bws:
-            grad_tensors.update(int(g) for g in (e.detail.get("grad_tensors") or {}))
         for t in d.tensors.values():
             if self.out_of_model(t.tid):  # only copied or built, then replaced: not in the model
                 continue
             if t.role != "param":
                 # leaves the user made with requires_grad=True and used count too (x = torch.randn(..., requires_grad=True))
-                if not (t.is_leaf and t.requires_grad and t.tid in used and t.tid not in grad_tensors
+                if not (t.is_leaf and t.requires_grad and t.tid in used
                         and t.tid not in self.trainable and not trainable):
                     continue
             n = now.get(t.tid)
