@@ -220,3 +220,28 @@ def test_graph_with_a_cut_inside_attention_fits_a_screen(traces, tmp_path):
     assert_each_module_once(g)
     w, h = png_size(g.render(tmp_path / "g.png"))
     assert w <= MAX_W and h <= MAX_H, (w, h)
+
+
+def test_a_weight_replaced_by_a_tied_one_is_not_drawn_as_starved():
+    """lm_head.weight = wte.weight inside the traced block: lm_head's first weight left the model; the
+    diagram (whose header says every parameter is fine) must not draw it as a red 'grad None' node."""
+    import torch
+    import torch.nn as nn
+
+    import gradscope
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(10, 4)
+            self.lm_head = nn.Linear(4, 10, bias=False)
+            self.lm_head.weight = self.wte.weight
+
+        def forward(self, idx):
+            return self.lm_head(self.wte(idx))
+
+    with gradscope.trace() as tr:
+        LM()(torch.tensor([[1, 2, 3]])).sum().backward()
+    src = tr.graph().source
+    assert "grad None" not in src and "not used" not in src, src
+    assert tr.summary().problems == []

@@ -265,9 +265,10 @@ class _Full:
             if src is not None and src != key:
                 self.edges.append(_E(src, key, "root", "", tid))
 
-        # parameters nobody used: still drawn (red when the diagnosis says they starve)
+        # parameters nobody used: still drawn (red when the diagnosis says they starve), if they are the
+        # model's: one the summary leaves out left the model (the weight a tied one replaced) or is not trained
         for t in data.params():
-            if t.tid not in consumed:
+            if t.tid not in consumed and (self.summary is None or t.tid in self.status_by_tid):
                 key = self._tensor_node(t.tid)
                 if key is not None:
                     n = self.nodes[key]
