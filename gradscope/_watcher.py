@@ -22,6 +22,8 @@ import torch
 from torch.nn.modules import module as _M
 from torch.optim import optimizer as _O
 
+from torch.utils._python_dispatch import _disable_current_modes
+
 from . import _frames
 from .watchlog import Alert, WatchLog
 from .watchrules import ALERT_TEXT, TRIGGERS, WatchConfig
@@ -58,18 +60,25 @@ def _unwrap_optimizer(opt):
     return opt
 
 
-def _quiet():
+class _quiet:
     """Our own tensor arithmetic: outside autograd, and invisible to the user's function and
     dispatch modes (a user's TorchDispatchMode must not see gradscope's ops)."""
-    import contextlib
 
-    from torch.utils._python_dispatch import _disable_current_modes
+    __slots__ = ("_cms",)
 
-    stack = contextlib.ExitStack()
-    stack.enter_context(torch.no_grad())
-    stack.enter_context(torch._C.DisableTorchFunction())
-    stack.enter_context(_disable_current_modes())
-    return stack
+    def __enter__(self):
+        cms = [torch.no_grad(), torch._C.DisableTorchFunction()]
+        if torch._C._len_torch_dispatch_stack():
+            cms.append(_disable_current_modes())
+        for cm in cms:
+            cm.__enter__()
+        self._cms = cms
+        return self
+
+    def __exit__(self, *exc):
+        for cm in reversed(self._cms):
+            cm.__exit__(None, None, None)
+        return False
 
 
 def _sample(p):
@@ -357,7 +366,10 @@ class Watcher:
                 chg[names[i]] = self._changed.get(i, False)
         self.log.add_step(step, arrived, chg if stepped else None)
         self._note_changes(step)
-        self._check(step)
+        healthy = len(arrived) == len(names) and all(n is None or n - n == 0 for n in arrived.values()) and (
+            not stepped or all(chg.values()))
+        if not healthy or self._fired:  # (every trigger needs a missing, non-finite or unmoved gradient)
+            self._check(step)
         for i in range(len(self._got)):
             self._got[i] = 0
         self._pending_norms.clear()
@@ -374,22 +386,35 @@ class Watcher:
 
     # --- what changed ------------------------------------------------------------------------
     def _snapshot(self) -> dict:
+        """What can explain a parameter that stops learning: its requires_grad, whether an optimizer
+        holds it and its group's lr; each model's train/eval mode (cheap: read every step)."""
         snap = {}
         names = self.log.names
-        held = {i for o in self._opts if o() is not None for i in self._opt_of.get(id(o()), (0, []))[1]}
-        lrs = {}
+        held: dict = {}  # index -> lr of its group
         for r in self._opts:
             o = r()
             if o is None:
                 continue
-            for g in o.param_groups:
-                for p in g["params"]:
-                    if id(p) in self._index:
-                        lrs[self._index[id(p)]] = g.get("lr")
+            idx = self._add_optimizer(o)
+            groups = o.param_groups
+            if len(groups) == 1:
+                lr = groups[0].get("lr")
+                for i in idx:
+                    held[i] = lr
+            else:
+                pos = 0
+                flat = idx if len(idx) == sum(len(g["params"]) for g in groups) else None
+                for g in groups:
+                    lr = g.get("lr")
+                    for p in g["params"]:
+                        i = flat[pos] if flat is not None else self._index.get(id(p))
+                        pos += 1
+                        if i is not None:
+                            held[i] = lr
         for i, r in enumerate(self._params):
             p = r()
             if p is not None:
-                snap[names[i]] = (p.requires_grad, i in held, lrs.get(i))
+                snap[names[i]] = (p.requires_grad, i in held, held.get(i))
         for r in self._models:
             m = r()
             if m is not None:

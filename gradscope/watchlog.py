@@ -19,6 +19,7 @@ import math
 import os
 from collections import deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .model import TraceFileError
 
@@ -28,9 +29,8 @@ SCHEMA = "gradscope.watch"
 SCHEMA_VERSION = 1
 
 
-@dataclass(frozen=True)
-class StepState:
-    """One parameter in one step."""
+class StepState(NamedTuple):
+    """One parameter in one step (a tuple: one is made per parameter per step)."""
 
     step: int
     received: bool
