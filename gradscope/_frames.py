@@ -397,18 +397,31 @@ def early_return_of_input(module) -> Frame | None:
     return Frame(co.co_filename, line, getattr(co, "co_qualname", co.co_name), linecache.getline(co.co_filename, line).strip())
 
 
-def return_before_attr(module, attr: str) -> Frame | None:
+def return_before_attr(module, attr: str, ran=()) -> Frame | None:
     """The first ``return`` in ``module.forward`` that comes before any use of ``self.<attr>``:
     the early exit that skipped that child module (found by reading the bytecode). Helper methods
     of the module called from forward are read too (``return self.head(self._maybe_refine(h))``,
-    where ``_maybe_refine`` returns early); a return is only early if ``self.<attr>`` is named after it."""
+    where ``_maybe_refine`` returns early); a return is only early if ``self.<attr>`` is named after it.
+    ``ran``: ids of the code objects that ran in the step; the module's own methods among them are read
+    as well (``model.forward_train(...)`` called instead of ``model(...)``)."""
     cls = type(module)
     fwd = getattr(cls, "forward", None)
-    co = getattr(fwd, "__code__", None)
-    if co is None:
-        return None
-    kind, fr = _scan_for_attr(co, attr, cls, 0)
-    return fr if kind == "early" else None
+    codes = [getattr(fwd, "__code__", None)]
+    if ran:  # the module's other methods that ran in the step (a training entry point called directly)
+        for klass in getattr(cls, "__mro__", ()):
+            if klass.__module__.startswith("torch."):
+                break
+            for fn in vars(klass).values():
+                co = getattr(getattr(fn, "__func__", fn), "__code__", None)
+                if co is not None and id(co) in ran and co not in codes:
+                    codes.append(co)
+    for co in codes:
+        if co is None:
+            continue
+        kind, fr = _scan_for_attr(co, attr, cls, 0)
+        if kind == "early":
+            return fr
+    return None
 
 
 def attr_definition(module, attr: str) -> Frame | None:

@@ -2586,6 +2586,10 @@ class Recorder(TorchFunctionMode):
         hooks = {}
         fwd_hooks = {}
         hook_params = {}  # tid -> the module whose forward hook uses it (an adapter attached by a hook)
+        ran = {cid for raw in self._raws for cid, _ in raw}  # code objects of the user's lines that ran
+        by_path = {}
+        for m, path in self._mod_path.items():
+            by_path.setdefault(path, m)
         for m, path in self._mod_path.items():
             try:
                 hk = list(getattr(m, "_backward_hooks", {}).values()) + list(getattr(m, "_backward_pre_hooks", {}).values())
@@ -2608,7 +2612,13 @@ class Recorder(TorchFunctionMode):
                     cpath = f"{path}.{cname}" if path else cname
                     if cpath in called or child is None:
                         continue
-                    fr = _frames.return_before_attr(m, cname)
+                    fr = _frames.return_before_attr(m, cname, ran)
+                    up = path
+                    while fr is None and up:  # an early return in an ancestor's method that reaches it as
+                        up = up.rpartition(".")[0]  # self.student.unsup_proj
+                        anc = by_path.get(up)
+                        if anc is not None:
+                            fr = _frames.return_before_attr(anc, cname, ran)
                     if fr is not None:
                         skipped[cpath] = {"parent": path, "return_line": fr.to_json()}
                     df = _frames.attr_definition(m, cname)

@@ -188,6 +188,12 @@ def _out_of_place(code: str) -> str | None:
     return None
 
 
+def _is_copy(e: Event) -> bool:
+    """A value copy between tensors (load_state_dict's copy_, a detach for state_dict()): not a use of the
+    tensor in the computation."""
+    return e.kind in ("inplace", "cut") and _opname(e) in ("copy_", "detach")
+
+
 def py_expr(name: str) -> str:
     """A parameter name as Python: "model.0.weight" -> "model[0].weight"."""
     parts = name.split(".")
@@ -1964,6 +1970,9 @@ class Diagnosis(VerdictRules):
     def _unused(self, tid, name):
         d = self.d
         cone = self.cone(tid)
+        # a state_dict()/load_state_dict() copy (a teacher made from the student) is no use in the forward
+        if cone and all(e.context == "library" or _is_copy(e) for e in cone):
+            cone = []
         rep = self._replaced(tid, name)
         if rep is not None:
             return rep
@@ -1984,7 +1993,9 @@ class Diagnosis(VerdictRules):
                            "its forward hooks.",
                     fix=f"call the module itself (`{owner.rsplit('.', 1)[-1]}(x)`), not its .forward(x).",
                     evidence=ran[:1])
-        used = {r.tid for e in self.ev if e.context == "user" for r in e.inputs}
+        # used in the computation (not a copy between models, nor a requires_grad_ or hook call on it)
+        used = {r.tid for e in self.ev if e.context == "user" and e.kind in ("op", "cut", "module", "inplace")
+                and not _is_copy(e) for r in e.inputs}
         owners = d.meta.get("param_owner") or {}
         mine = owners.get(str(tid))
         if not cone and mine:
