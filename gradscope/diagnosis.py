@@ -1661,6 +1661,12 @@ class Diagnosis(VerdictRules):
         last = real[-1].index if real else len(self.ev)
         cuts = [e for e in cone if e.kind == "cut" and e.cut != "zero_grad_op" and e.context == "user"
                 and e.index < last]
+        if cuts and all(not e.grad_enabled for e in cuts) and any(
+                e.grad_enabled and e.context == "user" and e.kind in ("op", "module") and tid in e.input_ids()
+                for e in self.ev[:last]):
+            # it was also used with grad on before the backward and that result went nowhere: the uses under
+            # no_grad (an evaluation between training epochs) are not what kept the gradient away
+            return None
         if cuts:
             roots = set()
             for b in real:

@@ -10,11 +10,7 @@ import mutate as M
 import pytest
 
 #: (program, operator) -> reason, for the subset below that gradscope gets wrong today
-XFAIL: dict[tuple[str, str], str] = {
-    ("gcn", "skip_layer"): "a skipped layer (output discarded) is blamed on the evaluation's no_grad block that "
-                           "runs between training epochs: a cut whose result never reaches a backward is still "
-                           "taken for the cause",
-}
+XFAIL: dict[tuple[str, str], str] = {}
 
 #: the CI subset: every operator on the smallest program, plus the operators that can raise on others
 SUBSET = [("gcn", op) for op in M.OPERATORS] + [("reinforce", "inplace"), ("actor_critic", "freeze")]
@@ -24,7 +20,7 @@ def _subset():
     out = []
     for prog, op in SUBSET:
         reason = XFAIL.get((prog, op))
-        marks = [pytest.mark.xfail(strict=False, reason=reason)] if reason else []
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
         out.append(pytest.param(prog, op, marks=marks, id=f"{prog}-{op}"))
     return out
 

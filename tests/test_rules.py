@@ -618,3 +618,31 @@ def test_module_to_is_not_the_cut_when_everything_was_frozen():
     f = tr.failure
     assert f.cause == "frozen_param", f
     assert f.site.lineno == line_of("R:freeze-all")
+
+
+def test_an_evaluation_between_epochs_does_not_explain_a_discarded_layer():
+    """The training forward discards a layer's output; an evaluation under no_grad runs between the
+    training steps: the discarded output is the cause, not the evaluation's no_grad region."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(4, 8), nn.Linear(8, 2)
+
+        def forward(self, x):
+            x = F.relu(self.fc1(x))
+            self.fc2(x)  # R:discarded-between
+            return x.sum(1, keepdim=True).repeat(1, 2)
+
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        for _ in range(2):
+            loss = F.mse_loss(model(torch.randn(3, 4)), torch.randn(3, 2))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            with torch.no_grad():  # evaluation after each epoch
+                model(torch.randn(3, 4))
+    e = tr.why(model.fc2.weight)
+    assert e.cause == "unused_parameter", e
+    assert e.site.lineno == line_of("R:discarded-between")
