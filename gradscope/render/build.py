@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import UnknownTargetError
 from ..model import TraceData
 from .clusters import _clusters, _legend
-from .fold import (SCREEN_NODES, SCREEN_RANKS, _box_of, _collapse_depth, _fold_repeats, _measure,
+from .fold import (SCREEN_NODES, SCREEN_RANKS, _box_of, _collapse_depth, _fold_repeats, _measure, _merge_op_chains,
                    _mixed_status_modules, _open_cycles, _too_tall)
 from .full import _E, _EDGE_RANK, _Full, _N, _adjacency, _reach
 from .labels import _STATUS_TEXT, _mdepth, _module_parent
@@ -192,6 +192,15 @@ def build_graph(
     mod_nodes: dict = {}
     if use_depth is not None:
         _collapse_depth(nodes, order, mapping, anchors, open_mods, use_depth, mod_nodes, fold_names, full)
+
+    # ---- still too tall (a cut inside a module's own ops keeps it open): straight runs of plain ops far
+    # from the cuts become one node each
+    if auto and too_big:
+        if harmful_keys:
+            keep_open = set(anchors) | pinned | context | set(full.roots)
+            if _merge_op_chains(nodes, order, mapping, edges, instance, keep_open, mod_nodes):
+                notes.append("straight runs of plain ops far from the cut are drawn as one node (collapse=False "
+                             "draws every op)")
 
     # ---- collapsed views leave out benign dead ends (loss.item() for logging, ...)
     omitted = 0

@@ -339,3 +339,53 @@ def _collapse_depth(nodes: dict, order: list, mapping: dict, anchors: set, open_
     # keys of modules never map onto themselves in `nodes`; expose them through mapping
     for mk in counts:
         mapping.setdefault(mk, mk)
+
+
+def _merge_op_chains(nodes: dict, order: list, mapping: dict, edges: list, instance: dict, keep_open: set,
+                     mod_nodes: dict) -> int:
+    """Runs of plain ops inside one module (a straight line: each op feeds only the next, the next is fed
+    only by it), away from the cuts and their neighbours, drawn as one node ("7 ops: linear ... view").
+    For drawings that are still too tall once every module that can be a box is one: a cut inside a
+    module's own ops keeps that module open. Returns how many ops were merged away."""
+    reps = [k for k in order if mapping.get(k) == k]
+    succ = _drawn_edges(reps, mapping, edges, instance, {})
+    pred: dict = {}
+    for s, ds in succ.items():
+        for d in ds:
+            pred.setdefault(d, set()).add(s)
+
+    def plain(k):
+        n = nodes.get(k)
+        return n is not None and k not in mod_nodes and k not in keep_open and n.kind == "op"
+
+    merged = 0
+    done: set = set()
+    for k in reps:
+        if k in done or not plain(k):
+            continue
+        p = pred.get(k, set())
+        if len(p) == 1 and plain(next(iter(p))) and len(succ.get(next(iter(p)), ())) == 1 and \
+                nodes[next(iter(p))].module == nodes[k].module:
+            continue  # not the start of a run
+        run = [k]
+        while True:
+            s = succ.get(run[-1], set())
+            if len(s) != 1:
+                break
+            nx = next(iter(s))
+            if nx in done or not plain(nx) or len(pred.get(nx, ())) != 1 or nodes[nx].module != nodes[k].module:
+                break
+            run.append(nx)
+        if len(run) < 3:
+            continue
+        done.update(run)
+        first, last = nodes[run[0]], nodes[run[-1]]
+        members = set(run)
+        for m in order:
+            if mapping.get(m) in members:
+                mapping[m] = run[0]
+        mod_nodes[run[0]] = _N(key=run[0], kind="op", title=f"{len(run)} ops", lines=[f"{first.title} … {last.title}"],
+                               style=first.style, order=first.order, module=first.module, event=first.event,
+                               n_ops=len(run))
+        merged += len(run) - 1
+    return merged
