@@ -116,14 +116,9 @@ def _opens_region(expr: ast.AST, lines) -> bool:
     return True
 
 
-def region_openers(filename: str, lineno: int):
-    """The grad-disabling regions around ``filename:lineno``, innermost first: (line, code, kind) with
-    kind "with" (a `with torch.no_grad():` / inference_mode / set_grad_enabled(False) block holding the
-    line) or "decorator" (``@torch.no_grad()`` on the function that holds the line)."""
-    tree, lines = _tree(filename)
-    if tree is None or not 0 < lineno <= len(lines):
-        return []
-    found = []
+def _holding(tree, lineno: int):
+    """The statements that hold line ``lineno``, outermost first (a decorated definition holds its
+    decorators' lines too)."""
     stack = [tree]
     while stack:
         node = stack.pop()
@@ -136,19 +131,33 @@ def region_openers(filename: str, lineno: int):
             first = min([child.lineno] + [d.lineno for d in getattr(child, "decorator_list", ())])
             if not first <= lineno <= (child.end_lineno or child.lineno):
                 continue
-            if isinstance(child, (ast.With, ast.AsyncWith)) and child.body and child.body[0].lineno <= lineno:
-                for item in child.items:
-                    if _opens_region(item.context_expr, lines):
-                        found.append((child.lineno, _clean(lines[child.lineno - 1:child.body[0].lineno - 1]
-                                                           or [lines[child.lineno - 1]]), "with"))
-                        break
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and child.lineno <= lineno:
-                for d in child.decorator_list:
-                    if _opens_region(d, lines):
-                        found.append((d.lineno, _clean(lines[d.lineno - 1:d.end_lineno or d.lineno]), "decorator"))
-                        break
+            yield child
             stack.append(child)
             break
+
+
+def _header(block, lines) -> str:
+    """The header of a compound statement (``with ...:``, ``if ...:``), all its lines."""
+    return _clean(lines[block.lineno - 1:block.body[0].lineno - 1] or [lines[block.lineno - 1]])
+
+
+def region_openers(filename: str, lineno: int):
+    """The grad-disabling regions around ``filename:lineno``, innermost first: (line, code, kind) with
+    kind "with" (a `with torch.no_grad():` / inference_mode / set_grad_enabled(False) block holding the
+    line) or "decorator" (``@torch.no_grad()`` on the function that holds the line)."""
+    tree, lines = _tree(filename)
+    if tree is None or not 0 < lineno <= len(lines):
+        return []
+    found = []
+    for child in _holding(tree, lineno):
+        if isinstance(child, (ast.With, ast.AsyncWith)) and child.body and child.body[0].lineno <= lineno:
+            if any(_opens_region(item.context_expr, lines) for item in child.items):
+                found.append((child.lineno, _header(child, lines), "with"))
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and child.lineno <= lineno:
+            for d in child.decorator_list:
+                if _opens_region(d, lines):
+                    found.append((d.lineno, _clean(lines[d.lineno - 1:d.end_lineno or d.lineno]), "decorator"))
+                    break
     found.reverse()
     return found
 
@@ -188,22 +197,10 @@ def enclosing_condition(filename: str, lineno: int):
     if tree is None or not 0 < lineno <= len(lines):
         return None
     found = None
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, _CONTAINERS) and _holds(child, lineno):
-                stack.append(child)
-                break
-            if not isinstance(child, ast.stmt):
-                continue
-            if not child.lineno <= lineno <= (child.end_lineno or child.lineno):
-                continue
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                found = None  # a condition outside the function is not this line's guard
-            elif isinstance(child, (ast.If, ast.While)) and child.body and child.body[0].lineno <= lineno:
-                found = (child.lineno, _clean(lines[child.lineno - 1:child.body[0].lineno - 1]
-                                             or [lines[child.lineno - 1]]))
-            stack.append(child)
-            break
+    for child in _holding(tree, lineno):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found = None  # a condition outside the function is not this line's guard
+        elif isinstance(child, (ast.If, ast.While)) and child.body and child.body[0].lineno <= lineno:
+            found = (child.lineno, _header(child, lines))
     return found
+

@@ -159,6 +159,7 @@ class Watcher:
         self.log: WatchLog | None = None
         self._params: list = []  # index -> weakref(param)
         self._index: dict = {}  # id(param) -> index
+        self._unnamed: set = set()  # indices still under a placeholder name (param3)
         self._names: dict = {}  # id(param) -> module path
         self._got = bytearray()
         self._hooks: list = []
@@ -245,7 +246,10 @@ class Watcher:
                 got[i] = 1
 
             self._hooks.append(p.register_post_accumulate_grad_hook(arrived))
-            name = self._names.get(id(p)) or f"param{i}"
+            name = self._names.get(id(p))
+            if name is None:  # found through an optimizer before its model: named when the model runs
+                name = f"param{i}"
+                self._unnamed.add(i)
             if name in self.log.history or name in new:  # names are unique within a watch
                 name = f"{name}#{i}"
             new.append(name)
@@ -289,8 +293,9 @@ class Watcher:
             self._names.update({k: v for k, v in param_names(module).items() if k not in self._names})
             for i, r in enumerate(self._params):  # params found through an optimizer before their model
                 p = r()
-                if p is not None and id(p) in self._names and self.log.names[i].startswith("param"):
+                if p is not None and id(p) in self._names and i in self._unnamed:
                     self.log.names[i] = self._names[id(p)]
+                    self._unnamed.discard(i)
         return None
 
     # --- per step -------------------------------------------------------------------------------

@@ -576,20 +576,23 @@ def test_the_report_shows_the_extra_sites():
     assert f"also at: test_rules.py:{line_of('cut-detach')}  scaled = p.detach() * 2" in out, out
 
 
+class _DiscardingNet(nn.Module):
+    """A forward that computes fc2 and drops its output."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(4, 8), nn.Linear(8, 2)
+
+    def forward(self, x):
+        x = F.relu(self.fc1(x))
+        self.fc2(x)  # R:discarded
+        return x.sum(1, keepdim=True).repeat(1, 2)
+
+
 def test_a_use_after_the_last_backward_does_not_explain_a_missing_gradient():
     """A layer whose output the training forward discards, then an evaluation under no_grad after the
     last backward: the no_grad region came too late to cut anything; the discarded output is the cause."""
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.fc1, self.fc2 = nn.Linear(4, 8), nn.Linear(8, 2)
-
-        def forward(self, x):
-            x = F.relu(self.fc1(x))
-            self.fc2(x)  # R:discarded
-            return x.sum(1, keepdim=True).repeat(1, 2)
-
-    model = Net()
+    model = _DiscardingNet()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     with gradscope.trace() as tr:
         for _ in range(2):
@@ -623,17 +626,7 @@ def test_module_to_is_not_the_cut_when_everything_was_frozen():
 def test_an_evaluation_between_epochs_does_not_explain_a_discarded_layer():
     """The training forward discards a layer's output; an evaluation under no_grad runs between the
     training steps: the discarded output is the cause, not the evaluation's no_grad region."""
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.fc1, self.fc2 = nn.Linear(4, 8), nn.Linear(8, 2)
-
-        def forward(self, x):
-            x = F.relu(self.fc1(x))
-            self.fc2(x)  # R:discarded-between
-            return x.sum(1, keepdim=True).repeat(1, 2)
-
-    model = Net()
+    model = _DiscardingNet()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     with gradscope.trace() as tr:
         for _ in range(2):
@@ -645,4 +638,4 @@ def test_an_evaluation_between_epochs_does_not_explain_a_discarded_layer():
                 model(torch.randn(3, 4))
     e = tr.why(model.fc2.weight)
     assert e.cause == "unused_parameter", e
-    assert e.site.lineno == line_of("R:discarded-between")
+    assert e.site.lineno == line_of("R:discarded")
