@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..errors import UnknownTargetError
 from ..model import TraceData
 from .clusters import _clusters, _legend
-from .fold import (SCREEN_NODES, SCREEN_RANKS, _box_of, _collapse_depth, _fold_repeats, _measure, _merge_op_chains,
+from .condense import _Drawn, fold_inputs, merge_op_chains, merge_parallel_branches, summarize_beside_cut
+from .fold import (SCREEN_NODES, SCREEN_RANKS, _box_of, _collapse_depth, _fold_repeats, _measure,
                    _mixed_status_modules, _open_cycles, _too_tall)
 from .full import _E, _EDGE_RANK, _Full, _N, _adjacency, _reach
 from .labels import _STATUS_TEXT, _mdepth, _module_parent
@@ -193,15 +194,6 @@ def build_graph(
     if use_depth is not None:
         _collapse_depth(nodes, order, mapping, anchors, open_mods, use_depth, mod_nodes, fold_names, full)
 
-    # ---- still too tall (a cut inside a module's own ops keeps it open): straight runs of plain ops far
-    # from the cuts become one node each
-    if auto and too_big:
-        if harmful_keys:
-            keep_open = set(anchors) | pinned | context | set(full.roots)
-            if _merge_op_chains(nodes, order, mapping, edges, instance, keep_open, mod_nodes):
-                notes.append("straight runs of plain ops far from the cut are drawn as one node (collapse=False "
-                             "draws every op)")
-
     # ---- collapsed views leave out benign dead ends (loss.item() for logging, ...)
     omitted = 0
     if do_fold or use_depth is not None:
@@ -215,6 +207,33 @@ def build_graph(
         if omitted:
             notes.append(f"{omitted} benign cut{'s' if omitted != 1 else ''} (e.g. .item() for logging) not "
                          "drawn; collapse=False draws them")
+
+    # ---- the user's data loading (ops outside the model no gradient reaches) as one node
+    if do_fold or use_depth is not None:
+        if fold_inputs(nodes, order, mapping, edges, instance, pinned | anchors, mod_nodes, data):
+            notes.append("the data loading outside the model is drawn as one node (collapse=False draws every op)")
+
+    # ---- still too tall (a cut inside a module's own ops keeps it open): parallel branches that run the
+    # same ops drawn once, straight runs of plain ops far from the cuts as one node each, the healthy
+    # modules after the cut's module as one node
+    if auto and too_big:
+        keep = set(anchors) | pinned | set(full.roots)
+
+        def fits():
+            return _Drawn(nodes, order, mapping, edges, instance, mod_nodes).fits()
+
+        if not fits() and merge_parallel_branches(nodes, order, mapping, edges, instance, keep, mod_nodes):
+            notes.append("parallel branches that run the same ops are drawn once (xN)")
+        if harmful_keys and not fits():
+            if merge_op_chains(nodes, order, mapping, edges, instance, keep | context, mod_nodes):
+                notes.append("straight runs of plain ops far from the cut are drawn as one node (collapse=False "
+                             "draws every op)")
+        for side in ("after", "before"):
+            if harmful_keys and not fits() and summarize_beside_cut(
+                    nodes, order, mapping, edges, instance, keep | context, mod_nodes, harmful_keys,
+                    list(full.roots), side):
+                notes.append(f"the healthy modules {side} the cut's module are drawn as one node (collapse=False "
+                             "draws them)")
 
     # ---- truncate past max_nodes
     final_keys: list = []

@@ -30,6 +30,7 @@ class _N:
     pprefix: str = ""  # parameters: what precedes the module path in the name (a root's name)
     pleaf: str = ""  # parameters: what follows it ("weight")
     norm: float | None = None  # parameters: the gradient's norm
+    outside: bool = False  # ops: run by the user's code outside every module call (data loading)
 
 
 def _param_home(name: str, consumer: str | None) -> tuple:
@@ -197,7 +198,8 @@ class _Full:
                 if e.kind == "cut" and style == "cut" and e.cut not in ("no_grad", "inference_mode"):
                     lines.append(f"(under {mode})")
             self._add(key, kind=e.kind if e.kind != "requires_grad" else "op", title=_op_title(e), lines=lines,
-                      style=style, module=e.module or None, event=e.index, nograd=nograd, region=region, n_ops=1)
+                      style=style, module=e.module or None, event=e.index, nograd=nograd, region=region, n_ops=1,
+                      outside=e.module is None)
             out_rg = any(o.requires_grad for o in e.outputs)
             seen_src: set = set()
             for ref in e.inputs:
