@@ -160,8 +160,8 @@ def gpt2_step(detach_attn=None):
 
     torch.manual_seed(0)
     model = GPT2()
-    if detach_attn is not None:
-        model.transformer.h[detach_attn].attn.detach_input = True
+    for i in ([detach_attn] if isinstance(detach_attn, int) else detach_attn or ()):  # one block or several
+        model.transformer.h[i].attn.detach_input = True
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     idx = torch.randint(0, 50, (2, 16))
     with gradscope.trace() as tr:

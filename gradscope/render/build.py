@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import UnknownTargetError
 from ..model import TraceData
 from .clusters import _clusters, _legend
-from .condense import _Drawn, fold_inputs, merge_op_chains, merge_parallel_branches, summarize_beside_cut
+from .condense import _Drawn, fold_inputs, merge_op_chains, merge_parallel_branches, summarize_stretch, cut_spans
 from .fold import (SCREEN_NODES, SCREEN_RANKS, _box_of, _collapse_depth, _fold_repeats, _measure,
                    _mixed_status_modules, _open_cycles, _too_tall)
 from .full import _E, _EDGE_RANK, _Full, _N, _adjacency, _reach
@@ -210,30 +210,39 @@ def build_graph(
 
     # ---- the user's data loading (ops outside the model no gradient reaches) as one node
     if do_fold or use_depth is not None:
-        if fold_inputs(nodes, order, mapping, edges, instance, pinned | anchors, mod_nodes, data):
+        g = _Drawn.of(nodes, order, mapping, edges, instance, mod_nodes)
+        if fold_inputs(g, nodes, order, mapping, edges, pinned | anchors, mod_nodes, data):
             notes.append("the data loading outside the model is drawn as one node (collapse=False draws every op)")
+            g = g.remap(mapping)
 
-    # ---- still too tall (a cut inside a module's own ops keeps it open): parallel branches that run the
-    # same ops drawn once, straight runs of plain ops far from the cuts as one node each, the healthy
-    # modules after the cut's module as one node
-    if auto and too_big:
+        # ---- still too tall (a cut inside a module's own ops keeps it open): parallel branches that run
+        # the same ops drawn once, straight runs of plain ops far from the cuts as one node each, the
+        # healthy modules after (then before) the cut's module as one node
         keep = set(anchors) | pinned | set(full.roots)
-
-        def fits():
-            return _Drawn(nodes, order, mapping, edges, instance, mod_nodes).fits()
-
-        if not fits() and merge_parallel_branches(nodes, order, mapping, edges, instance, keep, mod_nodes):
+        if too_big and not g.fits() and merge_parallel_branches(g, nodes, order, mapping, edges, keep, mod_nodes):
             notes.append("parallel branches that run the same ops are drawn once (xN)")
-        if harmful_keys and not fits():
-            if merge_op_chains(nodes, order, mapping, edges, instance, keep | context, mod_nodes):
-                notes.append("straight runs of plain ops far from the cut are drawn as one node (collapse=False "
-                             "draws every op)")
-        for side in ("after", "before"):
-            if harmful_keys and not fits() and summarize_beside_cut(
-                    nodes, order, mapping, edges, instance, keep | context, mod_nodes, harmful_keys,
-                    list(full.roots), side):
-                notes.append(f"the healthy modules {side} the cut's module are drawn as one node (collapse=False "
-                             "draws them)")
+            g = g.remap(mapping)
+        if too_big and harmful_keys and not g.fits() and \
+                merge_op_chains(g, nodes, order, mapping, edges, keep | context, mod_nodes):
+            notes.append("straight runs of plain ops far from the cut are drawn as one node (collapse=False "
+                         "draws every op)")
+            g = g.remap(mapping)
+        if too_big and harmful_keys and not g.fits():
+            spans = cut_spans(g, nodes, harmful_keys)
+            one = len(spans) == 1
+            stretches = [(spans[-1][1], float("inf"), "after the cut" if one else "after the last cut")]
+            stretches += [(a[1], b[0], "between the cuts") for a, b in zip(spans, spans[1:])]
+            stretches.append((float("-inf"), spans[0][0], "before the cut" if one else "before the first cut"))
+            for lo_, hi_, where in stretches:
+                if not g.fits() and summarize_stretch(g, nodes, order, mapping, edges, keep | context, mod_nodes,
+                                                      list(full.roots), lo_, hi_, where):
+                    g = g.remap(mapping)
+                    if "healthy modules" not in " ".join(notes):
+                        notes.append("healthy modules away from the cut are drawn as one node each (collapse=False "
+                                     "draws them)")
+            near = {d for k in harmful_keys for d in g.succ.get(k, set()) | g.pred.get(k, set())}
+            if not g.fits() and merge_op_chains(g, nodes, order, mapping, edges, keep | near, mod_nodes, eager=True):
+                g = g.remap(mapping)
 
     # ---- truncate past max_nodes
     final_keys: list = []

@@ -24,16 +24,32 @@ _RANGE = re.compile(r"\.(\d+)-(\d+)(?=\.|$)")
 class _Drawn:
     """The drawn graph right now: its keys, their nodes, and the edges between them."""
 
-    def __init__(self, nodes: dict, order: list, mapping: dict, edges: list, instance: dict, mod_nodes: dict):
-        self.nodes, self.mod_nodes = nodes, mod_nodes
-        in_order = set(order)
-        self.keys = [k for k in order if mapping.get(k) == k] + \
-            [k for k in mod_nodes if k not in in_order and mapping.get(k) == k]
-        self.succ = {k: set(v) for k, v in _drawn_edges(self.keys, mapping, edges, instance, {}).items()}
+    def __init__(self, nodes: dict, mod_nodes: dict, keys: list, succ: dict):
+        self.nodes, self.mod_nodes, self.keys, self.succ = nodes, mod_nodes, keys, succ
         self.pred: dict = {}
-        for s, ds in self.succ.items():
+        for s, ds in succ.items():
             for d in ds:
                 self.pred.setdefault(d, set()).add(s)
+
+    @classmethod
+    def of(cls, nodes: dict, order: list, mapping: dict, edges: list, instance: dict, mod_nodes: dict) -> _Drawn:
+        in_order = set(order)
+        keys = [k for k in order if mapping.get(k) == k] + \
+            [k for k in mod_nodes if k not in in_order and mapping.get(k) == k]
+        succ = {k: set(v) for k, v in _drawn_edges(keys, mapping, edges, instance, {}).items()}
+        return cls(nodes, mod_nodes, keys, succ)
+
+    def remap(self, mapping: dict) -> _Drawn:
+        """The drawing after some of its nodes were merged (``mapping``: drawn key -> merged key)."""
+        keys = list(dict.fromkeys(m for m in (mapping.get(k, k) for k in self.keys) if m is not None))
+        succ: dict = {}
+        for s, ds in self.succ.items():
+            ms = mapping.get(s, s)
+            for d in ds:
+                md = mapping.get(d, d)
+                if ms is not None and md is not None and ms != md:
+                    succ.setdefault(ms, set()).add(md)
+        return _Drawn(self.nodes, self.mod_nodes, keys, succ)
 
     def get(self, k) -> _N:
         return self.mod_nodes.get(k) or self.nodes[k]
@@ -107,17 +123,20 @@ def _ops_text(ns: list) -> str:
 
 
 # ----------------------------------------------------------------------------- straight runs
-def merge_op_chains(nodes: dict, order: list, mapping: dict, edges: list, instance: dict, keep_open: set,
-                    mod_nodes: dict) -> int:
+def merge_op_chains(g: _Drawn, nodes: dict, order: list, mapping: dict, edges: list, keep_open: set,
+                    mod_nodes: dict, eager: bool = False) -> int:
     """Runs of plain ops inside one module (a straight line: each op feeds only the next, the next is fed
-    only by it), away from the cuts and their neighbours, drawn as one node ("7 ops: linear ... view").
+    only by it), away from the cuts and their neighbours, drawn as one node ("7 ops: linear … view").
     For drawings that are still too tall once every module that can be a box is one: a cut inside a
-    module's own ops keeps that module open. Returns how many ops were merged away."""
-    g = _Drawn(nodes, order, mapping, edges, instance, mod_nodes)
+    module's own ops keeps that module open. ``eager``: runs may take in nodes that already stand for
+    several ops (the last resort). Returns how many nodes were merged away."""
     succ, pred = g.succ, g.pred
 
     def plain(k):
-        return k not in mod_nodes and k not in keep_open and g.get(k).kind == "op"
+        return (eager or k not in mod_nodes) and k not in keep_open and g.get(k).kind == "op"
+
+    def module(k):
+        return g.get(k).module
 
     merged = 0
     done: set = set()
@@ -126,7 +145,7 @@ def merge_op_chains(nodes: dict, order: list, mapping: dict, edges: list, instan
             continue
         p = pred.get(k, set())
         if len(p) == 1 and plain(next(iter(p))) and len(succ.get(next(iter(p)), ())) == 1 and \
-                nodes[next(iter(p))].module == nodes[k].module:
+                module(next(iter(p))) == module(k):
             continue  # not the start of a run
         run = [k]
         while True:
@@ -134,27 +153,29 @@ def merge_op_chains(nodes: dict, order: list, mapping: dict, edges: list, instan
             if len(s) != 1:
                 break
             nx = next(iter(s))
-            if nx in done or not plain(nx) or len(pred.get(nx, ())) != 1 or nodes[nx].module != nodes[k].module:
+            if nx in done or nx in run or not plain(nx) or len(pred.get(nx, ())) != 1 or module(nx) != module(k):
                 break
             run.append(nx)
-        if len(run) < 3:
+        if len(run) < (2 if eager else 3):
             continue
         done.update(run)
-        first, last = nodes[run[0]], nodes[run[-1]]
-        node = _N(key=run[0], kind="op", title=f"{len(run)} ops", lines=[f"{first.title} … {last.title}"],
-                  style=first.style, order=first.order, module=first.module, event=first.event, n_ops=len(run))
-        _merge_into(run[0], node, set(run), order, mapping, mod_nodes)
+        members = set(run)
+        ops = sorted((nodes[m] for m in order if mapping.get(m) in members and nodes[m].event is not None),
+                     key=lambda n: n.order)
+        first = g.get(run[0])
+        node = _N(key=run[0], kind="op", title=f"{len(ops)} ops", lines=[f"{ops[0].title} … {ops[-1].title}"],
+                  style=first.style, order=first.order, module=first.module, event=first.event, n_ops=len(ops))
+        _merge_into(run[0], node, members, order, mapping, mod_nodes)
         merged += len(run) - 1
     return merged
 
 
 # ----------------------------------------------------------------------------- parallel branches
-def merge_parallel_branches(nodes: dict, order: list, mapping: dict, edges: list, instance: dict, keep: set,
+def merge_parallel_branches(g: _Drawn, nodes: dict, order: list, mapping: dict, edges: list, keep: set,
                             mod_nodes: dict) -> int:
     """Branches that leave one node and meet at one node, each a straight run of the same plain
     ops (the query/key/value reshapes of an attention: ``view -> transpose`` three times), drawn
     once as ``view → transpose (x3)`` with their lines. Returns how many nodes were merged away."""
-    g = _Drawn(nodes, order, mapping, edges, instance, mod_nodes)
 
     def plain(k) -> bool:
         return k not in keep and g.get(k).kind == "op"
@@ -200,38 +221,47 @@ def merge_parallel_branches(nodes: dict, order: list, mapping: dict, edges: list
 
 
 # ----------------------------------------------------------------------------- healthy far sides
-def summarize_beside_cut(nodes: dict, order: list, mapping: dict, edges: list, instance: dict, keep: set,
-                         mod_nodes: dict, cut_keys: list, roots: list, side: str) -> int:
-    """The modules and ops that run after (``side="after"``) the module holding the last harmful
-    cut, or before (``"before"``) the module holding the first, all with a healthy gradient,
-    drawn as one summary node ("10 modules, 129 ops, 81 params / grad ok (all 81)"). The cut's
-    own module, what ``keep`` holds (the cuts, the starved parameters, the roots), the ops that
-    feed a backward root (the loss op) and data-only ops stay drawn. Returns how many nodes were
-    merged away (0 when fewer than two qualify)."""
-    g = _Drawn(nodes, order, mapping, edges, instance, mod_nodes)
-    lo, hi = None, None  # where the cuts' own modules start and end, by event order
+def cut_spans(g: _Drawn, nodes: dict, cut_keys: list) -> list:
+    """[(first, last)] by event order of the modules holding the harmful cuts (the innermost module
+    of each cut and everything drawn inside it; a cut outside every module is its own span),
+    overlapping spans joined, in order."""
+    spans = []
     for k in cut_keys:
         n = nodes.get(k)
         if n is None:
             continue
         span = [n.order]
-        if n.module:
-            cm = n.module
+        cm = n.module
+        if cm:
             for d in g.keys:
                 path = d[1] if d[0] == "mod" else g.get(d).module
                 if path and (path == cm or path.startswith(cm + ".")):
                     span.append(g.get(d).order)
-        lo = min(span) if lo is None else min(lo, min(span))
-        hi = max(span) if hi is None else max(hi, max(span))
-    if lo is None:
-        return 0
+        spans.append((min(span), max(span)))
+    out: list = []
+    for lo, hi in sorted(spans):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(hi, out[-1][1]))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def summarize_stretch(g: _Drawn, nodes: dict, order: list, mapping: dict, edges: list, keep: set,
+                      mod_nodes: dict, roots: list, lo: float, hi: float, where: str) -> int:
+    """The modules and ops that run strictly between event orders ``lo`` and ``hi`` (after the
+    module holding the last harmful cut, between two cuts' modules, before the first's), all with
+    a healthy gradient, drawn as one summary node ("10 modules, 129 ops, 81 params / grad ok (all
+    81) / after the cut, drawn as one"; ``where`` says which). What ``keep`` holds (the cuts, the
+    starved parameters, the roots), the ops that feed a backward root (the loss op) and data-only
+    ops stay drawn. Returns how many nodes were merged away (0 when fewer than two qualify)."""
     grad_in = {mapping.get(e.dst) for e in edges if e.kind == "autograd"}
     root_set = set(roots)
     feeds_root = {s for s in g.keys if g.succ.get(s, set()) & root_set}
 
     def healthy(d) -> bool:
         n = g.get(d)
-        if d in keep or d in feeds_root or (n.order <= hi if side == "after" else n.order >= lo):
+        if d in keep or d in feeds_root or not lo < n.order < hi:
             return False
         if n.kind == "param":
             return n.style == "param_received"
@@ -265,8 +295,8 @@ def summarize_beside_cut(nodes: dict, order: list, mapping: dict, edges: list, i
         lines.append(_STATUS_TEXT[sts[0][0][len("param_"):]] + (f" (all {n_params})" if n_params > 1 else ""))
     elif sts:
         lines.append(", ".join(f"{c} {_STATUS_TEXT[st[len('param_'):]]}" for st, c in sts))
-    lines.append(f"{side} the cut, drawn as one")
-    key = ("summary", side)
+    lines.append(f"{where}, drawn as one")
+    key = ("summary", ms[0].order)
     node = _N(key=key, kind="module", title=title, lines=lines, style="module", order=ms[0].order,
               module=_common_module([n.module for n in ms]), n_ops=ops)
     _merge_into(key, node, members, order, mapping, mod_nodes)
@@ -293,14 +323,13 @@ def _common_module(paths: list) -> str | None:
 
 
 # ----------------------------------------------------------------------------- data loading
-def fold_inputs(nodes: dict, order: list, mapping: dict, edges: list, instance: dict, keep: set,
+def fold_inputs(g: _Drawn, nodes: dict, order: list, mapping: dict, edges: list, keep: set,
                 mod_nodes: dict, data) -> int:
     """The user's data loading: ops outside every module that no gradient reaches (``randint``,
     ``stack``, ``to``) and the fresh tensors they read, drawn as one ``inputs`` node named after
     the tensors it hands on (``x, y``); what feeds nothing in the drawing (the next step's batch)
     as another, named after what it made, saying so. A group with a cut among it stays drawn.
     ``data``: the trace (for the tensors' names). Returns how many nodes were merged away."""
-    g = _Drawn(nodes, order, mapping, edges, instance, mod_nodes)
     seeds = [d for d in g.keys if g.get(d).kind in ("param", "root") or g.get(d).style == "param"]
     for e in edges:  # both ends of an edge a gradient can run along
         if e.kind not in ("data", "order"):
