@@ -326,13 +326,13 @@ def _common_module(paths: list) -> str | None:
 def fold_inputs(g: _Drawn, nodes: dict, order: list, mapping: dict, edges: list, keep: set,
                 mod_nodes: dict, data) -> int:
     """The user's data loading: ops outside every module that no gradient reaches (``randint``,
-    ``stack``, ``to``) and the fresh tensors they read, drawn as one ``inputs`` node named after
-    the tensors it hands on (``x, y``); what feeds nothing in the drawing (the next step's batch)
-    as another, named after what it made, saying so. A group with a cut among it stays drawn.
+    ``stack``, ``to``) and the fresh tensors they read, drawn as one node named after the tensors
+    it hands on (``xb, yb``; when it feeds nothing drawn, as nanoGPT's prefetch of the next batch,
+    after what it made; else "inputs"). A connected group with a cut among it stays drawn.
     ``data``: the trace (for the tensors' names). Returns how many nodes were merged away."""
     seeds = [d for d in g.keys if g.get(d).kind in ("param", "root") or g.get(d).style == "param"]
-    for e in edges:  # both ends of an edge a gradient can run along
-        if e.kind not in ("data", "order"):
+    for e in edges:  # both ends of an edge a gradient runs along (or would, but for a cut)
+        if e.kind in ("autograd", "cut", "benign_cut", "root"):
             seeds += [mapping.get(e.src), mapping.get(e.dst)]
     graded = set()
     todo = deque(s for s in set(seeds) if s is not None)
@@ -365,42 +365,47 @@ def fold_inputs(g: _Drawn, nodes: dict, order: list, mapping: dict, edges: list,
                     comp[m] = len(groups)
                     todo.append(m)
         groups.append(grp)
-    live: set = set()
-    dead: set = set()
+    members: set = set()
     for grp in groups:
         ns = [g.get(k) for k in grp]
         if any(n.kind == "cut" for n in ns) or any(k in keep for k in grp) or len(grp) < 2 or \
                 not any(n.event is not None for n in ns):
             continue
-        inside = set(grp)
-        if any(g.succ.get(k, set()) - inside for k in grp):
-            live |= inside
-        else:
-            dead |= inside
-    merged = 0
-    for members, unused in ((live, False), (dead, True)):
-        members = _convex(members, g.succ)
-        if len(members) < 2 or not any(g.get(k).event is not None for k in members):
-            continue
-        ns = sorted((g.get(k) for k in members), key=lambda n: n.order)
-        handed = [e.tid for e in edges if e.kind != "order" and e.tid is not None and mapping.get(e.src) in members
-                  and mapping.get(e.dst) not in members and mapping.get(e.dst) is not None]
-        if not handed:  # feeds nothing drawn: what its last ops made
-            evs = [data.events[n.event] for n in ns if n.event is not None]
-            handed = [r.tid for ev in evs for r in ev.outputs  # (x.to(device) on its device is x itself)
-                      if not any(o.index > ev.index and any(i.tid == r.tid for i in o.inputs) for o in evs)]
-        names: list = []
-        for tid in handed:  # the tensors it hands on, in the user's words
-            t = data.tensors.get(tid)
-            if t is not None and t.name and t.name not in names:
-                names.append(t.name)
-        title = ", ".join(names[:3]) + (" …" if len(names) > 3 else "") if names else "inputs"
-        lines = [x for x in (_ops_text(ns), _sites(ns)) if x]
-        if unused:
-            lines.append("used by nothing drawn")
-        key = ("inputs", ns[0].order)
-        node = _N(key=key, kind="input", title=title, lines=lines, style="input", order=ns[0].order,
-                  n_ops=sum(max(n.n_ops, 1) for n in ns if n.event is not None))
-        _merge_into(key, node, members, order, mapping, mod_nodes)
-        merged += len(members) - 1
-    return merged
+        members |= set(grp)
+    members = _convex(members, g.succ)
+    if len(members) < 2 or not any(g.get(k).event is not None for k in members):
+        return 0
+    ns = sorted((g.get(k) for k in members), key=lambda n: n.order)
+    evs = sorted({nodes[k].event for k in order if mapping.get(k) in members and nodes[k].event is not None})
+    handed = [e.tid for e in edges if e.kind != "order" and e.tid is not None and mapping.get(e.src) in members
+              and mapping.get(e.dst) not in members and mapping.get(e.dst) is not None]
+    if not handed:  # feeds nothing drawn: what its last ops made (x.to(device) on its device is x itself)
+        ev_objs = [data.events[i] for i in evs]
+        handed = [r.tid for ev in ev_objs for r in ev.outputs
+                  if not any(o.index > ev.index and any(i.tid == r.tid for i in o.inputs) for o in ev_objs)]
+    title = ", ".join(_user_names(data, handed, set(evs))) or "inputs"
+    lines = [x for x in (_ops_text(ns), _sites(ns)) if x]  # (no "unused": the recorder cannot see every
+    key = ("inputs", ns[0].order)  # use of a value: a tensor slice bound, a NumPy index)
+    node = _N(key=key, kind="input", title=title, lines=lines, style="input", order=ns[0].order,
+              n_ops=sum(max(n.n_ops, 1) for n in ns if n.event is not None))
+    _merge_into(key, node, members, order, mapping, mod_nodes)
+    return len(members) - 1
+
+
+def _user_names(data, tids: list, events: set, most: int = 3) -> list:
+    """The user's names for ``tids``: a tensor's own name, else the nearest named tensor it was
+    computed from by ``events`` (``yb.view(-1)`` hands on ``yb``). At most ``most``, then "…"."""
+    names: list = []
+    for tid in tids:
+        todo, seen = [tid], set()
+        while todo:
+            t = data.tensors.get(todo.pop())
+            if t is None or t.tid in seen:
+                continue
+            seen.add(t.tid)
+            if t.name:
+                if t.name not in names:
+                    names.append(t.name)
+            elif t.producer in events:
+                todo.extend(r.tid for r in data.events[t.producer].inputs)
+    return names[:most] + (["…"] if len(names) > most else [])
