@@ -18,7 +18,6 @@ from .labels import _BAD_STYLES, _STATUS_STYLES, _STATUS_TEXT
 
 _SITE = re.compile(r"^(.+):(\d+)$")
 _TIMES = re.compile(r" \(x(\d+)\)$")
-_RANGE = re.compile(r"\.(\d+)-(\d+)(?=\.|$)")
 
 
 class _Drawn:
@@ -284,7 +283,7 @@ def summarize_stretch(g: _Drawn, nodes: dict, order: list, mapping: dict, edges:
             if st in _STATUS_STYLES:
                 statuses[st] = statuses.get(st, 0) + 1
     ends = boxes or ms
-    title = _end_name(ends[0], True) if len(ends) == 1 else f"{_end_name(ends[0], True)} … {_end_name(ends[-1], False)}"
+    title = _end_name(ends[0]) if len(ends) == 1 else f"{_end_name(ends[0])} … {_end_name(ends[-1])}"
     what = [f"{n_mods} module{'s' if n_mods != 1 else ''}"] if n_mods else []
     what.append(f"{ops} op{'s' if ops != 1 else ''}")
     if n_params:
@@ -303,10 +302,9 @@ def summarize_stretch(g: _Drawn, nodes: dict, order: list, mapping: dict, edges:
     return len(members) - 1
 
 
-def _end_name(n: _N, first: bool) -> str:
-    """A summary's first or last member by name: a folded run ``h.6-11 (x6)`` is ``h.6`` first, ``h.11`` last."""
-    title = _TIMES.sub("", n.title)
-    return _RANGE.sub(lambda m: f".{m.group(1) if first else m.group(2)}", title, count=1)
+def _end_name(n: _N) -> str:
+    """A summary's first or last member by name; a folded run keeps its range (``h.6-11``)."""
+    return _TIMES.sub("", n.title)
 
 
 def _common_module(paths: list) -> str | None:
