@@ -33,9 +33,9 @@ class TinyLM(nn.Module):
         return self.head(self.wte(idx) + self.wpe(pos))
 
 
-def _step(with_cut: bool = False):
+def _step(with_cut: bool = False, soft_update: bool = False):
     torch.manual_seed(0)
-    model = TinyLM()
+    model, target = TinyLM(), TinyLM()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     tokens = torch.randint(0, 32, (200,))
     with gradscope.trace() as tr:
@@ -49,6 +49,11 @@ def _step(with_cut: bool = False):
         opt.zero_grad()
         loss.backward()
         opt.step()
+        if soft_update:  # as PyTorch's DQN tutorial updates its target network
+            target_sd, sd = target.state_dict(), model.state_dict()
+            for key in sd:
+                target_sd[key] = sd[key] * 0.005 + target_sd[key] * (1 - 0.005)
+            target.load_state_dict(target_sd)
     return tr
 
 
@@ -95,6 +100,20 @@ def test_data_loading_with_a_cut_among_it_stays_drawn_op_by_op():
     # the index arithmetic, not connected to it, is folded, and stands for no op connected to the cut
     (folded,) = [n for n in g.nodes if n.kind == "input" and n.n_ops]
     assert folded.n_ops <= len(_data_loading_events(tr)) - len(feeding)
+
+
+def test_arithmetic_outside_the_model_that_feeds_only_other_such_code_is_not_data_loading():
+    """A target network's soft update (state_dict() tensors mixed, then load_state_dict) runs outside
+    every module with no gradient, like data loading, but feeds no module: it stays drawn op by op,
+    and the batch still folds."""
+    tr = _step(soft_update=True)
+    g = tr.graph(collapse=True)
+    update = [e for e in _data_loading_events(tr) if e.site.code.lstrip().startswith("target_sd[key] =")]
+    assert update
+    drawn = {n.event for n in g.nodes if n.event is not None}
+    assert all(e.index in drawn for e in update)
+    (folded,) = [n for n in g.nodes if n.kind == "input" and n.n_ops]
+    assert folded.title.split(", ") == ["xb", "yb"] and folded.n_ops == len(_data_loading_events(tr)) - len(update)
 
 
 @needs_dot

@@ -326,7 +326,8 @@ def fold_inputs(g: _Drawn, nodes: dict, order: list, mapping: dict, edges: list,
     """The user's data loading: ops outside every module that no gradient reaches (``randint``,
     ``stack``, ``to``) and the fresh tensors they read, drawn as one node named after the tensors
     it hands on (``xb, yb``; when it feeds nothing drawn, as nanoGPT's prefetch of the next batch,
-    after what it made; else "inputs"). A connected group with a cut among it stays drawn.
+    after what it made; else "inputs"). A connected group with a cut among it, or one that feeds
+    only other code outside the model (arithmetic on state_dict() tensors), stays drawn.
     ``data``: the trace (for the tensors' names). Returns how many nodes were merged away."""
     seeds = [d for d in g.keys if g.get(d).kind in ("param", "root") or g.get(d).style == "param"]
     for e in edges:  # both ends of an edge a gradient runs along (or would, but for a cut)
@@ -369,6 +370,9 @@ def fold_inputs(g: _Drawn, nodes: dict, order: list, mapping: dict, edges: list,
         if any(n.kind == "cut" for n in ns) or any(k in keep for k in grp) or len(grp) < 2 or \
                 not any(n.event is not None for n in ns):
             continue
+        outs = {d for k in grp for d in g.succ.get(k, ())} - set(grp)
+        if outs and not any(g.get(d).module or g.get(d).kind == "module" for d in outs):
+            continue  # feeds only other code outside the model (a target network's soft update)
         members |= set(grp)
     members = _convex(members, g.succ)
     if len(members) < 2 or not any(g.get(k).event is not None for k in members):
@@ -377,11 +381,12 @@ def fold_inputs(g: _Drawn, nodes: dict, order: list, mapping: dict, edges: list,
     evs = sorted({nodes[k].event for k in order if mapping.get(k) in members and nodes[k].event is not None})
     handed = [e.tid for e in edges if e.kind != "order" and e.tid is not None and mapping.get(e.src) in members
               and mapping.get(e.dst) not in members and mapping.get(e.dst) is not None]
-    if not handed:  # feeds nothing drawn: what its last ops made (x.to(device) on its device is x itself)
+    unused = not handed
+    if unused:  # feeds nothing drawn: what its last ops made (x.to(device) on its device is x itself)
         ev_objs = [data.events[i] for i in evs]
         handed = [r.tid for ev in ev_objs for r in ev.outputs
                   if not any(o.index > ev.index and any(i.tid == r.tid for i in o.inputs) for o in ev_objs)]
-    title = ", ".join(_user_names(data, handed, set(evs))) or "inputs"
+    title = ", ".join(_user_names(data, handed, set(evs) if not unused else set())) or "inputs"
     lines = [x for x in (_ops_text(ns), _sites(ns)) if x]  # (no "unused": the recorder cannot see every
     key = ("inputs", ns[0].order)  # use of a value: a tensor slice bound, a NumPy index)
     node = _N(key=key, kind="input", title=title, lines=lines, style="input", order=ns[0].order,
