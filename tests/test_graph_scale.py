@@ -337,7 +337,8 @@ def test_parallel_branches_that_run_the_same_ops_are_drawn_once(traces):
 def test_two_cuts_inside_attention_each_keep_their_story_and_the_stretches_between_are_one_node(tmp_path):
     """Detaches in blocks 3 and 8: the stretch before the first cut's module, the one between the
     two, and the one after the last are one healthy node each; both cuts, their lines, both starved
-    layers and the paths to the loss stay drawn, and the drawing is at most a screen wide."""
+    layers and the paths to the loss stay drawn; still too tall, the ops from each cut through its
+    module are laid out left to right, and the drawing fits a screen."""
     tr = dm.gpt2_step(detach_attn=(3, 8))
     g = tr.graph()
     assert_the_cut_story_is_drawn(tr, g)
@@ -353,8 +354,16 @@ def test_two_cuts_inside_attention_each_keep_their_story_and_the_stretches_betwe
     for n in g.nodes:
         if n.lines and n.lines[-1].endswith("drawn as one"):
             assert not any("None" in x for x in n.lines), n.lines
-    w, _h = png_size(g.render(tmp_path / "two.png"))
-    assert w <= MAX_W
+    # each cut starts a row: the chain through its own module, drawn left to right, so it fits a screen
+    assert len(g.rows) == 2
+    ids = {n.id: n for n in g.nodes}
+    for row, cut in zip(sorted(g.rows, key=lambda r: ids[r[0]].event), cuts):
+        assert ids[row[0]].kind == "cut" and ids[row[0]].event == cut.index and len(row) >= 3
+        assert len({ids[i].cluster for i in row}) == 1
+        assert all(any(e.src == a and e.dst == b for e in g.edges) for a, b in zip(row, row[1:]))
+        assert "{rank=same; " + "; ".join(row) + "}" in g.source
+    w, h = png_size(g.render(tmp_path / "two.png"))
+    assert w <= MAX_W and h <= MAX_H, (w, h)
 
 
 def test_a_weight_replaced_by_a_tied_one_is_not_drawn_as_starved():

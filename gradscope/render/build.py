@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..errors import UnknownTargetError
 from ..model import TraceData
 from .clusters import _clusters, _legend
-from .condense import _Drawn, fold_inputs, merge_op_chains, merge_parallel_branches, summarize_stretch, cut_spans
+from .condense import (_Drawn, cut_spans, fold_inputs, merge_op_chains, merge_parallel_branches, rows_after_cuts,
+                       summarize_stretch)
 from .fold import (SCREEN_NODES, SCREEN_RANKS, _box_of, _collapse_depth, _fold_repeats, _measure,
                    _mixed_status_modules, _open_cycles, _too_tall)
 from .full import _E, _EDGE_RANK, _Full, _N, _adjacency, _reach
@@ -191,6 +192,7 @@ def build_graph(
     if use_depth is not None:
         open_mods = _open_cycles(nodes, cand, mapping, edges, instance, anchors, open_mods, use_depth)
     mod_nodes: dict = {}
+    row_keys: list = []
     if use_depth is not None:
         _collapse_depth(nodes, order, mapping, anchors, open_mods, use_depth, mod_nodes, fold_names, full)
 
@@ -240,9 +242,11 @@ def build_graph(
                     if "healthy modules" not in " ".join(notes):
                         notes.append("healthy modules away from the cut are drawn as one node each (collapse=False "
                                      "draws them)")
-            near = {d for k in harmful_keys for d in g.succ.get(k, set()) | g.pred.get(k, set())}
-            if not g.fits() and merge_op_chains(g, nodes, order, mapping, edges, keep | near, mod_nodes, eager=True):
-                g = g.remap(mapping)
+            if not g.fits():  # the chain from each cut through its own module, left to right
+                g.rows = rows_after_cuts(g, nodes, harmful_keys)
+                if g.rows:
+                    notes.append("the ops after each cut in its module are drawn left to right")
+            row_keys = g.rows
 
     # ---- truncate past max_nodes
     final_keys: list = []
@@ -314,6 +318,8 @@ def build_graph(
         for n in final_nodes
     ]
     out_edges = [GEdge(ids[e.src], ids[e.dst], e.kind, e.label, e.tid) for e in ekeep.values()]
+    rows = [[ids[k] for k in row] for row in row_keys  # (a row never leaves its cluster)
+            if all(k in ids for k in row) and len({cluster_of.get(k) for k in row}) == 1]
 
     # ---- title and legend
     title_lines = []
@@ -336,4 +342,4 @@ def build_graph(
     legend = _legend(out_nodes, out_edges, clusters)
     return GraphView(nodes=out_nodes, edges=out_edges, clusters=clusters, hidden=hidden_ops, title=title,
                      legend=legend, collapsed=bool(folded_labels) or use_depth is not None, depth=use_depth,
-                     folded=folded_labels, focus=focus, notes=notes)
+                     folded=folded_labels, focus=focus, notes=notes, rows=rows)

@@ -23,8 +23,9 @@ _TIMES = re.compile(r" \(x(\d+)\)$")
 class _Drawn:
     """The drawn graph right now: its keys, their nodes, and the edges between them."""
 
-    def __init__(self, nodes: dict, mod_nodes: dict, keys: list, succ: dict):
+    def __init__(self, nodes: dict, mod_nodes: dict, keys: list, succ: dict, rows: list = ()):
         self.nodes, self.mod_nodes, self.keys, self.succ = nodes, mod_nodes, keys, succ
+        self.rows = [r for r in rows if len(r) >= 2]  # chains drawn left to right: one rank each
         self.pred: dict = {}
         for s, ds in succ.items():
             for d in ds:
@@ -48,7 +49,8 @@ class _Drawn:
                 md = mapping.get(d, d)
                 if ms is not None and md is not None and ms != md:
                     succ.setdefault(ms, set()).add(md)
-        return _Drawn(self.nodes, self.mod_nodes, keys, succ)
+        rows = [list(dict.fromkeys(mapping.get(k, k) for k in r)) for r in self.rows]
+        return _Drawn(self.nodes, self.mod_nodes, keys, succ, rows)
 
     def get(self, k) -> _N:
         return self.mod_nodes.get(k) or self.nodes[k]
@@ -60,12 +62,14 @@ class _Drawn:
     def ranks(self) -> int:
         order = sorted(self.keys, key=lambda k: self.get(k).order)
         pos = {k: i for i, k in enumerate(order)}
+        row_of = {k: i for i, r in enumerate(self.rows) for k in r}
         rank: dict = {}
         for k in order:  # event order is (nearly) topological; later-to-earlier edges are not counted
             r = rank.setdefault(k, 0)
             for m in self.succ.get(k, ()):
                 if pos.get(m, -1) > pos[k]:
-                    rank[m] = max(rank.get(m, 0), r + 1)
+                    same = k in row_of and row_of.get(m) == row_of[k]
+                    rank[m] = max(rank.get(m, 0), r if same else r + 1)
         return max(rank.values()) + 1 if rank else 0
 
 
@@ -123,16 +127,15 @@ def _ops_text(ns: list) -> str:
 
 # ----------------------------------------------------------------------------- straight runs
 def merge_op_chains(g: _Drawn, nodes: dict, order: list, mapping: dict, edges: list, keep_open: set,
-                    mod_nodes: dict, eager: bool = False) -> int:
+                    mod_nodes: dict) -> int:
     """Runs of plain ops inside one module (a straight line: each op feeds only the next, the next is fed
     only by it), away from the cuts and their neighbours, drawn as one node ("7 ops: linear … view").
     For drawings that are still too tall once every module that can be a box is one: a cut inside a
-    module's own ops keeps that module open. ``eager``: runs may take in nodes that already stand for
-    several ops (the last resort). Returns how many nodes were merged away."""
+    module's own ops keeps that module open. Returns how many nodes were merged away."""
     succ, pred = g.succ, g.pred
 
     def plain(k):
-        return (eager or k not in mod_nodes) and k not in keep_open and g.get(k).kind == "op"
+        return k not in mod_nodes and k not in keep_open and g.get(k).kind == "op"
 
     def module(k):
         return g.get(k).module
@@ -155,7 +158,7 @@ def merge_op_chains(g: _Drawn, nodes: dict, order: list, mapping: dict, edges: l
             if nx in done or nx in run or not plain(nx) or len(pred.get(nx, ())) != 1 or module(nx) != module(k):
                 break
             run.append(nx)
-        if len(run) < (2 if eager else 3):
+        if len(run) < 3:
             continue
         done.update(run)
         members = set(run)
@@ -412,3 +415,35 @@ def _user_names(data, tids: list, events: set, most: int = 3) -> list:
             elif t.producer in events:
                 todo.extend(r.tid for r in data.events[t.producer].inputs)
     return names[:most] + (["…"] if len(names) > most else [])
+
+
+# ----------------------------------------------------------------------------- rows
+#: At most this many nodes side by side (about what fits a screen's width beside the rest).
+_ROW_MAX = 6
+
+
+def rows_after_cuts(g: _Drawn, nodes: dict, cut_keys: list) -> list:
+    """The last resort for a drawing still too tall: in each harmful cut's own module, the straight
+    chain that starts at the cut (each node feeds only the next, the next is fed only by it, all in
+    that module) as one row, drawn left to right: its first ``_ROW_MAX`` nodes. [[drawn key, ...]]
+    with two or more keys each."""
+    out = []
+    for k in cut_keys:
+        n = nodes.get(k)
+        if n is None or k not in g.succ or any(k in r for r in out):
+            continue
+        cm = n.module
+
+        def inside(d, cm=cm):
+            path = d[1] if d[0] == "mod" else g.get(d).module
+            return cm is None and path is None or bool(cm and path and (path == cm or path.startswith(cm + ".")))
+
+        row = [k]
+        while len(g.succ.get(row[-1], ())) == 1 and len(row) < _ROW_MAX:
+            (nx,) = g.succ[row[-1]]
+            if nx in row or len(g.pred.get(nx, ())) != 1 or not inside(nx) or g.get(nx).kind == "root":
+                break
+            row.append(nx)
+        if len(row) >= 2:
+            out.append(row)
+    return out

@@ -71,6 +71,11 @@ def to_digraph(view):
     by_cluster: dict = {}
     for n in view.nodes:
         by_cluster.setdefault(n.cluster, []).append(n)
+    rows: dict = {}
+    cluster_of = {n.id: n.cluster for n in view.nodes}
+    for row in getattr(view, "rows", ()):
+        if len({cluster_of.get(i) for i in row}) == 1:
+            rows.setdefault(cluster_of.get(row[0]), []).append(row)
     children: dict = {}
     for c in view.clusters:
         children.setdefault(c.parent, []).append(c)
@@ -81,6 +86,8 @@ def to_digraph(view):
             if n.mark == "focus":
                 attrs["penwidth"] = "3.5"
             container.node(n.id, _html_label(n), **attrs)
+        for row in rows.get(cluster_id, ()):  # a chain laid out left to right inside its cluster
+            container.body.append("\t{rank=same; " + "; ".join(row) + "}\n")
         for c in children.get(cluster_id, ()):
             with container.subgraph(name=c.id) as sub:
                 sub.attr(label=c.label, **_CLUSTER_STYLES[c.kind])

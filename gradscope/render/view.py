@@ -85,6 +85,7 @@ class GraphView:
     folded: list = field(default_factory=list)  # labels of folded repeated blocks
     focus: int | None = None
     notes: list = field(default_factory=list)
+    rows: list = field(default_factory=list)  # [[node id, ...]]: chains drawn left to right, one row each
 
     # --- queries -------------------------------------------------------------------
     def node(self, node_id: str) -> GNode:
