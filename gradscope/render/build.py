@@ -44,7 +44,11 @@ def build_graph(
             fold and collapse modules to the deepest depth that fits a screen (about
             ``SCREEN_NODES`` nodes in ``SCREEN_RANKS`` rows), keeping every module that
             holds a harmful cut open. ``True``: always fold; collapse modules only past
-            ``max_nodes``. ``False``: never (``depth`` still applies). A module box never
+            ``max_nodes``. ``False``: never (``depth`` still applies). A default drawing still too tall
+            because a harmful cut keeps its module open draws alike parallel branches once, the
+            healthy modules around the cuts' modules as one summary node each, and the chain from
+            each cut through its module left to right (``GraphView.rows``). Collapsed views draw
+            the user's data loading outside the model as one node. A module box never
             sits on a cycle (a module called twice around other ops is opened) and never
             mixes gradient statuses (a module holding starved and healthy parameters is
             opened).
@@ -217,9 +221,10 @@ def build_graph(
             notes.append("the data loading outside the model is drawn as one node (collapse=False draws every op)")
             g = g.remap(mapping)
 
-        # ---- still too tall (a cut inside a module's own ops keeps it open): parallel branches that run
-        # the same ops drawn once, straight runs of plain ops far from the cuts as one node each, the
-        # healthy modules after (then before) the cut's module as one node
+        # ---- still too tall (a cut inside a module's own ops keeps it open), one step at a time while it
+        # does not fit: parallel branches that run the same ops drawn once, straight runs of plain ops far
+        # from the cuts as one node each, the healthy stretches after, between and before the cuts'
+        # modules as one node each, the chain from each cut through its module left to right
         keep = set(anchors) | pinned | set(full.roots)
         if too_big and not g.fits() and merge_parallel_branches(g, nodes, order, mapping, edges, keep, mod_nodes):
             notes.append("parallel branches that run the same ops are drawn once (xN)")
@@ -235,13 +240,14 @@ def build_graph(
             stretches = [(spans[-1][1], float("inf"), "after the cut" if one else "after the last cut")]
             stretches += [(a[1], b[0], "between the cuts") for a, b in zip(spans, spans[1:])]
             stretches.append((float("-inf"), spans[0][0], "before the cut" if one else "before the first cut"))
+            summarized = False
             for lo_, hi_, where in stretches:
                 if not g.fits() and summarize_stretch(g, nodes, order, mapping, edges, keep | context, mod_nodes,
                                                       list(full.roots), lo_, hi_, where):
                     g = g.remap(mapping)
-                    if "healthy modules" not in " ".join(notes):
-                        notes.append("healthy modules away from the cut are drawn as one node each (collapse=False "
-                                     "draws them)")
+                    summarized = True
+            if summarized:
+                notes.append("healthy modules away from the cut are drawn as one node each (collapse=False draws them)")
             if not g.fits():  # the chain from each cut through its own module, left to right
                 g.rows = rows_after_cuts(g, nodes, harmful_keys)
                 if g.rows:
