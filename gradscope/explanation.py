@@ -88,6 +88,7 @@ class Explanation:
     evidence: list = field(default_factory=list)  # Event
     status: str = ""  # gradient status: "none" | "zero" | "nonfinite" | "received" | "error"
     extra_sites: list = field(default_factory=list)  # Site: further lines that take part (other cuts, a definition)
+    rule: str = ""  # the diagnosis rule that decided it (gradscope.diagnosis.ORDER)
 
     @property
     def ok(self) -> bool:

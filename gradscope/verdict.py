@@ -198,7 +198,6 @@ class VerdictRules:
         if not got:
             return None, []
         last = got[-1].event
-        gts = None
         out = []
         for e in self.ev[last + 1:]:
             if e.kind == "grad_set" and tid in e.input_ids():
@@ -207,11 +206,8 @@ class VerdictRules:
                 out.append(e)
             elif e.kind == "inplace" and _op(e) in _ZEROING or (
                     e.kind == "inplace" and e.site is not None and "zero_grad" in (e.site.code or "")):
-                if gts is None:
-                    gts = set(self._grad_tensor_tids(tid))
-                targets = e.detail.get("targets") or [e.detail.get("target")]
                 grads_of = e.detail.get("grads_of") or [e.detail.get("grad_of")]
-                if tid in grads_of or any(t in gts for t in targets if t is not None):
+                if tid in grads_of:
                     out.append(e)
         return self.ev[last], out
 
@@ -219,7 +215,6 @@ class VerdictRules:
         """The first read of ``tid``'s .grad after ``clear`` that found None (or the zeros it wrote):
         a grad_read event, an optimizer.step() that holds it, or a user/clipping op on its .grad tensor."""
         zeroing = clear.kind == "inplace"
-        gts = set(self._grad_tensor_tids(tid)) if zeroing else ()
         for e in self.ev[clear.index + 1:]:
             k = e.kind
             if k == "grad_read" and tid in e.input_ids():
@@ -233,9 +228,6 @@ class VerdictRules:
                 return None
             elif k == "backward" and tid in (self._leaf_grads_of(e) or ()):
                 return None  # filled again
-            elif zeroing and k in ("op", "cut", "inplace") and e.context in ("user", "clip") and gts and any(
-                    r.tid in gts for r in e.inputs):
-                return e
         return None
 
     def _leaf_grads_of(self, e: Event):

@@ -1,0 +1,209 @@
+"""Constants and small pure helpers shared by the facts, the rules and the wording (no torch)."""
+from __future__ import annotations
+
+# <imports>
+import linecache
+import re
+
+from .. import _source
+from ..model import Event, Site, strip_torch_prefix
+# </imports>
+
+
+#: Event.cut -> Explanation.cause
+CUT_CAUSE = {
+    "detach": "detach",
+    "data": "data_attr",
+    "data_set": "data_attr",
+    "numpy": "numpy_roundtrip",
+    "item": "item_roundtrip",
+    "tolist": "tolist_roundtrip",
+    "rewrap": "tensor_rewrap",
+    "no_grad": "no_grad_block",
+    "inference_mode": "inference_mode",
+    "nondiff": "nondifferentiable_op",
+    "zero_grad_op": "nondifferentiable_op",
+    "int_cast": "integer_cast",
+    "checkpoint": "reentrant_checkpoint",
+}
+
+
+_ESCAPES = ("numpy", "item", "tolist")
+
+
+# causes that mean "the flow from the tensor to the loss was cut somewhere" (where further cuts are worth naming)
+_FLOW_CAUSES = set(CUT_CAUSE.values()) | {"zero_gradient"}
+
+
+_TO_OPS = {"to", "double", "float", "half", "bfloat16", "type", "cuda", "cpu", "type_as"}
+
+
+_ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_divide", "__floordiv__", "round_",
+             "bernoulli", "bernoulli_", "poisson", "heaviside", "normal", "binomial", "multinomial"}
+
+
+_NOT_FORWARD = ("optimizer", "init", "clip", "backward", "setup")  # (setup: torch converting modules for the user)
+
+
+_COPY_OPS = {"data", "detach", "clone", "copy_", "__deepcopy__", "__reduce_ex__", "requires_grad_", "_version"}
+
+
+_NOT_FLOW = ("backward", "grad_set", "requires_grad", "hook", "optimizer_step")
+
+
+_REWRAP_CODE = re.compile(r"(torch\.\w*Tensor|torch\.tensor|as_tensor|new_tensor|torch\.asarray)\s*\(")
+
+
+_EXPLICIT_ITEM = re.compile(r"\.item\(\)|\bfloat\(|\bint\(|\.tolist\(\)")
+
+
+_ASSIGN = re.compile(r"^\s*([A-Za-z_][\w\.]*)\s*(?::[^=]+)?=(?!=)")
+
+
+def _receiver(code: str, call: str) -> str | None:
+    """The expression a method is called on: ``(a + b).backward()`` -> ``(a + b)``; None when it is
+    not a short, balanced expression."""
+    i = code.find(call)
+    if i <= 0:
+        return None
+    depth = 0
+    j = i - 1
+    while j >= 0:
+        ch = code[j]
+        if ch in ")]":
+            depth += 1
+        elif ch in "([":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and not (ch.isalnum() or ch in "_."):
+            break
+        j -= 1
+    expr = code[j + 1:i].strip()
+    if not expr or depth != 0 or len(expr) > 60 or expr[0].isdigit():
+        return None
+    return expr
+
+
+_MODULE_NAMES = {"torch", "np", "numpy", "F", "nn", "math", "jnp", "functional", "torch.nn.functional"}
+
+
+# cuts the user writes as a call of their own (not ops inside a module under no_grad)
+_EXPLICIT_CUTS = {"detach", "data", "numpy", "item", "tolist", "rewrap"}
+
+
+# ops that pass a detached value on unchanged on its way out of torch (`x.detach().cpu().numpy()`)
+_VALUE_KEEPING = {"cpu", "to", "clone", "contiguous", "float", "double", "half", "view", "reshape", "flatten",
+                  "squeeze", "unsqueeze", "permute", "transpose", "t", "T", "numpy", "data", "detach", "cuda",
+                  "type", "view_as", "expand", "__getitem__"}
+
+
+# library calls that replace a module's weight by new Parameters (the old weight leaves the model)
+_PARAMETRIZERS = {"weight_norm", "spectral_norm", "register_parametrization", "orthogonal", "_weight_norm"}
+
+
+# ops whose backward needs none of their inputs' values (writing into those afterwards cannot corrupt it)
+_NO_SAVE = {"add", "__add__", "__radd__", "add_", "sub", "__sub__", "__rsub__", "neg", "__neg__", "sum", "mean",
+            "view", "reshape", "expand", "clone", "contiguous", "flatten", "squeeze", "unsqueeze", "permute",
+            "transpose", "t", "__getitem__", "cat", "stack", "to", "float", "double", "half", "detach", "data"}
+
+
+# ops whose backward uses their own result (sigmoid' = s(1-s)): writing into the result corrupts it
+_SAVES_RESULT = {"sigmoid", "tanh", "exp", "softmax", "log_softmax", "relu", "sqrt", "rsqrt", "elu", "selu",
+                 "hardsigmoid", "expm1", "reciprocal", "sigmoid_", "tanh_", "exp_", "relu_"}
+
+
+_DUNDER_CALLS = {"__float__": "float(", "__int__": "int(", "__bool__": "bool(", "__index__": "int(",
+                 "__complex__": "complex("}
+
+
+def _first_arg(code: str, call: str) -> str | None:
+    """The first argument of a call, as written: ``torch.tensor(boxes, dtype=...)`` -> ``boxes``."""
+    i = code.find(call)
+    if i < 0:
+        return None
+    j = i + len(call)
+    depth = 0
+    k = j
+    while k < len(code):
+        ch = code[k]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif ch == "," and depth == 0:
+            break
+        k += 1
+    arg = code[j:k].strip()
+    if not arg or "=" in arg.split("(")[0] or len(arg) > 60:
+        return None
+    return arg
+
+
+def _find_in_function(filename: str, lineno: int, needle: str):
+    """(line, code) of the first line containing ``needle`` in the function around ``filename:lineno``."""
+
+    lines = linecache.getlines(filename)
+    if not lines or not 0 < lineno <= len(lines):
+        return None
+    start = lineno - 1
+    while start > 0 and not lines[start].lstrip().startswith(("def ", "async def ")):
+        start -= 1
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    for i in range(start + 1, len(lines)):
+        text = lines[i]
+        if text.strip() and len(text) - len(text.lstrip()) <= indent:
+            break
+        if needle in text:
+            return i + 1, text.strip()
+    return None
+
+
+def _sgd_rebind(site) -> str | None:
+    """`w = w - lr * w.grad` (a manual SGD step that rebinds the name to a new tensor): ``w``."""
+    code = (site.code or "") if site is not None else ""
+    m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=\s*\1\s*[-+]", code)
+    return m.group(1) if m and ".grad" in code else None
+
+
+def _is_copy(e: Event) -> bool:
+    """A value copy between tensors (load_state_dict's copy_, a detach for state_dict()): not a use of the
+    tensor in the computation."""
+    return e.kind in ("inplace", "cut") and _opname(e) in ("copy_", "detach")
+
+
+_short = strip_torch_prefix
+
+
+def _opname(e: Event) -> str:
+    s = _short(e.op)
+    s = s.rsplit(".", 1)[-1] if "." in s and not s.startswith("nn.") else s
+    if e.kind == "cut" and e.detail.get("outputs_of") is not None:
+        s += "'s indices"  # the integer outputs of max(dim)/topk/sort (their values carry gradient)
+    return s
+
+
+_STMT: dict = {}  # (filename, lineno, code) -> (first line, whole statement) or None
+
+
+def statement_site(site: Site | None) -> Site | None:
+    """The site of the whole statement holding ``site``'s line: a call spread over several lines is shown at
+    its first line with all of its code. The stack is kept (its last frame is the line that ran), so the
+    exact line stays visible. Unchanged when the source is gone or no longer matches what was recorded."""
+    if site is None or not site.filename:
+        return site
+    key = (site.filename, site.lineno, site.code)
+    hit = _STMT.get(key, False)
+    if hit is False:
+        hit = None
+        got = _source.statement(site.filename, site.lineno)
+        if got is not None and (not site.code or site.code.split("  #")[0].strip() in got[1]):
+            hit = got
+        if len(_STMT) > 4096:
+            _STMT.clear()
+        _STMT[key] = hit
+    if hit is None or (hit[0] == site.lineno and hit[1] == site.code):
+        return site
+    return Site(site.filename, hit[0], site.function, hit[1], site.stack, site.label)

@@ -1,0 +1,291 @@
+"""A cut on the data path from a tensor to a backward root: finding it and explaining it."""
+from __future__ import annotations
+
+# <imports>
+import re
+
+from ..explanation import Explanation, PathStep
+from ..model import Frame, Site
+from .common import _EXPLICIT_ITEM, _REWRAP_CODE, _find_in_function, _first_arg, _opname, _sgd_rebind, _short
+from .wording import _as_written, _at, _code
+# </imports>
+
+
+class CutsMixin:
+    """The data-path cut (mixed into Diagnosis)."""
+
+    def _copied_into_new_param(self, steps, tid, name):
+        """After the cut, the values were copied into a different trainable parameter (a rebuilt model loaded with
+        load_state_dict): the forward uses that new parameter, the optimizer this one. param_recreated at the
+        new parameter's creation (the user's `model = build(cfg)` is in its stack)."""
+        owners = self.d.meta.get("param_owner") or {}
+        for x in steps:
+            # a whole-value copy (load_state_dict, copy_), not an EMA update (mul_/add_/lerp_)
+            tgt = x.detail.get("target") if x.kind == "inplace" and _opname(x) in ("copy_", "set_") else None
+            info = self.d.tensors.get(tgt) if tgt is not None else None
+            if info is None or tgt == tid or info.role != "param" or not info.requires_grad:
+                continue
+            if self.trainable and tgt in self.trainable:
+                continue  # (both held by an optimizer: not a stale copy)
+            if self.trainable and tid not in self.trainable:
+                continue
+            o = owners.get(str(tgt))
+            site = Site.from_json(o["site"]) if o and o.get("site") else x.site
+            new = self.label(tgt)
+            return Explanation(
+                "param_recreated", site, name,
+                f"{name}.grad is None: its values were copied{_at(x.site)}{_code(x.site)} into a new parameter "
+                f"({new}) created{_at(site)}{_code(site)}; the forward uses the new one, while the optimizer holds "
+                f"this one.",
+                detail="Rebuilding a model and loading a state_dict into it creates new Parameter objects; an "
+                       "optimizer built earlier keeps the old ones, which no longer take part in the forward.",
+                fix="build the optimizer after the model is rebuilt and loaded, or load the state into the existing "
+                    "model (model.load_state_dict(...)) instead of a new instance.",
+                evidence=[x])
+        return None
+
+    def _custom_output_cut(self, path, name):
+        """A custom autograd.Function whose output (used outside it) does not require grad although what went
+        in did: ctx.mark_non_differentiable() on it, or forward() called directly instead of .apply()."""
+        for k in range(len(path) - 1):
+            e, nx = path[k], path[k + 1]
+            if e.context != "custom_function" or nx.context == "custom_function":
+                continue
+            passed = set(e.output_ids()) & set(nx.input_ids())
+            refs = [r for r in nx.inputs if r.tid in passed]
+            if not refs or any(r.requires_grad for r in refs):
+                continue
+            j = k
+            while j > 0 and path[j - 1].context == "custom_function":
+                j -= 1
+            if not any(r.requires_grad for r in path[j].inputs):
+                continue
+            fn = e.site.function if e.site else ""
+            cls = fn.rsplit(".", 1)[0] if "." in fn else "the custom Function"
+            hit = _find_in_function(e.site.filename, e.site.lineno, "mark_non_differentiable(") if e.site else None
+            if hit is not None:
+                site = Site(e.site.filename, hit[0], fn, hit[1], e.site.stack[:-1] + (Frame(e.site.filename, hit[0], fn,
+                                                                                               hit[1]),),
+                            self._label(e.site.filename))
+                return Explanation(
+                    "nondifferentiable_op", site, name,
+                    f"{name}.grad is None: the custom autograd.Function {cls} marks its output non-differentiable"
+                    f"{_at(site)}{_code(site)}, so autograd treats that output as a constant and never calls its "
+                    f"backward.",
+                    detail="ctx.mark_non_differentiable() is for outputs that cannot have a gradient (integer indices, "
+                           "masks); a marked output gets no grad_fn.",
+                    fix="remove ctx.mark_non_differentiable(...) for outputs that should carry gradient; the "
+                        "Function's backward() is then used (a straight-through estimator needs no mark).",
+                    evidence=[e, nx])
+            return Explanation(
+                "nondifferentiable_op", nx.site, name,
+                f"{name}.grad is None: the result of {cls}{_at(nx.site)}{_code(nx.site)} does not require grad "
+                f"although its input did: its forward ran without autograd recording it.",
+                detail="A custom Function's output gets a grad_fn only through Function.apply, and only if it is not "
+                       "marked non-differentiable.",
+                fix="call the Function through .apply(...) (not .forward(...)), and do not mark outputs that should "
+                    "carry gradient with ctx.mark_non_differentiable().", evidence=[e, nx])
+        return None
+
+    def _data_cut(self, tid, name, real):
+        for b in reversed(real):
+            roots = b.detail.get("roots") or b.input_ids()
+            path = None
+            for no_writes in (True, False):  # a path through the forward first, through in-place writes after
+                path = self.path_to(tid, roots, before=b.index, no_writes=no_writes)
+                if path and (self._cut_on_path(path, tid) is not None or self._custom_output_cut(path, name)):
+                    break
+            if not path:
+                continue
+            hit = self._cut_on_path(path, tid)
+            if hit is None:
+                res = self._custom_output_cut(path, name)
+                if res is not None:
+                    return res
+                continue
+            k, e = hit
+            moved = self._copied_into_new_param(path[k:], tid, name)
+            if moved is not None:
+                return moved
+            cause, se = self._cause_of_cut(e, path, k)
+            if cause == "item_roundtrip" and se.site is not None and _REWRAP_CODE.search(se.site.code or "") \
+                    and not _EXPLICIT_ITEM.search(se.site.code or ""):
+                cause = "tensor_rewrap"  # torch.FloatTensor([a, b]) converts each tensor with float()
+            return self._cut_explanation(tid, name, cause, se, e, path, k, self._root_label(b))
+        # no complete path: a cut whose data never came back visibly
+        cone = self.cone(tid)
+        # a cut after the last backward (an evaluation under no_grad after training) cannot have kept a
+        # gradient from that backward
+        last = real[-1].index if real else len(self.ev)
+        cuts = [e for e in cone if e.kind == "cut" and e.cut != "zero_grad_op" and e.context == "user"
+                and e.index < last]
+        if cuts and all(not e.grad_enabled for e in cuts) and any(
+                e.grad_enabled and e.context == "user" and e.kind in ("op", "module") and tid in e.input_ids()
+                for e in self.ev[:last]):
+            # it was also used with grad on before the backward and that result went nowhere: the uses under
+            # no_grad (an evaluation between training epochs) are not what kept the gradient away
+            return None
+        if cuts:
+            roots = set()
+            for b in real:
+                roots.update(b.detail.get("roots") or b.input_ids())
+            # prefer cuts whose input required grad, then the earliest
+            harmful = [e for e in cuts if any(r.requires_grad for r in e.inputs)] or cuts
+            e = harmful[0]
+            path = [x for x in cone if x.index <= e.index]
+            k = len(path) - 1 if path and path[-1] is e else None
+            cause, se = self._cause_of_cut(e, cone, cone.index(e))
+            return self._cut_explanation(tid, name, cause, se, e, path, k, self._root_label(real[-1]) if real else "the loss",
+                                         returned=False)
+        return None
+
+    def _cut_explanation(self, tid, name, cause, se, e, path, k, root, returned=True):
+        rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None
+        # a region cause is reported at the line that opened the region (a manual update at the update itself)
+        site = self._region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
+        if cause == "reentrant_checkpoint" and site is not None:  # the checkpoint(...) call, not a line inside
+            for i in range(len(site.stack) - 1, -1, -1):
+                fr = site.stack[i]
+                if "checkpoint" in (fr.code or "") and i < len(site.stack) - 1:
+                    site = self._frame_site(fr, site.stack[:i])
+                    break
+        off_by = self._grad_off_elsewhere(se) if cause == "no_grad_block" else ""
+        what = self._cut_input_label(e, tid)
+        plain = bool(re.fullmatch(r"[A-Za-z_][\w\.\[\]]*", what)) and not (what.startswith("t") and what[1:].isdigit())
+        came_back = ""
+        if cause in ("numpy_roundtrip", "item_roundtrip", "tolist_roundtrip"):
+            back = [x for x in (path or []) if x.detail.get("links")]
+            if back and back[0].site:
+                how = _short(back[0].op) if back[0].kind == "external" else _opname(back[0]) + "()"
+                inferred = back[0].detail.get("inferred")
+                by = {"memory": "shared memory", "shape": "matching shape", "value": "matching values"}.get(inferred, "")
+                if back[0].kind == "external":
+                    came_back = f" and came back through {how} (first used{_at(back[0].site)}" + (
+                        f"; linked by {by})" if by else ")")
+                else:
+                    came_back = f" and came back through {how}{_at(back[0].site)}" + (f" (linked by {by})" if by else "")
+        users = {i for o in e.output_ids() for i in self.consumers.get(o, ()) if self.ev[i].kind != "module"}
+        cached = cause in ("inference_mode", "no_grad_block") and self._computed_once_reused(se)
+        copied = None  # torch.tensor(z, ...) of one tensor (not a list): use z itself
+        listed = None  # torch.tensor([a, b]): the list as written
+        if cause == "tensor_rewrap" and site is not None:
+            arg = (_first_arg(site.code or "", "tensor(") or _first_arg(site.code or "", "as_tensor(")
+                   or _first_arg(site.code or "", "Variable(") or _first_arg(site.code or "", "Tensor("))
+            if arg and re.fullmatch(r"[A-Za-z_][\w.]*", arg):
+                copied = arg
+            elif arg and arg.startswith("[") and arg.endswith("]"):
+                listed = arg  # torch.tensor([a, b]) of tensors: each one is converted with float()
+        decorated = None  # the region is a @torch.no_grad() decorator on a helper the forward calls
+        if cause == "no_grad_block" and se.site is not None:
+            g = self._governing_grad_mode(se)
+            code = (g.site.code or "").lstrip() if g is not None and g.site is not None else "with"
+            if not code.startswith(("with", "torch.set_grad_enabled", "torch._C")):  # a call into a decorated function
+                for k, fr in enumerate(se.site.stack):
+                    if fr.filename == g.site.filename and fr.lineno == g.site.lineno and k + 1 < len(se.site.stack):
+                        decorated = se.site.stack[k + 1].function
+                        break
+        texts = {
+            "detach": (f"{what} was detached{_at(site)}{_code(site)}",
+                       "detach() returns a tensor that shares the values but has no history, so backward stops there.",
+                       (f"keep that detach() for the terms that must not train through it (it feeds {len(users)} "
+                        f"computations), but compute the term that should train {name} from the undetached value"
+                        + (f" `{what}`" if plain else "") + "." if len(users) > 1 else
+                        (f"use `{what}` instead of `{what}.detach()`" if plain else "remove that .detach()") +
+                        f" where the result should train {name}; keep detach() only for logging or for targets that "
+                        f"must not get gradients.")),
+            "data_attr": (f"{what} was read through .data{_at(site)}{_code(site)}",
+                          ".data gives the values without autograd history, so the result is a constant to backward.",
+                          (f"use `{what}` directly instead of `{what}.data`" if plain else "use the tensor itself "
+                           "instead of its .data") + "; to change values without tracking, use "
+                          "`with torch.no_grad():` in the update code only."),
+            "numpy_roundtrip": (f"{what} left autograd through NumPy{_at(site)}{_code(site)}{came_back}",
+                                "NumPy arrays carry no autograd history; a tensor made from one (torch.from_numpy, "
+                                "torch.tensor) is a constant to backward.",
+                                "keep the computation in torch (most NumPy functions have a torch twin); if you need "
+                                "NumPy for logging, convert a copy and keep using the tensor."),
+            "item_roundtrip": (f"{what} became a Python number{_at(site)}{_code(site)}{came_back}",
+                               ".item()/float() return a plain Python number; arithmetic with it is a constant to backward.",
+                               f"keep `{what}` as a tensor in the computation (drop .item()/float()); use .item() only "
+                               f"for logging."),
+            "tolist_roundtrip": (f"{what} became Python lists{_at(site)}{_code(site)}{came_back}",
+                                 ".tolist() returns plain Python numbers; a tensor rebuilt from them has no history.",
+                                 "keep the values as a tensor and use tensor operations (e.g. torch.clamp instead of "
+                                 "min/max in a Python loop over .tolist())."),
+            "tensor_rewrap": (f"{what} was copied into a new tensor{_at(site)}{_code(site)}",
+                              "torch.tensor()/new_tensor()/as_tensor(copy) copy the values into a fresh tensor without "
+                              "history.",
+                              (f"use `{copied}` itself (torch.tensor() copies it without history); for another dtype "
+                               f"or device use `{copied}.float()` / `{copied}.to(...)`." if copied else
+                               f"combine the tensors with `torch.stack({listed})` (torch.cat to join along an existing "
+                               f"dimension) instead of copying their values into a new tensor." if listed else
+                               "combine tensors with torch.stack / torch.cat (or use the tensor directly) instead of "
+                               "copying their values into a new tensor.")),
+            "no_grad_block": ((f"`{rebind}` was rebound{_at(site)}{_code(site)} to the result of an update made under "
+                               f"no_grad, a new tensor that does not require grad" if rebind else
+                               f"{what} was used while grad was switched off{_at(site)}{_code(site)}; "
+                               f"{off_by}" if off_by else
+                               f"{what} was used{_at(se.site)}{_code(se.site)} inside the no_grad region opened"
+                              f"{_at(site)}{_code(site)}" if site is not se.site and se.site is not None else
+                              f"{what} was used inside a no_grad region{_at(site)}{_code(site)}"),
+                              "Inside torch.no_grad() (or @torch.no_grad(), set_grad_enabled(False)) results are "
+                              "recorded without history.",
+                              (f"update it in place under no_grad so it stays the leaf that requires grad: "
+                               f"`{rebind} -= lr * {rebind}.grad`, then `{rebind}.grad = None` (or use torch.optim.SGD)."
+                               if rebind else
+                               f"remove @torch.no_grad() from `{decorated}` (it runs inside the training forward), or "
+                               f"call it only for evaluation." if decorated else
+                               ("close the no_grad block before the yield (compute what needs no gradient inside it, "
+                                "yield after it)." if "yields inside" in off_by else
+                                "keep grad on for the training forward: do not switch it off there (or switch it off "
+                                "only around evaluation and target computations).") if off_by else
+                               "move this computation out of the no_grad block (or enable grad for it) in the training "
+                               "step; keep no_grad for evaluation and target computations.")),
+            "param_recreated": (f"{what} went through {self._lib_name(e)}(){_at(site)}{_code(site)}, which moves the "
+                                f"weight into new Parameters that the forward uses from then on",
+                                "A parametrization (weight_norm, spectral_norm, ...) replaces the module's weight with "
+                                "new Parameters; an optimizer built before holds the old weight, which no longer takes "
+                                "part in the forward.",
+                                "apply it before creating the optimizer (or add the new parameters with "
+                                "optimizer.add_param_group)."),
+            "inference_mode": ((f"{what} was used{_at(se.site)}{_code(se.site)} under torch.inference_mode(), opened"
+                                f"{_at(site)}{_code(site)}" if site is not se.site and se.site is not None else
+                                f"{what} was used under torch.inference_mode(){_at(site)}{_code(site)}")
+                               + ("; that result was cached: later calls of "
+                                  f"`{cached}` reused it instead of computing it again" if cached else ""),
+                               "Tensors created under inference_mode have no history; .clone() afterwards makes a "
+                               "normal tensor but cannot restore it.",
+                               ("do not keep tensors computed from parameters across calls (recompute them in training, "
+                                "or invalidate the cache when grad is on / in train mode)." if cached else
+                                "run this part of the forward outside torch.inference_mode() during training.")),
+            "nondifferentiable_op": self._lib_nograd_text(e, what, site) or (
+                                     f"{what} went through {_as_written(e)}{_at(site)}{_code(site)}",
+                                     f"{_opname(e)}() has no gradient (its result is integer/boolean or piecewise "
+                                     f"constant), so nothing flows back through it.",
+                                     "use a differentiable relaxation: softmax/gumbel-softmax instead of argmax, a "
+                                     "sigmoid instead of a hard threshold, or a straight-through estimator "
+                                     "`soft + (hard - soft).detach()`."),
+            "integer_cast": (f"{what} was cast to an integer/bool dtype{_at(site)}{_code(site)}",
+                             "Integer and bool tensors cannot carry gradients.",
+                             "keep the value in floating point for the loss (round only for reporting), or use a "
+                             "straight-through estimator."),
+            "reentrant_checkpoint": (f"{what} was computed inside checkpoint(use_reentrant=True){_at(site)}{_code(site)}",
+                                     "The reentrant checkpoint only builds a graph when one of its *inputs* requires "
+                                     "grad; parameters inside the checkpointed function do not count.",
+                                     "use checkpoint(..., use_reentrant=False), or make an input require grad."),
+        }
+        head, why, fix = texts.get(cause, (f"{what} stopped carrying gradient{_at(site)}{_code(site)}",
+                                           "The operation produced a result without autograd history.",
+                                           "keep the computation differentiable."))
+        tail = f"so backward from `{root}` stops there." if returned else f"and `{root}` never received it back with history."
+        summary = f"{name}.grad is None: {head}, {tail}"
+        steps = [PathStep(name)]
+        for j, x in enumerate(path or []):
+            if x.kind == "module":
+                continue
+            cut_here = (x is se) if (se is not None and se in (path or [])) else (j == k)
+            steps.append(PathStep(_opname(x) if x.kind != "external" else _short(x.op), x.op, x.site, flows=not cut_here,
+                                  note=f"cut: {_opname(x)}()" if cut_here else ""))
+        if returned:
+            steps.append(PathStep(root))
+        ev = [e] + ([se] if se is not e else [])
+        return Explanation(cause, site, name, summary, detail=why, fix=fix, path=steps, evidence=ev)

@@ -1,0 +1,523 @@
+"""Rules for `.grad is None` (status `none`), in the order they run (see the table in __init__)."""
+from __future__ import annotations
+
+# <imports>
+import re
+from collections import defaultdict, deque
+
+from .. import _source
+from ..explanation import Explanation
+from ..model import Site
+from .common import _TO_OPS, _opname, _sgd_rebind
+from .registry import rule
+from .wording import _at, _code, _plain, py_expr
+# </imports>
+
+
+def _subject(dx, q):
+    """(tid, name, trace data, tensor info, producing event) of the question."""
+    d = dx.d
+    return q.tid, q.name, d, d.tensors[q.tid], d.producer(q.tid)
+
+
+def _backwards(dx):
+    """(every backward call, those that were not torch.autograd.grad)."""
+    bws = dx._backward_events()
+    return bws, [e for e in bws if e.op != "torch.autograd.grad"]
+
+
+def _unfreeze(dx, q):
+    """dx._unfreeze_missed, once per question: (explanation or None, note for a freeze's explanation)."""
+    return q.get("unfreeze", lambda: dx._unfreeze_missed(q.tid, q.name))
+
+
+def _cleared_unrefilled(dx, q):
+    """The .grad = None clears after the last backward that filled the gradient, when no later run of that
+    backward line refilled it (else None)."""
+    def compute():
+        tid, d = q.tid, dx.d
+        bws, real = _backwards(dx)
+        got = [b for b in d.backwards if b.api != "torch.autograd.grad" and tid in b.leaf_grads
+               and b.leaf_grads[tid].status != "none"]
+        if not got:
+            return None
+        last = got[-1].event
+        clears = [e for e in dx.ev if e.kind == "grad_set" and e.index > last and tid in e.input_ids()
+                  and e.detail.get("value") is None]
+        # a later backward refills it only if it reaches it: the same backward line again (the next step
+        # of the loop). Another loss's backward (a GAN's D step) that never reaches it does not.
+        fill = dx.ev[last]
+        later_bw = [e for e in real if e.index > last and e.site is not None and fill.site is not None
+                    and e.site.stack == fill.site.stack]
+        if clears and not [b for b in later_bw if b.index > clears[-1].index]:
+            return clears
+        return None
+    return q.get("cleared_unrefilled", compute)
+
+
+@rule('none', 10)
+def retain_grad_after_backward(dx, q):
+    """A non-leaf whose retain_grad() ran only after the backward."""
+    tid, name, d, info, prod = _subject(dx, q)
+    if q.is_leaf or not q.retains:
+        return None
+    rg = [e for e in dx.ev if _opname(e) == "retain_grad" and tid in e.input_ids()]
+    bws = [e for e in dx._backward_events() if e.op != "torch.autograd.grad"]
+    if rg and bws and rg[0].index > bws[-1].index:
+        site = prod.site if prod else rg[0].site
+        return Explanation(
+            "non_leaf_no_retain_grad", site, name,
+            f"{name}.grad is None: `{name}` is not a leaf (computed{_at(site)}{_code(site)}) and "
+            f"retain_grad() was called only after backward{_at(rg[0].site)}, which is too late.",
+            detail="retain_grad() asks autograd to keep the gradient in later backward passes; it cannot "
+                   "recover one that already ran.",
+            fix=f"call `{name}.retain_grad()` right after `{name}` is computed, before loss.backward().",
+            evidence=[x for x in (prod, rg[0]) if x])
+    return None
+
+
+@rule('none', 20)
+def to_copy_is_not_a_leaf(dx, q):
+    """The name was rebound to a .to()/.double() copy of a leaf that requires grad."""
+    tid, name, d, info, prod = _subject(dx, q)
+    if q.is_leaf or q.retains:
+        return None
+    src = prod.inputs[0] if prod is not None and prod.inputs else None
+    if (prod is not None and _opname(prod) in _TO_OPS and src is not None and src.is_leaf
+            and src.requires_grad):
+        site = prod.site
+        return Explanation(
+            "leaf_replaced_by_to", site, name,
+            f"{name}.grad is None: `{name}` was rebound{_at(site)}{_code(site)} to a .{_opname(prod)}() copy, "
+            f"which is not a leaf; the gradient went to the original tensor.",
+            detail="Only leaf tensors get .grad. A .to()/.double()/.float() result is a new, non-leaf tensor "
+                   "that autograd passes the gradient through.",
+            fix=f"create the tensor with the dtype/device you need directly (pass dtype=/device= and "
+                f"requires_grad=True where it is made) instead of `{_plain(site)}`, or keep a name for the "
+                f"original leaf and read its .grad.",
+            evidence=[prod])
+    return None
+
+
+@rule('none', 30)
+def non_leaf(dx, q):
+    """A non-leaf without retain_grad(): PyTorch fills .grad of leaves only."""
+    tid, name, d, info, prod = _subject(dx, q)
+    if q.is_leaf or q.retains:
+        return None
+    site = prod.site if prod else None
+    fix = (f"call `{name}.retain_grad()` right after it is created (before backward), or use "
+           f"torch.autograd.grad(loss, {name}).")
+    if prod is not None and site is not None and "Parameter(" in (site.code or "") and any(
+            dx.d.tensors.get(r.tid) is not None and dx.d.tensors[r.tid].role == "param"
+            for r in prod.inputs):
+        # `self.U = nn.Parameter(torch.randn(d, r)) * 0.02`: the Parameter is a temporary, the module
+        # holds a computed tensor (not registered, not in the optimizer)
+        m = re.search(r"((?:nn\.|torch\.nn\.)?Parameter)\((.*)\)\s*([-+*/@])\s*(.+)$", _plain(site))
+        inside = f"`{m.group(1)}({m.group(2)} {m.group(3)} {m.group(4)})`" if m else "the Parameter(...) call"
+        fix = (f"apply the arithmetic inside the Parameter: {inside}; as written, `{name}` is a computed "
+               f"tensor that the module does not register and the optimizer never sees (retain_grad() would "
+               f"show a .grad, but it would still never train).")
+    return Explanation(
+        "non_leaf_no_retain_grad", site, name,
+        f"{name}.grad is None: `{name}` is not a leaf (it was computed{_at(site)}{_code(site)}), and PyTorch "
+        f"only fills .grad of leaves unless retain_grad() is called.",
+        detail="Gradient flows through non-leaf tensors but is not stored on them by default.",
+        fix=fix, evidence=[prod] if prod else [])
+
+
+@rule('none', 40)
+def used_before_requires_grad(dx, q):
+    """A leaf used before requires_grad was turned on."""
+    tid, name, d, info, prod = _subject(dx, q)
+    if not (q.requires_grad and q.is_leaf):
+        return None
+    uses = [e for e in dx.ev if e.context == "user" and e.kind in ("op", "cut", "module")
+            and tid in e.input_ids()]
+    late = [e for e in dx.ev if e.kind == "requires_grad" and e.detail.get("value") and tid in e.input_ids()]
+    if uses and late and all(not r.requires_grad for e in uses for r in e.inputs if r.tid == tid) \
+            and late[0].index > uses[0].index:
+        site = prod.site if prod else uses[0].site
+        return Explanation(
+            "requires_grad_false", site, name,
+            f"{name}.grad is None: `{name}` was created{_at(site)}{_code(site)} without requires_grad and "
+            f"used{_at(uses[0].site)} before requires_grad was turned on{_at(late[0].site)}, so the recorded "
+            f"graph does not contain it.",
+            detail="Autograd records an operation only if an input requires grad at the moment it runs.",
+            fix=f"create `{name}` with requires_grad=True (or call requires_grad_() before the forward pass).",
+            evidence=[x for x in (prod, uses[0], late[0]) if x])
+    return None
+
+
+@rule('none', 50)
+def buffer(dx, q):
+    """A buffer of the model (state, not a parameter)."""
+    tid, name, d, info, prod = _subject(dx, q)
+    if q.requires_grad:
+        return None
+    if info.role != "buffer":
+        return None
+    site = prod.site if prod else None
+    return Explanation(
+        "requires_grad_false", site, name,
+        f"{name}.grad is None: `{name}` is a buffer of the model (created{_at(site)}{_code(site)}), not a "
+        f"parameter: buffers are state that autograd treats as constants.",
+        detail="Buffers (running statistics, position ids, masks) are saved with the model but never "
+               "trained; only nn.Parameter attributes get gradients.",
+        fix=f"nothing to fix if `{name}` is state; if it should train, make it an nn.Parameter "
+            f"instead of a buffer.", evidence=[prod] if prod else [])
+
+
+@rule('none', 60)
+def unfreeze_kept_away(dx, q):
+    """An unfreeze ran, but a condition around it kept it from this parameter."""
+    if q.requires_grad:
+        return None
+    return _unfreeze(dx, q)[0]
+
+
+@rule('none', 70)
+def frozen_in_trace(dx, q):
+    """Frozen (requires_grad=False) by a call the trace saw."""
+    tid, name, d, info, prod = _subject(dx, q)
+    if q.requires_grad:
+        return None
+    note = _unfreeze(dx, q)[1]
+    req = [e for e in dx.ev if e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is False]
+    if req:
+        e = req[-1]
+        whole = dx._froze_everything(e)
+        return Explanation(
+            "frozen_param", e.site, name,
+            f"{name}.grad is None: {name} was frozen{_at(e.site)}{_code(e.site)} (requires_grad=False), so "
+            f"autograd does not compute its gradient." + (f" {whole[0]}" if whole else "") + note,
+            detail="A tensor with requires_grad=False is treated as a constant.",
+            fix=whole[1] if whole and whole[1] else
+                f"set {py_expr(name)}.requires_grad_(True) again before the step that should train it, or fix the "
+                f"condition that froze it.",
+            evidence=[e])
+    return None
+
+
+@rule('none', 80)
+def created_frozen(dx, q):
+    """A parameter created with requires_grad=False (nn.Parameter(..., requires_grad=False), freeze=True)."""
+    tid, name, d, info, prod = _subject(dx, q)
+    if q.requires_grad:
+        return None
+    if info.role != "param":
+        return None
+    note = _unfreeze(dx, q)[1]
+    use = dx._first_use(tid)
+    own = (d.meta.get("param_owner") or {}).get(str(tid))
+    if own and own.get("site"):
+        site = Site.from_json(own["site"])
+        return Explanation(
+            "frozen_param", site, name,
+            f"{name}.grad is None: {name} was created with requires_grad=False{_at(site)}{_code(site)}, "
+            f"so autograd treats it as a constant.{note}",
+            detail="nn.Parameter(..., requires_grad=False) and from_pretrained(..., freeze=True) create "
+                   "frozen parameters.",
+            fix=("pass freeze=False in `" + _plain(site) + "`" if "freeze=True" in _plain(site) else
+                 "create it with requires_grad=True") + f", or call "
+                f"{py_expr(name)}.requires_grad_(True) before building the optimizer.",
+            evidence=[use] if use else [])
+    return None
+
+
+@rule('none', 90)
+def frozen_before_trace(dx, q):
+    """A parameter frozen before the trace started."""
+    tid, name, d, info, prod = _subject(dx, q)
+    if q.requires_grad:
+        return None
+    if info.role != "param":
+        return None
+    note = _unfreeze(dx, q)[1]
+    use = dx._first_use(tid)
+    return Explanation(
+        "frozen_param", use.site if use else None, name,
+        f"{name}.grad is None: {name} has requires_grad=False (it was frozen before the trace started).{note}",
+        detail="A parameter with requires_grad=False is treated as a constant.",
+        fix=f"call {py_expr(name)}.requires_grad_(True) where the model is set up, if it should train.",
+        evidence=[use] if use else [])
+
+
+@rule('none', 100)
+def manual_update_rebind(dx, q):
+    """`w = w - lr * w.grad` under no_grad rebound the name to a new tensor."""
+    tid, name, d, info, prod = _subject(dx, q)
+    if q.requires_grad:
+        return None
+    w = _sgd_rebind(prod.site) if prod is not None and not prod.grad_enabled else None
+    if w:  # `w = w - lr * w.grad` under no_grad: the name now holds a new tensor, not the leaf that trained
+        site = prod.site
+        return Explanation(
+            "no_grad_block", site, name,
+            f"{name}.grad is None: `{w}` was rebound{_at(site)}{_code(site)} to the result of a manual update "
+            f"made under no_grad, a new tensor that does not require grad; the leaf that trained is no longer "
+            f"the one `{w}` names.",
+            detail="Under no_grad an out-of-place update creates a new tensor without history and rebinds the "
+                   "name; the original leaf keeps its gradient but is not updated.",
+            fix=f"update it in place under no_grad so it stays the leaf that requires grad: `{w} -= lr * "
+                f"{w}.grad`, then `{w}.grad = None` (or use a torch.optim optimizer).",
+            evidence=[prod])
+    return None
+
+
+@rule('none', 110)
+def created_without_requires_grad(dx, q):
+    """A tensor created without requires_grad."""
+    tid, name, d, info, prod = _subject(dx, q)
+    if q.requires_grad:
+        return None
+    site = prod.site if prod else (dx._first_use(tid).site if dx._first_use(tid) else None)
+    return Explanation(
+        "requires_grad_false", site, name,
+        f"{name}.grad is None: `{name}` was created{_at(site)}{_code(site)} without requires_grad=True, so "
+        f"autograd treats it as a constant.",
+        detail="Only tensors created with requires_grad=True (or made to require it) get a gradient.",
+        fix=f"create it with requires_grad=True, or call `{name}.requires_grad_()` right after creating it "
+            f"(as a leaf: not after an arithmetic operation).",
+        evidence=[prod] if prod else [])
+
+
+@rule('none', 120)
+def backward_failed(dx, q):
+    """The backward that should have reached it raised."""
+    tid, name, d, info, prod = _subject(dx, q)
+    bws, real = _backwards(dx)
+    failed = [b for b in d.backwards if b.error and any(n.leaf == tid for n in b.nodes.values())]
+    if failed and d.exception is not None and failed[-1] is d.backwards[-1]:
+        f = dx.failure()
+        if f is not None:
+            return Explanation(
+                f.cause, f.site, name,
+                f"{name}.grad is None: the backward that should have reached it failed. {f.summary}",
+                detail=f.detail, fix=f.fix, path=f.path, evidence=f.evidence)
+    return None
+
+
+@rule('none', 130)
+def no_backward(dx, q):
+    """No backward ran inside the trace."""
+    name = q.name
+    bws, real = _backwards(dx)
+    if not bws:
+        return Explanation(
+            "no_backward", None, name,
+            f"{name}.grad is None: no backward ran inside the trace.",
+            detail="Gradients are only computed by loss.backward() (or torch.autograd.backward).",
+            fix="call loss.backward() inside the traced block.")
+    return None
+
+
+@rule('none', 140)
+def autograd_grad_only(dx, q):
+    """Gradients were computed with torch.autograd.grad / torch.func.grad only."""
+    name = q.name
+    bws, real = _backwards(dx)
+    if not real:
+        e = bws[-1]
+        # torch.func.grad / grad_and_value / vjp run torch.autograd.grad inside functorch
+        func_api = e.context == "functorch" or bool(e.site and re.search(r"(?<![\w.])(grad|grad_and_value|vjp)\(",
+                                                                       _code(e.site)))
+        api = "torch.func.grad" if func_api else "torch.autograd.grad"
+        return Explanation(
+            "autograd_grad_not_backward", e.site, name,
+            f"{name}.grad is None: the step computed gradients with {api}{_at(e.site)}{_code(e.site)}, "
+            f"which returns them instead of storing them in .grad.",
+            detail=f"{api} never writes .grad; optimizer.step() then sees no gradients.",
+            fix=("assign the returned gradients before optimizer.step(): torch.func.grad returns them in the "
+                 "structure of its input, e.g. `for n, p in <module>.named_parameters(): p.grad = grads[n]`."
+                 if func_api else
+                 "use loss.backward() (then clip with torch.nn.utils.clip_grad_norm_), or assign the returned "
+                 "gradients: `for p, g in zip(params, grads): p.grad = g`."),
+            evidence=[e])
+    return None
+
+
+@rule('none', 150)
+def post_accumulate_hook_cleared(dx, q):
+    """A post-accumulate-grad hook cleared .grad after backward filled it."""
+    return dx._hook_cleared(q.tid, q.name)
+
+
+@rule('none', 160)
+def cleared_then_autograd_grad(dx, q):
+    """Cleared on purpose, then the next gradient came from torch.autograd.grad."""
+    tid, name = q.tid, q.name
+    bws, real = _backwards(dx)
+    clears = _cleared_unrefilled(dx, q)
+    if not clears:
+        return None
+    ag = [b for b in bws if b.op == "torch.autograd.grad" and b.index > clears[-1].index
+          and tid in (b.detail.get("inputs") or ())]
+    if ag:
+        e = ag[-1]
+        return Explanation(
+            "autograd_grad_not_backward", e.site, name,
+            f"{name}.grad is None: it was cleared{_at(clears[-1].site)}, then its next gradient was computed "
+            f"with torch.autograd.grad{_at(e.site)}{_code(e.site)}, which returns it instead of storing it "
+            f"in .grad.",
+            detail="torch.autograd.grad(outputs, inputs) never writes .grad; optimizer.step() then sees no "
+                   "gradients.",
+            fix="use loss.backward() for that pass, or assign the returned gradients: "
+                "`for p, g in zip(params, grads): p.grad = g`.",
+            evidence=[e, clears[-1]])
+    return None
+
+
+@rule('none', 170)
+def cleared_before_read(dx, q):
+    """Cleared (zero_grad / .grad = None) after backward and read cleared afterwards."""
+    tid, name = q.tid, q.name
+    if not _cleared_unrefilled(dx, q):
+        return None
+    t = dx.timing_problem(tid)  # only a read that found it cleared is the bug (evidence)
+    if t is not None:
+        return dx._timing_explanation(tid, name, *t)
+    return None
+
+
+@rule('none', 180)
+def backward_node_sent_none(dx, query):
+    """The backward graph reached the leaf: the node that sent it nothing (a custom Function returning None, a compiled region)."""
+    tid, name = query.tid, query.name
+    d = dx.d
+    for b in reversed(d.backwards):
+        if b.api == "torch.autograd.grad":
+            continue
+        leaf_nodes = [n for n in b.nodes.values() if n.leaf == tid]
+        if not leaf_nodes:
+            continue
+        parents = defaultdict(list)
+        for n in b.nodes.values():
+            for j, nx in enumerate(n.next):
+                if nx is not None:
+                    parents[nx].append((n, j))
+        q = deque(l.nid for l in leaf_nodes)
+        seen = set(q)
+        while q:
+            cur = q.popleft()
+            for n, j in parents.get(cur, ()):
+                if not n.ran:
+                    if n.nid not in seen:
+                        seen.add(n.nid)
+                        q.append(n.nid)
+                    continue
+                out = n.out_norms[j] if j < len(n.out_norms) else None
+                if out is None and "CompiledFunction" in n.name:
+                    mods = [e for e in dx.ev if e.kind == "module" and e.op and name.startswith(e.op + ".")]
+                    site = mods[0].site if mods else None
+                    return Explanation(
+                        "unknown", site, name,
+                        f"{name}.grad is None: it is an input of the torch.compile'd region{_at(site)}, and that "
+                        f"region sent it no gradient (judged from the gradients that arrived); whether it is "
+                        f"unused or cut off happens inside compiled code, whose lines this backend hides.",
+                        detail="A backend that compiles the backward too (aot_eager, inductor) runs the forward as "
+                               "one graph, so gradscope sees neither its source lines nor the operation that "
+                               "stopped the gradient.",
+                        fix="trace the step with gradscope.trace(eager_compile=True) (`gradscope run "
+                            "--eager-compile`), which runs the compiled code eagerly while recording, to get the "
+                            "line; or use backend='eager'.", evidence=mods[:1])
+                if out is None and n.custom_backward is None and n.nid not in seen:
+                    seen.add(n.nid)  # it passed on nothing because it got nothing: look further up
+                    q.append(n.nid)
+                if out is None and n.custom_backward is not None:
+                        direct = b.nodes.get(n.next[j]) is not None and b.nodes[n.next[j]].leaf == tid
+                        which = f"({name})" if direct else f"(the path to {name})"
+                        f = n.custom_backward
+                        site = dx._frame_site(f)
+                        fe = dx.ev[n.event] if n.event is not None else None
+                        return Explanation(
+                            "custom_function", site, name,
+                            f"{name}.grad is None: the custom autograd.Function {n.name.replace('Backward', '')} "
+                            f"returns None as the gradient for input {j} {which} at {site.short}{_code(site)}.",
+                            detail="A custom Function's backward must return one gradient per forward input; "
+                                   "None means 'no gradient' for that input.",
+                            fix=f"compute and return the gradient with respect to {name} in backward() "
+                                f"(same shape as {name}).",
+                            evidence=[fe] if fe else [])
+    return None
+
+
+@rule('none', 190)
+def param_replaced(dx, q):
+    """The parameter (or its module) was replaced by a new one."""
+    return dx._replaced(q.tid, q.name)  # (before the value's path: a new Parameter made from it is no cut)
+
+
+@rule('none', 200)
+def data_cut(dx, q):
+    """A cut on the data path to a backward root (detach, no_grad, a NumPy round trip ...)."""
+    bws, real = _backwards(dx)
+    return dx._data_cut(q.tid, q.name, real)
+
+
+class NoneMixin:
+    """Helpers of the none rules (mixed into Diagnosis)."""
+
+    def _unfreeze_missed(self, tid, name):
+        """An unfreeze (requires_grad = True) ran for other parameters but never reached this frozen one.
+        (explanation, note): the explanation when a condition around the unfreeze (`if p.requires_grad:
+        p.requires_grad = flag`) kept it away, else a note for the freeze's explanation ("" when none ran)."""
+        info = self.d.tensors[tid]
+        if info.role != "param":
+            return None, ""
+        last_off = max((e.index for e in self.ev if e.kind == "requires_grad" and tid in e.input_ids()
+                        and e.detail.get("value") is False), default=-1)
+        ons = [e for e in self.ev if e.kind == "requires_grad" and e.detail.get("value") is True and e.context == "user"
+               and e.index > last_off and e.site is not None and tid not in e.input_ids()
+               and any(self.d.tensors.get(t) is not None and self.d.tensors[t].role == "param" for t in e.input_ids())]
+        if not ons or any(e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is True
+                          for e in self.ev):
+            return None, ""
+        on = ons[-1]
+        reached = {t for e in ons if e.site.stack == on.site.stack for t in e.input_ids()}
+        guard = _source.enclosing_condition(on.site.filename, on.site.lineno)
+        if guard is not None:
+            site = Site(on.site.filename, guard[0], on.site.function, guard[1], on.site.stack, on.site.label)
+            head = (f"the unfreeze{_at(on.site)}{_code(on.site)} ran for {len(reached)} other parameter(s), but the "
+                    f"condition{_at(site)}{_code(site)} kept it from reaching {name}, which stays frozen")
+            fix = (f"unfreeze without that condition for the parameters that should train (the condition `"
+                   f"{guard[1].rstrip(':')}` is false for {name}), e.g. set requires_grad on every parameter you mean "
+                   f"to train.")
+        else:  # no guard in sight: the freeze is the cause; say that the unfreeze ran and did not reach it
+            return None, (f" (An unfreeze ran{_at(on.site)}{_code(on.site)} for {len(reached)} other "
+                          f"parameter(s), but it did not reach {name}.)")
+        return Explanation(
+            "frozen_param", site, name, f"{name}.grad is None: {head}, so autograd treats it as a constant.",
+            detail="A parameter with requires_grad=False gets no gradient; an unfreeze only changes the parameters it "
+                   "is applied to.", fix=fix, evidence=[on]), ""
+
+    def _hook_cleared(self, tid, name):
+        """A gradient reached the leaf's AccumulateGrad, yet .grad is None right after that backward, and a
+        post-accumulate-grad hook is registered on it (optimizer-in-backward in a training framework: the hook
+        steps and clears .grad)."""
+        hooks = [h for h in self.ev if h.kind == "hook" and tid in h.input_ids() and h.detail.get("post_accumulate")]
+        if not hooks:
+            return None
+        for b in reversed(self.d.backwards):
+            g = b.leaf_grads.get(tid)
+            arrived = b.arrived.get(tid)
+            if g is None or g.status != "none" or not arrived or not (arrived > 0 or arrived == -1.0):
+                continue
+            h = hooks[-1]
+            site = self._hook_site(h)
+            where = " before the trace" if h.detail.get("before_trace") else _at(h.site)
+            steps = [e for e in self.ev if e.kind == "optimizer_step" and e.index > b.event
+                     and tid in (e.detail.get("params") or ())]
+            return Explanation(
+                "hook_modified", site, name,
+                f"{name}.grad is None: backward delivered a gradient"
+                f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the post-accumulate-grad hook"
+                f"{' `' + h.detail['hook'].rsplit('.', 1)[-1] + '`' if h.detail.get('hook') else ''} registered{where} cleared .grad{_at(site)}{_code(site)}"
+                + (" after stepping the optimizer inside backward" if steps else "") + ".",
+                detail="A post-accumulate-grad hook runs right after the gradient is stored in .grad; a hook that "
+                       "steps the optimizer and sets .grad to None (optimizer-in-backward) leaves no .grad to read "
+                       "after backward.",
+                fix=f"read or clip {name}'s gradient inside that hook (before it clears .grad), or remove the hook "
+                    f"when you step the optimizer after backward yourself.",
+                evidence=[h])
+        return None

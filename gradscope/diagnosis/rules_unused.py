@@ -1,0 +1,315 @@
+"""The last rules for `.grad is None` (status `none`, after the data-path cut): no path to a loss carried the
+tensor: it was never used, skipped, replaced, or its result was thrown away."""
+from __future__ import annotations
+
+# <imports>
+import re
+
+from ..explanation import Explanation
+from ..model import Frame, Site
+from .common import _is_copy, _receiver
+from .registry import rule
+from .wording import _at, _code, _plain, py_expr
+# </imports>
+
+
+def _cone(dx, q):
+    """The calls the tensor's values flowed through; none when they are only a state_dict()/load_state_dict()
+    copy (a teacher made from the student is no use in the forward)."""
+    def compute():
+        cone = dx.cone(q.tid)
+        if cone and all(e.context == "library" or _is_copy(e) for e in cone):
+            cone = []
+        return cone
+    return q.get("cone", compute)
+
+
+def _used(dx, q):
+    """Tensors used in the computation (not a copy between models, nor a requires_grad_ or hook call on it)."""
+    return q.get("used", lambda: {r.tid for e in dx.ev if e.context == "user" and e.kind in ("op", "cut", "module",
+                                                                                                "inplace")
+                                  and not _is_copy(e) for r in e.inputs})
+
+
+def _dead(dx, q):
+    """The call (outermost module first) whose result was never used afterwards, or None."""
+    return q.get("dead", lambda: _find_dead(dx, _cone(dx, q)))
+
+
+def _find_dead(dx, cone):
+    dead = None
+    mods = [e for e in cone if e.kind == "module" and e.context == "user"]
+    for e in reversed(mods):  # (the outermost module whose output is dropped: it completes last)
+        outs = e.output_ids()
+        if outs and all(not [i for i in dx.consumers.get(o, ()) if i > e.index and dx.ev[i].kind != "module"]
+                        for o in outs):
+            dead = e
+            break
+    if dead is None:
+        for e in cone:
+            if e.kind in ("op", "cut") and e.context == "user":
+                outs = e.output_ids()
+                if outs and all(not dx.consumers.get(o) for o in outs):
+                    dead = e
+                    break
+    if dead is not None and dead.kind != "module" and dead.output_ids():  # the module that returned it
+        outs = dead.output_ids()
+        for e in dx.ev[dead.index + 1: dead.index + 64]:
+            if e.kind == "module" and e.output_ids() == outs:
+                dead = e
+                break
+    if dead is not None and dead.kind == "module":  # a container that returned this output as its own
+        outs = dead.output_ids()
+        for e in dx.ev[dead.index + 1: dead.index + 64]:
+            if e.kind == "module" and e.output_ids() == outs and dead.op.startswith(e.op + ".") and e.op:
+                dead = e
+    return dead
+
+
+@rule('none', 300)
+def hooked_module_not_called(dx, q):
+    """Used only by a forward hook of a module run as module.forward(x)."""
+    tid, name, d = q.tid, q.name, dx.d
+    cone = _cone(dx, q)
+    hp = (d.meta.get("hook_params") or {}).get(str(tid))
+    if hp is not None and not cone:
+        owner = hp["owner"]
+        if not [e for e in dx.ev if e.kind == "module" and e.op == owner]:
+            # the hooked module ran without __call__ (module.forward(x)): its hooks never ran
+            ran = [e for e in dx.ev if e.kind == "op" and any(
+                (dx.d.tensors.get(r.tid) and (dx.d.tensors[r.tid].name or "").startswith(owner + "."))
+                for r in e.inputs)]
+            site = ran[0].site if ran else None
+            return Explanation(
+                "unused_parameter", site, name,
+                f"{name}.grad is None: it is used only by a forward hook on `{owner}`, and `{owner}` was run"
+                f"{_at(site)}{_code(site)} without calling the module (its .forward(...)), which skips its hooks.",
+                detail="Hooks run in Module.__call__; calling module.forward(x) directly runs the layer but none of "
+                       "its forward hooks.",
+                fix=f"call the module itself (`{owner.rsplit('.', 1)[-1]}(x)`), not its .forward(x).",
+                evidence=ran[:1])
+    return None
+
+
+@rule('none', 310)
+def other_instance_in_forward(dx, q):
+    """The forward uses another instance of the module class (or the optimizer holds a newer one)."""
+    tid, name, d = q.tid, q.name, dx.d
+    cone = _cone(dx, q)
+    used = _used(dx, q)
+    owners = d.meta.get("param_owner") or {}
+    mine = owners.get(str(tid))
+    if not cone and mine:
+        info = d.tensors[tid]
+        for t in d.tensors.values():
+            o = owners.get(str(t.tid))
+            if (t.tid != tid and t.tid in used and o and o["class"] == mine["class"] and o["attr"] == mine["attr"]
+                    and t.shape == info.shape and t.tid not in dx.trainable and tid in dx.trainable):
+                order = list(owners)  # (registration order)
+                if order.index(str(tid)) > order.index(str(t.tid)) and mine.get("site"):
+                    # the optimizer's instance is the newer one: `Adam(Net().parameters())`
+                    site = Site.from_json(mine["site"])
+                    other = Site.from_json(o["site"]) if o.get("site") else None
+                    if other is not None:  # the user line where the two creations part ways
+                        for i, (a, b) in enumerate(zip(site.stack, other.stack)):
+                            if a != b:
+                                site = dx._frame_site(a, site.stack[:i])
+                                break
+                    return Explanation(
+                        "param_recreated", site, name,
+                        f"{name}.grad is None: it belongs to a second {mine['class']} instance created"
+                        f"{_at(site)}{_code(site)}, which the optimizer holds; the forward uses the first one.",
+                        detail="An optimizer built from the parameters of a new instance updates parameters the "
+                               "forward never uses.",
+                        fix=f"in `{_plain(site)}`, pass the parameters of the {mine['class']} that runs the forward "
+                            f"instead of a new instance's.",
+                        evidence=[])
+                site = Site.from_json(o["site"]) if o.get("site") else None
+                return Explanation(
+                    "param_recreated", site, name,
+                    f"{name}.grad is None: the forward uses another {mine['class']} instance (created"
+                    f"{_at(site)}{_code(site)}), not the one this parameter belongs to.",
+                    detail="The optimizer (or your code) holds parameters of an instance the forward no longer uses.",
+                    fix="build the optimizer from the model that runs the forward, after all layers are replaced.",
+                    evidence=[])
+    return None
+
+
+@rule('none', 320)
+def returned_input(dx, q):
+    """A module returned its input unchanged, so its layers never ran."""
+    name = q.name
+    cone = _cone(dx, q)
+    if cone:
+        return None
+    for e in dx.ev:
+        if e.kind == "module" and e.detail.get("returned_input") and name.startswith(e.op + ".") and e.op:
+            fr = e.detail.get("return_line")
+            site = e.site
+            if fr:
+                f = Frame.from_json(fr)
+                site = dx._frame_site(f, e.site.stack if e.site else ())
+            return Explanation(
+                "unused_parameter", site, name,
+                f"{name}.grad is None: {e.op} returned its input unchanged{_at(site)}{_code(site)}, so its "
+                f"layers (including {name}) never ran.",
+                detail="A parameter that is not used in the forward gets no gradient (and DDP complains "
+                       "about unused parameters).",
+                fix=f"check the condition under which `{_plain(site)}` returns the input unchanged.",
+                evidence=[e])
+    return None
+
+
+@rule('none', 330)
+def skipped_child(dx, q):
+    """A child module the forward never called: the early return or partial loop."""
+    name, d = q.name, dx.d
+    cone = _cone(dx, q)
+    if cone:
+        return None
+    for cpath, info in (d.meta.get("skipped_children") or {}).items():
+        if name.startswith(cpath + "."):
+            res = dx._skipped_child(name, cpath, info)
+            dsite = dx._defined_site(name)
+            if dsite is not None:
+                res.extra_sites.append(dsite)
+            return res
+    return None
+
+
+@rule('none', 340)
+def stale_optimizer(dx, q):
+    """The optimizer was built before layers were replaced or added."""
+    tid, name = q.tid, q.name
+    cone = _cone(dx, q)
+    if cone:
+        return None
+    return dx._stale_optimizer(tid, name, _used(dx, q))
+
+
+@rule('none', 350)
+def never_used(dx, q):
+    """Never used by any torch call in the step (where it is defined, when known)."""
+    name = q.name
+    cone = _cone(dx, q)
+    if cone:
+        return None
+    mod = name.rsplit(".", 1)[0] if "." in name else None
+    called = [e for e in dx.ev if e.kind == "module" and e.op == mod]
+    dsite = dx._defined_site(name)
+    return Explanation(
+        "unused_parameter", dsite, name,
+        f"{name}.grad is None: {name} was never used by any torch call in the traced step"
+        + ("" if called or mod is None else f" (module `{mod}` was never called)")
+        + (f"; it is defined{_at(dsite)}{_code(dsite)}" if dsite else "") + ".",
+        detail="A parameter that takes no part in the forward gets no gradient.",
+        fix=(f"call `{mod}` in forward, or leave it out of the model/optimizer." if mod else
+             f"use {name} in the forward, or leave it out of the optimizer."),
+        evidence=[])
+
+
+@rule('none', 360)
+def forward_hook_replaced_output(dx, q):
+    """A forward hook replaced the output of the module that used it."""
+    name = q.name
+    dead = _dead(dx, q)
+    if dead is not None and dead.kind == "module":
+        fh = (dx.d.meta.get("module_forward_hooks") or {}).get(dead.op)
+        if fh:  # its output was replaced by a forward hook's return value, not dropped by the forward
+            f = Frame.from_json(fh[0])
+            site = dx._frame_site(f, dead.site.stack if dead.site else ())
+            return Explanation(
+                "hook_modified", site, name,
+                f"{name}.grad is None: a forward hook on `{dead.op}` returns a value{_at(site)}{_code(site)}, "
+                f"which replaces the module's output, so what {name} computed never reaches the loss.",
+                detail="A forward hook (register_forward_hook) that returns something other than None replaces "
+                       "the module's output with it.",
+                fix="return None from a hook that only looks at (or collects) the output; return a modified "
+                    "output only on purpose.", evidence=[dead])
+    return None
+
+
+@rule('none', 370)
+def result_discarded(dx, q):
+    """It was used, but the result was never used afterwards."""
+    name = q.name
+    dead = _dead(dx, q)
+    site = dead.site if dead else None
+    what = f"{dead.op}'s output" if dead is not None and dead.kind == "module" else "its result"
+    return Explanation(
+        "unused_parameter", site, name,
+        f"{name}.grad is None: {name} was used{_at(site)}{_code(site)}, but {what} was never used afterwards, "
+        f"so it does not reach the loss.",
+        detail="A result that is computed and then discarded contributes nothing to the loss.",
+        fix=(f"use the output of `{dead.op}`{_at(site)} in what the loss is computed from (assign it and pass it "
+             f"on), or remove `{dead.op}`." if dead is not None and dead.kind == "module" else
+             f"use the result of `{_plain(site)}` (assign it and pass it on to what the loss is computed "
+             f"from), or remove that computation." if _plain(site) else
+             "use the result in what the loss is computed from, or remove that computation."),
+        evidence=[dead] if dead else [])
+
+
+class UnusedMixin:
+    """Helpers of the unused rules (mixed into Diagnosis)."""
+
+    def _replaced(self, tid, name):
+        """param_recreated when ``tid`` is a parameter (or belongs to a module) that was replaced."""
+        for e in self.ev:
+            if e.kind == "module_set" and tid in (e.detail.get("old_params") or ()):
+                rewrapped = e.detail.get("new_class") == "Parameter" and any(
+                    x.kind == "cut" and x.op == "torch.nn.Parameter" and x.site is not None and e.site is not None
+                    and x.site.stack == e.site.stack for x in self.ev[max(0, e.index - 8): e.index + 3])
+                attr = e.detail.get("attr")
+                if e.detail.get("tied"):
+                    fix = "tie the weights before creating the optimizer (or create it again after tying)."
+                elif rewrapped:  # `m.w = nn.Parameter(m.w.clamp(...))` every step
+                    m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=[^=]", e.site.code or "") if e.site else None
+                    lhs = m.group(1) if m else attr
+                    fix = (f"change the values in place so the optimizer keeps its Parameter: "
+                           f"`with torch.no_grad(): {lhs}.clamp_(...)` (or .copy_(new_values)), not a new "
+                           f"nn.Parameter.")
+                else:
+                    fix = ("create the optimizer after replacing layers (or add the new parameters with "
+                           "optimizer.add_param_group), and drop the old module's parameters.")
+                return Explanation(
+                    "param_recreated", e.site, name,
+                    f"{name}.grad is None: {attr} was "
+                    + (f"tied to `{e.detail['tied_to']}`" if e.detail.get("tied_to") else
+                       f"replaced by a new {e.detail.get('new_class')}")
+                    + f"{_at(e.site)}{_code(e.site)}; the forward uses the new one, while this parameter belongs to the "
+                    f"old instance (which the optimizer may still hold).",
+                    detail="Parameters are objects: an optimizer built before the replacement keeps updating the old "
+                           "module's parameters, which no longer take part in the forward.",
+                    fix=fix, evidence=[e])
+        return None
+
+    def _stale_optimizer(self, tid, name, used):
+        """An optimizer holds ``tid``, which no module of the model names any more, while the forward trains
+        parameters no optimizer holds: the optimizer was built before layers were replaced or added."""
+        info = self.d.tensors[tid]
+        if not self.trainable or tid not in self.trainable:
+            return None
+        newer = [t for t in self.d.tensors.values() if t.role == "param" and t.name and t.requires_grad
+                 and t.tid not in self.trainable and t.tid in used]
+        if not any(t.shape == info.shape for t in newer):  # (a replacement: a new parameter of the same shape)
+            return None
+        owners = self.d.meta.get("param_owner") or {}
+        made = next((Site.from_json(owners[str(t.tid)]["site"]) for t in newer
+                     if (owners.get(str(t.tid)) or {}).get("site")), None)
+        step = next((e for e in self.ev if e.kind == "optimizer_step" and tid in (e.detail.get("params") or ())), None)
+        site = made or (step.site if step else None)
+        mods = sorted({t.name.rsplit(".", 1)[0] for t in newer if "." in t.name}) or [t.name for t in newer]
+        opt = (_receiver(step.site.code, ".step(") if step is not None and step.site is not None else None) \
+            or "optimizer"
+        shown = ", ".join(f"`{m}`" for m in mods[:3]) + (", …" if len(mods) > 3 else "")
+        return Explanation(
+            "param_recreated", site, name,
+            f"{name}.grad is None: the optimizer holds this parameter ({'x'.join(map(str, info.shape)) or 'scalar'}), "
+            f"which no module of the model uses any more, while the forward trains {shown}, which no optimizer holds"
+            + (f" (created{_at(made)}{_code(made)})" if made else "")
+            + ": the optimizer was built before those layers were replaced or added.",
+            detail="An optimizer keeps the Parameter objects it was given; layers replaced or added afterwards are "
+                   "not in it, and the replaced ones no longer take part in the forward.",
+            fix=f"build the optimizer after the model is complete, or add the new parameters: "
+                f"`{opt}.add_param_group({{'params': {py_expr(mods[0])}.parameters()}})`.",
+            evidence=[step] if step else [])

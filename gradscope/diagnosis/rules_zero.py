@@ -1,0 +1,211 @@
+"""Rules for an all-zero `.grad` (statuses `zero` and, per backward, `zero_node`)."""
+from __future__ import annotations
+
+# <imports>
+import math
+
+from ..explanation import Explanation
+from ..model import Frame
+from .common import _ZERO_OPS, _opname
+from .registry import REGISTRY, rule
+from .wording import _at, _code, _plain
+# </imports>
+
+
+def _hooks(dx, q):
+    """The tensor hooks registered on the tensor asked about."""
+    return q.get("hooks", lambda: [e for e in dx.ev if e.kind == "hook" and q.tid in e.input_ids()])
+
+
+def _zeroing(dx, q):
+    """(node, event) that turned a non-zero incoming gradient into zero in the backward looked at."""
+    b = q.backward
+    return q.get(("zeroing", b.event), lambda: dx._zeroing_node(b, q.tid))
+
+
+@rule('zero', 20)
+def zeroed_after_backward(dx, q):
+    """The gradient arrived non-zero, then something wrote zeros into .grad."""
+    return dx._zeroed_after_backward(q.tid, q.name)
+
+
+@rule('zero', 30)
+def retained_zeroed(dx, q):
+    """A retained non-leaf: what reached its grad_fn node, and who zeroed it."""
+    tid, name = q.tid, q.name
+    info = dx.d.tensors.get(tid)
+    if info is None or info.is_leaf:
+        return None
+    return dx._zero_retained(tid, name, _hooks(dx, q))
+
+
+@rule('zero', 40, delegates='zero_node')
+def zeroed_in_backward(dx, q):
+    """Per backward (newest first), the `zero_node` rules: which node zeroed it."""
+    for b in reversed(dx.d.backwards):
+        if q.tid not in b.leaf_grads:
+            continue
+        q.backward = b
+        res = REGISTRY.first("zero_node", dx, q)
+        if res is not None:
+            return res
+    return None
+
+
+@rule('zero', 90)
+def zero_unknown(dx, q):
+    """The trace did not record which operation zeroed it."""
+    name = q.name
+    return Explanation("zero_gradient", None, name, f"{name}.grad is all zeros.",
+                       detail="The trace did not record which operation zeroed it.",
+                       fix="check activations for dead units and saturated clamps.")
+
+
+@rule('zero_node', 10)
+def hook_replaced_gradient(dx, q):
+    """A non-zero gradient arrived and a hook on the tensor replaced it."""
+    tid, name = q.tid, q.name
+    b = q.backward
+    hooks = _hooks(dx, q)
+    arrived = b.arrived.get(tid)
+    if hooks and arrived and (arrived > 0 or arrived == -1.0):  # (-1: sent, not measured)
+        return dx._hook_replaced(hooks[-1], name, arrived)
+    return None
+
+
+@rule('zero_node', 20)
+def custom_function_zero(dx, q):
+    """A custom autograd.Function whose backward returns zero."""
+    name = q.name
+    node, e = _zeroing(dx, q)
+    if node is not None and node.custom_backward is not None and e is None:
+        f = node.custom_backward
+        site = dx._frame_site(f)
+        fn = node.name.replace("Backward", "")
+        return Explanation(
+            "custom_function", site, name,
+            f"{name}.grad is all zeros: the custom autograd.Function {fn} returns a zero gradient"
+            f"{_at(site)}{_code(site)}, so nothing flows back to {name}.",
+            detail="Everything before a custom Function gets only what its backward() returns.",
+            fix=f"implement the real derivative in {fn}.backward (check it with torch.autograd.gradcheck).",
+            evidence=[])
+    return None
+
+
+@rule('zero_node', 30)
+def module_backward_hook_zero(dx, q):
+    """A module backward hook that returns a zero gradient."""
+    name = q.name
+    node, e = _zeroing(dx, q)
+    if node is not None and "BackwardHook" in node.name:
+        mh = dx.d.meta.get("module_hooks") or {}
+        frames = [(p, Frame.from_json(f)) for p, fs in mh.items() for f in fs]
+        if frames:
+            path, f = frames[0]
+            site = dx._frame_site(f)
+            return Explanation(
+                "hook_modified", site, name,
+                f"{name}.grad is all zeros: the backward hook on module `{path or 'the model'}` returns a zero "
+                f"gradient{_at(site)}{_code(site)}, so nothing flows back to {name}.",
+                detail="What a module backward hook (register_full_backward_hook) returns replaces the "
+                       "gradient with respect to the module's inputs.",
+                fix="return None from the hook to keep the gradient, or fix the scaling it applies.",
+                evidence=[])
+    return None
+
+
+@rule('zero_node', 40)
+def tensor_hook_zero(dx, q):
+    """A tensor hook on an intermediate result that returns zero."""
+    name = q.name
+    node, e = _zeroing(dx, q)
+    if e is None:
+        return None
+    hk = [h for h in dx.ev if h.kind == "hook" and set(h.input_ids()) & set(e.output_ids())]
+    if hk:
+        h = hk[-1]
+        site = dx._hook_site(h)
+        tn = dx.label(h.input_ids()[0])
+        return Explanation(
+            "hook_modified", site, name,
+            f"{name}.grad is all zeros: the hook on `{tn}` registered{_at(h.site)} returns a zero gradient"
+            f"{_at(site)}{_code(site)}, so nothing flows back to {name}.",
+            detail="A tensor hook's return value replaces the gradient flowing through that tensor.",
+            fix=dx._hook_fix(h, f"check what the hook returns (`{_plain(site)}` is zero here); "
+                                  f"return None from the hook to leave the gradient unchanged."),
+            evidence=[h, e])
+    return None
+
+
+@rule('zero_node', 50)
+def zeroing_op(dx, q):
+    """The op whose backward turned a non-zero gradient into zero (a dead ReLU, a saturated clamp, round/sign, sampling)."""
+    name = q.name
+    b = q.backward
+    node, e = _zeroing(dx, q)
+    if e is None:
+        return None
+    op = _opname(e)
+    is_nd = e.cut == "zero_grad_op" or op in _ZERO_OPS
+    cause = "nondifferentiable_op" if is_nd else "zero_gradient"
+    why, fix = dx._zero_op_text(e, b, op, is_nd)
+    site = e.site
+    return Explanation(
+        cause, site, name,
+        f"{name}.grad is all zeros: gradient reaches {op}{_at(site)}{_code(site)} but comes out as zero "
+        f"({node.name}), so nothing flows back to {name}.",
+        detail=why, fix=fix, evidence=[e])
+
+
+class ZeroMixin:
+    """Helpers of the zero rules (mixed into Diagnosis)."""
+
+    def _zeroed_after_backward(self, tid, name):
+        """The gradient arrived non-zero, then something wrote zeros into .grad."""
+        got = [b for b in self.d.backwards if b.api != "torch.autograd.grad" and tid in b.leaf_grads
+               and b.leaf_grads[tid].status == "received"]
+        if not got:
+            return None
+        last = got[-1].event
+        for e in self.ev[last + 1:]:
+            if e.kind != "inplace":
+                continue
+            grads_of = e.detail.get("grads_of") or [e.detail.get("grad_of")]
+            if tid not in grads_of:
+                continue
+            op = _opname(e)
+            if op in ("zero_", "fill_", "_foreach_zero_") or "zero_grad" in (e.site.code if e.site else ""):
+                t = self.timing_problem(tid)  # only a read that found the zeros is the bug (evidence)
+                return self._timing_explanation(tid, name, *t) if t is not None else None
+            return Explanation(
+                "zero_gradient", e.site, name,
+                f"{name}.grad is all zeros: backward filled it, then {op}{_at(e.site)}{_code(e.site)} scaled it to "
+                f"zero.",
+                detail="The gradient was multiplied by zero after backward.",
+                fix=(f"check the factor in `{_plain(e.site)}`: it scales the gradient to zero"
+                     + (" (max_norm must be > 0)" if "clip" in op else "") + "."), evidence=[e])
+        return None
+
+    def _zero_retained(self, tid, name, hooks):
+        """.grad of a retained non-leaf is all zeros: what reached its grad_fn node, and who zeroed it."""
+        p = self.d.producer(tid)
+        if p is None:
+            return None
+        for b in reversed(self.d.backwards):
+            node = next((n for n in b.nodes.values() if n.event == p.index), None)
+            if node is None:
+                continue
+            sent = [q.out_norms[j] for q in b.nodes.values() for j, nx in enumerate(q.next)
+                    if nx == node.nid and j < len(q.out_norms) and q.out_norms[j] is not None and q.ran]
+            arrived = math.sqrt(sum(v * v for v in sent if v > 0)) if sent else None
+            if hooks and arrived:
+                return self._hook_replaced(hooks[-1], name, arrived)
+            zn, e = self._zeroing_node(b, tid, start=[node])
+            if e is not None:
+                op = _opname(e)
+                return Explanation(
+                    "zero_gradient", e.site, name,
+                    f"{name}.grad is all zeros: gradient reaches {op}{_at(e.site)}{_code(e.site)} but comes out as "
+                    f"zero ({zn.name}), so nothing flows back to {name}.",
+                    detail=self._zero_reason(op), fix=self._zero_fix(op, e.site), evidence=[e])
+        return None
