@@ -540,8 +540,9 @@ def _fix_templates():
     from gradscope import diagnosis
 
     # every module of the diagnosis package (the wording and the rules alike)
-    mods = [importlib.import_module(f"gradscope.diagnosis.{m.name}") for m in pkgutil.iter_modules(diagnosis.__path__)]
-    assert {"wording", "rules_none", "rules_failure", "cuts"} <= {m.__name__.rsplit(".", 1)[-1] for m in mods}
+    mods = [importlib.import_module(f"gradscope.diagnosis.{m.name}") for m in pkgutil.iter_modules(diagnosis.__path__)
+            if m.name != "__main__"]
+    assert {"wording", "templates", "rules_none", "rules_failure", "cuts"} <= {m.__name__.rsplit(".", 1)[-1] for m in mods}
     out = []
     for node in (n for m in [diagnosis, *mods] for n in ast.walk(ast.parse(inspect.getsource(m)))):
         if isinstance(node, ast.keyword) and node.arg == "fix":
@@ -644,3 +645,60 @@ def test_an_evaluation_between_epochs_does_not_explain_a_discarded_layer():
     e = tr.why(model.fc2.weight)
     assert e.cause == "unused_parameter", e
     assert e.site.lineno == line_of("R:discarded")
+
+
+# --- rules no other test reaches (each is the recorded case of its rule: tests/fixtures/rule_cases.py) -------------
+
+class _Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enabled = False
+        self.proj = nn.Linear(3, 3)
+
+    def forward(self, x):
+        if not self.enabled:
+            return x  # R:gate-bypass
+        return self.proj(x)
+
+
+class _Gated(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(3, 3)
+        self.gate = _Gate()
+
+    def forward(self, x):
+        return self.gate(self.inp(x))
+
+
+def test_a_module_that_returned_its_input_unchanged_is_the_site():
+    model = _Gated()
+    with gradscope.trace() as tr:
+        model(torch.randn(2, 3)).sum().backward()
+    exp = tr.why(model.gate.proj.weight)
+    assert exp.cause == "unused_parameter" and exp.site.lineno == line_of("R:gate-bypass"), exp
+    assert "returned its input unchanged" in exp.summary and "gate.proj.weight" in exp.summary
+
+
+def test_a_leaf_whose_backward_failed_is_explained_by_the_failure():
+    x = torch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="inplace"):
+        with gradscope.trace() as tr:
+            y = x.sigmoid()
+            y.mul_(2)  # R:leaf-inplace
+            y.sum().backward()
+    exp = tr.why(x)
+    assert exp.cause == "inplace_saved_tensor" and exp.site.lineno == line_of("R:leaf-inplace"), exp
+    assert exp.summary.startswith("x.grad is None: the backward that should have reached it failed."), exp.summary
+
+
+@pytest.mark.parametrize("value, cause", [(0.0, "zero_gradient"), (float("nan"), "nonfinite_gradient")])
+def test_a_gradient_no_backward_produced_is_not_pinned_on_an_operation(value, cause):
+    """.grad written by hand (no backward in the trace made it): the cause, without a made-up site."""
+    w = torch.ones(3, requires_grad=True)
+    with gradscope.trace() as tr:
+        (w * 2).sum()
+        w.grad = torch.full((3,), value)
+    exp = tr.why(w)
+    assert exp.cause == cause and exp.site is None, exp
+    assert "did not" in exp.detail  # (says that the trace did not see where it came from)

@@ -1,13 +1,11 @@
 """Constants and small pure helpers shared by the facts, the rules and the wording (no torch)."""
 from __future__ import annotations
 
-# <imports>
 import linecache
 import re
 
 from .. import _source
 from ..model import Event, Site, strip_torch_prefix
-# </imports>
 
 
 #: Event.cut -> Explanation.cause

@@ -2,7 +2,6 @@
 the registered rules (:mod:`.registry`) on the facts (:mod:`.facts`)."""
 from __future__ import annotations
 
-# <imports>
 from ..explanation import Explanation, ParamStatus, StepSummary
 from ..model import Event
 from ..verdict import VerdictRules
@@ -16,7 +15,6 @@ from .rules_received import ReceivedMixin
 from .rules_unused import UnusedMixin
 from .rules_zero import ZeroMixin
 from .wording import WordingMixin, _as_written, _at, _code
-# </imports>
 
 
 class Diagnosis(FactsMixin, WordingMixin, CutsMixin, ReceivedMixin, ZeroMixin, NoneMixin, UnusedMixin, VerdictRules):

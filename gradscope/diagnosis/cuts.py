@@ -1,14 +1,12 @@
 """A cut on the data path from a tensor to a backward root: finding it and explaining it."""
 from __future__ import annotations
 
-# <imports>
 import re
 
 from ..explanation import Explanation, PathStep
 from ..model import Frame, Site
 from .common import _EXPLICIT_ITEM, _REWRAP_CODE, _find_in_function, _first_arg, _opname, _sgd_rebind, _short
 from .wording import _as_written, _at, _code
-# </imports>
 
 
 class CutsMixin:

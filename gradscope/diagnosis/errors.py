@@ -2,13 +2,12 @@
 are in :mod:`.rules_failure`), and the dispatch over it."""
 from __future__ import annotations
 
-# <imports>
 import re
 
 from ..explanation import Explanation
+from . import templates as say
 from .common import statement_site
 from .registry import Query, REGISTRY, rule
-# </imports>
 from . import rules_failure  # noqa: F401  (registers the failure rules this table names)
 
 
@@ -54,7 +53,4 @@ def unknown_error(dx, q):
     """An error no rule explains: reported where it was raised."""
     x, msg = dx.d.exception, q.msg
     e = dx._error_event()
-    return Explanation("unknown", (e.site if e else None) or x.site, "the step",
-                       f"The traced step raised {x.type}: {msg.splitlines()[0] if msg else ''}",
-                       detail="gradscope has no rule for this error; the site is where it was raised.",
-                       fix="see the error message.", evidence=[e] if e else [])
+    return Explanation("unknown", (e.site if e else None) or x.site, "the step", *say.unknown_error_text(x, msg), evidence=[e] if e else [])

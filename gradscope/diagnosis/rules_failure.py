@@ -2,14 +2,13 @@
 patterns that select them are the table in :mod:`.errors`."""
 from __future__ import annotations
 
-# <imports>
 import re
 
 from ..explanation import Explanation, PathStep
+from . import templates as say
 from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _sgd_rebind
 from .registry import rule
-from .wording import _at, _code, _out_of_place, _plain
-# </imports>
+from .wording import _at, _code
 
 
 @rule("failure", 10)
@@ -76,12 +75,7 @@ def inplace_modified_saved_tensor(dx, q):
         if sc >= 3 and (best is None or sc >= best[0]):
             best = (sc, c)
     if best is None:
-        return Explanation(
-            "inplace_saved_tensor", bw.site if bw else None, "backward",
-            "backward failed: a tensor saved for backward was modified in place, but the trace did not see the write "
-            "(it may have happened through .data, NumPy, or outside the traced block).",
-            detail=msg.splitlines()[0], fix="look for in-place writes (+=, x[...] =, add_, relu_(inplace=True)) on "
-            "tensors used earlier in the forward.", evidence=[bw] if bw else [])
+        return Explanation("inplace_saved_tensor", bw.site if bw else None, "backward", *say.inplace_modified_saved_tensor_text2(msg), evidence=[bw] if bw else [])
     e, tgt, base, _, _, saver = best[1]
     se = dx.ev[saver] if isinstance(saver, int) and 0 <= saver < len(dx.ev) else None
     tname = dx.label(tgt) if tgt is not None else "a tensor"
@@ -97,25 +91,7 @@ def inplace_modified_saved_tensor(dx, q):
     saved_txt = f"; {_opname(se)}{_at(se.site)} saved it for backward" if se is not None else (
         f" (saved by {node})" if node else "")
     who = " (inside optimizer.step())" if e.context == "optimizer" and not op.endswith(".step()") else ""
-    return Explanation(
-        "inplace_saved_tensor", e.site, tname,
-        f"backward failed: {op}{who}{_at(e.site)}{_code(e.site)} modified {what} in place after it was saved "
-        f"for backward{saved_txt}.",
-        detail=("Autograd saves some inputs/outputs of an operation to compute its gradient; writing into them "
-                "afterwards (+=, x[...] = v, add_, relu(inplace=True), optimizer.step()) makes the saved value wrong, "
-                "so backward refuses to run."),
-        fix=(("a graph kept alive across steps (retain_graph=True, e.g. on a hidden state carried into the next "
-              "batch) still holds the weights that optimizer.step() changed: detach the carried state every step "
-              "(`<state> = <state>.detach()`) and drop retain_graph=True."
-              if e.context == "optimizer" and any(b.kind == "backward" and b.detail.get("retain_graph")
-                                                  and b.index < e.index for b in dx.ev) else
-              _out_of_place(e.site.code if e.site else "") or
-              (f"write `{_plain(e.site)}` out of place (a new tensor instead of writing into one autograd "
-               f"saved; inplace=False for activations)" + (", or run backward for every loss before "
-                                                           "optimizer.step() changes the weights"
-                                                           if e.context == "optimizer" else "") + "."))),
-        path=[PathStep(_opname(se), se.op, se.site, note="saved for backward")] if se else [],
-        evidence=[e] + ([se] if se else []))
+    return Explanation("inplace_saved_tensor", e.site, tname, *say.inplace_modified_saved_tensor_text(dx, op, who, what, saved_txt, e), path=[PathStep(_opname(se), se.op, se.site, note="saved for backward")] if se else [], evidence=[e] + ([se] if se else []))
 
 
 @rule("failure", 20)
@@ -130,13 +106,7 @@ def no_grad_fn(dx, q):
     ag = [e for e in evs if e.kind == "backward" and e.op == "torch.autograd.grad" and not e.detail.get("create_graph")]
     if ag:
         e = ag[-1]
-        return Explanation(
-            "autograd_grad_not_backward", e.site, root,
-            f"backward on `{root}` failed: it is built from gradients returned by torch.autograd.grad"
-            f"{_at(e.site)}{_code(e.site)} without create_graph=True, so they carry no graph to differentiate.",
-            detail="autograd.grad returns plain tensors unless create_graph=True records the backward pass itself.",
-            fix="pass create_graph=True to torch.autograd.grad when the gradients are used in a loss (gradient "
-                "penalties, meta-learning).", evidence=[e])
+        return Explanation("autograd_grad_not_backward", e.site, root, *say.no_grad_fn_text2(root, e), evidence=[e])
     frozen = [e for e in dx.ev if e.kind == "requires_grad" and e.detail.get("value") is False
               and set(e.input_ids()) & tids and (bw is None or e.index < bw.index)]
     # a cut of a parameter that still requires grad (the student run inside the teacher's no_grad block)
@@ -150,16 +120,7 @@ def no_grad_fn(dx, q):
         names = sorted({dx.label(t) for f in frozen for t in f.input_ids() if t in tids})
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
         whole = dx._froze_everything(e)
-        return Explanation(
-            "frozen_param", e.site, root,
-            f"backward on `{root}` failed: nothing in it requires grad because {shown} "
-            f"{'was' if len(names) == 1 else 'were'} frozen{_at(e.site)}{_code(e.site)} and never unfrozen."
-            + (f" {whole[0]}" if whole else ""),
-            detail="With every parameter frozen (requires_grad=False) and the other inputs detached, the loss has no "
-                   "grad_fn, so backward has nothing to differentiate.",
-            fix=whole[1] if whole and whole[1] else
-                f"set requires_grad_(True) again on {shown} before the step that trains them (after the step "
-                f"that needed them frozen).", evidence=frozen[-3:])
+        return Explanation("frozen_param", e.site, root, *say.no_grad_fn_text3(whole, root, shown, e, names), evidence=frozen[-3:])
     cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and e.context not in _NOT_FORWARD
             and any(r.requires_grad for r in e.inputs)]
     if cuts:
@@ -182,23 +143,8 @@ def no_grad_fn(dx, q):
         off = dx._grad_off_elsewhere(se) if cause == "no_grad_block" else ""
         w = _sgd_rebind(site) if cause == "no_grad_block" else None
         if w:  # a manual SGD step that rebinds the leaf
-            return Explanation(
-                cause, site, root,
-                f"backward on `{root}` failed: `{w}` was rebound{_at(site)}{_code(site)} to the result of "
-                f"an update made under no_grad, a new tensor that does not require grad, so `{root}` computed "
-                f"from it has no grad_fn.",
-                detail="Under no_grad, `w = w - lr * w.grad` creates a new tensor without history and rebinds the "
-                       "name; the original leaf that required grad is no longer used.",
-                fix=fix, evidence=[e])
-        return Explanation(
-            cause, site, root,
-            (f"backward on `{root}` failed: `{root}` does not require grad because {what} was computed while grad "
-             f"was switched off{_at(site)}{_code(site)}; {off}." if off else
-             f"backward on `{root}` failed: `{root}` does not require grad because {what} "
-             f"{'were' if len(same) > 1 else 'was'} cut off from autograd"
-             f"{_at(site)}{_code(site)} ({_opname(se)}), and nothing else in it requires grad."),
-            detail="backward() needs a result with a grad_fn; every path from a trainable tensor to it was cut.",
-            fix=fix, evidence=[e])
+            return Explanation(cause, site, root, *say.no_grad_fn_text7(root, w, site, fix), evidence=[e])
+        return Explanation(cause, site, root, *say.no_grad_fn_text4(off, root, what, site, se, same, fix), evidence=[e])
     def built_outside(t):  # no producer, or made by a factory from Python values (torch.tensor(float))
         info = dx.d.tensors.get(t)
         if info is None or info.producer is None:
@@ -217,42 +163,18 @@ def no_grad_fn(dx, q):
             rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None
             site = dx._region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
             what = dx._cut_input_label(e, e.inputs[0].tid if e.inputs else None)
-            return Explanation(
-                cause, site, root,
-                f"backward on `{root}` failed: `{root}` has no autograd history (it was built outside torch); the "
-                f"last value that left autograd before it was {what}{_at(site)}{_code(site)}.",
-                detail="backward() needs a result with a grad_fn; a tensor rebuilt from NumPy or Python numbers "
-                       "has none.",
-                fix=dx._cut_explanation(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root).fix,
-                evidence=[e] + ([se] if se is not e else []))
+            return Explanation(cause, site, root, *say.no_grad_fn_text8(dx, root, what, site, cause, se, e), evidence=[e] + ([se] if se is not e else []))
     params = [t for t in tids if dx.d.tensors.get(t) and dx.d.tensors[t].role == "param"
               and not dx.d.tensors[t].requires_grad]
     if params:
         use = dx._first_use(params[0])
-        return Explanation(
-            "frozen_param", use.site if use else None, root,
-            f"backward on `{root}` failed: its parameters ({', '.join(dx.label(p) for p in params[:3])}) have "
-            f"requires_grad=False.",
-            fix="unfreeze the parameters that should train.", evidence=[use] if use else [])
+        return Explanation("frozen_param", use.site if use else None, root, *say.no_grad_fn_text5(dx, root, params), evidence=[use] if use else [])
     site = bw.site if bw else None
     leaves = [t for t in tids if dx.d.tensors.get(t) and dx.d.tensors[t].producer is None]
     rg = [t for t in leaves if dx.d.tensors[t].requires_grad]
     if rg:  # trainable tensors went in, yet nothing recorded cut them off: say so, do not guess
-        return Explanation(
-            "unknown", site, root,
-            f"backward on `{root}` failed: `{root}` does not require grad, although it was computed from "
-            f"{', '.join(dx.label(t) for t in rg[:3])}, which do; the trace did not see where the connection "
-            f"was cut.",
-            detail="Something between them dropped the graph without a recorded call: code outside the traced "
-                   "block, an extension op, or a value rebuilt from Python numbers.",
-            fix=f"print `.requires_grad` / `.grad_fn` of the intermediate results between "
-                f"{dx.label(rg[0])} and `{root}`; the first one without a grad_fn is the cut.",
-            evidence=[bw] if bw else [])
-    return Explanation(
-        "requires_grad_false", site, root,
-        f"backward on `{root}` failed: none of the tensors it was computed from requires grad"
-        + (f" ({', '.join(dx.label(t) for t in leaves[:3])})" if leaves else "") + ".",
-        fix="create the parameters with requires_grad=True (or use nn.Parameter).", evidence=[bw] if bw else [])
+        return Explanation("unknown", site, root, *say.no_grad_fn_text6(dx, root, rg), evidence=[bw] if bw else [])
+    return Explanation("requires_grad_false", site, root, *say.no_grad_fn_text(dx, leaves, root), evidence=[bw] if bw else [])
 
 
 @rule("failure", 30)
@@ -265,14 +187,7 @@ def numpy_of_grad_tensor(dx, q):
                 e = x
                 break
     what = dx._cut_input_label(e, e.inputs[0].tid) if e and e.inputs else "the tensor"
-    return Explanation(
-        "numpy_roundtrip", e.site if e else None, what,
-        f"numpy() failed{_at(e.site if e else None)}{_code(e.site if e else None)}: `{what}` requires grad, and a "
-        f"NumPy array cannot carry gradients.",
-        detail="PyTorch refuses to convert a tensor that is part of the autograd graph, because the NumPy result "
-               "would silently cut gradient flow.",
-        fix=f"for logging/plotting: `{what}.detach().cpu().numpy()`; if the result feeds the loss, keep the "
-            f"computation in torch instead.", evidence=[e] if e else [])
+    return Explanation("numpy_roundtrip", e.site if e else None, what, *say.numpy_of_grad_tensor_text(what, e), evidence=[e] if e else [])
 
 
 @rule("failure", 40)
@@ -287,13 +202,7 @@ def inference_tensor_saved(dx, q):
                 src = p
                 break
     site = src.site if src else (e.site if e else None)
-    return Explanation(
-        "inference_mode", site, "the step",
-        f"backward cannot use a tensor created under torch.inference_mode(){_at(site)}{_code(site)}: "
-        f"{_opname(e) if e else 'an operation'}{_at(e.site if e else None)} tried to save it for backward.",
-        detail="Inference tensors have no version counter and cannot be saved for backward.",
-        fix="compute it outside torch.inference_mode() when it takes part in training (cloning it only hides "
-            "the problem: the clone has no history).", evidence=[x for x in (src, e) if x])
+    return Explanation("inference_mode", site, "the step", *say.inference_tensor_saved_text(site, e), evidence=[x for x in (src, e) if x])
 
 
 @rule("failure", 50)
@@ -324,33 +233,9 @@ def backward_twice(dx, q):
         stepped = p is not None and any(x.kind == "optimizer_step" and p.index < x.index < bw.index for x in dx.ev)
         if p is not None and not stepped:
             # no optimizer step in between: several losses on one shared computation in the same step
-            return Explanation(
-                "backward_twice", p.site if p.site else e.site, name,
-                f"backward{_at(bw.site)} failed: `{name}` (computed{_at(p.site)}) feeds more than one loss, and the "
-                f"earlier backward{_at(prev.site)} already freed the graph behind it.",
-                detail="Each backward frees the graph it ran through; a second loss built on the same shared "
-                       "part cannot backpropagate through it again.",
-                fix=dx._one_backward_fix(prev, bw),
-                evidence=[e, prev, bw])
-        return Explanation(
-            "backward_twice", p.site if p is not None and p.site else e.site, name,
-            f"backward{_at(bw.site)} failed: `{name}` was computed{_at(p.site if p else None)} before the earlier "
-            f"backward{_at(prev.site)} and is used again{_at(e.site)}{_code(e.site)} without detach(), so the new "
-            f"backward runs into the freed graph.",
-            detail="After backward, autograd frees the saved tensors of the graph. A tensor carried into the next "
-                   "step (an RNN hidden state, a running statistic) still points into that freed graph.",
-            fix=f"detach the carried state before reusing it (`{name} = {name}.detach()`), or pass "
-                f"retain_graph=True to the earlier backward if you really need gradients through both.",
-            evidence=[e, prev, bw])
-    return Explanation(
-        "backward_twice", bw.site if bw else None, "backward",
-        f"backward{_at(bw.site if bw else None)} ran through a graph that an earlier backward"
-        f"{_at(prev.site if prev else None)} already freed.",
-        detail="After backward, autograd frees the saved tensors of the graph. Running backward again through any "
-               "part of it fails, e.g. when a hidden state is carried across steps without detach().",
-        fix="detach state carried between steps (`<state> = <state>.detach()`), recompute the forward, or pass "
-            "retain_graph=True to the first backward if you really need two.",
-        evidence=[x for x in (bw, prev) if x])
+            return Explanation("backward_twice", p.site if p.site else e.site, name, *say.backward_twice_text3(dx, name, bw, p, prev), evidence=[e, prev, bw])
+        return Explanation("backward_twice", p.site if p is not None and p.site else e.site, name, *say.backward_twice_text2(name, bw, p, prev, e), evidence=[e, prev, bw])
+    return Explanation("backward_twice", bw.site if bw else None, "backward", *say.backward_twice_text(bw, prev), evidence=[x for x in (bw, prev) if x])
 
 
 @rule("failure", 60)
@@ -365,14 +250,7 @@ def once_differentiable(dx, q):
     fn = node.name.replace("Backward", "")
     cg = [e for e in dx._backward_events() if e.detail.get("create_graph")]
     where = f" (create_graph=True{_at(cg[-1].site)}{_code(cg[-1].site)})" if cg and cg[-1].site else ""
-    return Explanation(
-        "custom_function", site, fn,
-        f"backward failed: {fn}.backward{_at(site)} is decorated with @once_differentiable, but the step "
-        f"differentiates through it a second time{where}.",
-        detail="@once_differentiable runs backward without recording a graph, so its result cannot be "
-               "differentiated again (gradient penalties, double backward, meta-learning).",
-        fix=f"remove @once_differentiable and write {fn}.backward with differentiable torch operations, or keep "
-            f"this Function out of the part that is differentiated twice.", evidence=cg[-1:])
+    return Explanation("custom_function", site, fn, *say.once_differentiable_text(fn, where, site), evidence=cg[-1:])
 
 
 @rule("failure", 70)
@@ -387,14 +265,7 @@ def custom_function_gradients(dx, q):
     f = node.custom_backward
     site = dx._frame_site(f)
     first = msg.splitlines()[0]
-    return Explanation(
-        "custom_function", site, node.name.replace("Backward", ""),
-        f"backward failed in the custom autograd.Function {node.name.replace('Backward', '')}: its backward "
-        f"returns{_at(site)}{_code(site)} gradients that do not match its forward inputs ({first}).",
-        detail="backward() must return exactly one gradient (or None) per input of forward(), each with the shape "
-               "of that input.",
-        fix="return one value per forward input, in order, with matching shapes (None for inputs that need no "
-            "gradient).", evidence=[bw] if bw else [])
+    return Explanation("custom_function", site, node.name.replace("Backward", ""), *say.custom_function_gradients_text(first, site, node), evidence=[bw] if bw else [])
 
 
 @rule("failure", 80)
@@ -415,13 +286,7 @@ def no_derivative(dx, q):
     e = cand[-1] if cand else None
     if e is None:
         return None
-    return Explanation(
-        "nondifferentiable_op", e.site, dx._root_label(bw) if bw else "the loss",
-        f"backward failed: {_opname(e)}(){_at(e.site)}{_code(e.site)} has no derivative in PyTorch ('{op}').",
-        detail="Some operations (unique, sort indices, bucketize, ...) have no gradient formula; backward "
-               "cannot pass through them.",
-        fix="keep this operation out of the path to the loss (compute it on a detached copy), or use a "
-            "differentiable surrogate.", evidence=[e])
+    return Explanation("nondifferentiable_op", e.site, dx._root_label(bw) if bw else "the loss", *say.no_derivative_text(op, e), evidence=[e])
 
 
 @rule("failure", 90)
@@ -442,9 +307,7 @@ def grad_input_unused(dx, q):
                            f"with history: {body}")
             res.target = name
             return res
-    return Explanation("unused_parameter", e.site if e else dx.d.exception.site, "backward",
-                       "torch.autograd.grad failed: one of the inputs was not used to compute the outputs.",
-                       fix="pass allow_unused=True, or remove that input.", evidence=[e] if e else [])
+    return Explanation("unused_parameter", e.site if e else dx.d.exception.site, "backward", *say.grad_input_unused_text(), evidence=[e] if e else [])
 
 
 @rule("failure", 100)
@@ -465,12 +328,4 @@ def reduction_unused(dx, q):
     shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
     reason = sub.summary.split(": ", 1)[1] if ": " in sub.summary else sub.summary
     site = sub.site or (e.site if e else None) or dx.d.exception.site
-    return Explanation(
-        "unused_parameter", site, names[0],
-        f"DistributedDataParallel stopped{_at(e.site if e else None)}: {len(names)} parameter(s) did not receive "
-        f"a gradient in the previous iteration: {shown}; {reason}",
-        detail="DDP waits for a gradient for every parameter it holds; a parameter the forward did not use "
-               "never gets one, so the reduction of the previous iteration never finished.",
-        fix=(sub.fix.rstrip(".") + "; if skipping it is intended, pass find_unused_parameters=True to "
-             "DistributedDataParallel (or set requires_grad=False on it)."),
-        path=sub.path, evidence=([e] if e else []) + list(sub.evidence)[:1])
+    return Explanation("unused_parameter", site, names[0], *say.reduction_unused_text(shown, reason, names, e, sub), path=sub.path, evidence=([e] if e else []) + list(sub.evidence)[:1])

@@ -1,17 +1,16 @@
 """Rules for `.grad is None` (status `none`), in the order they run (see the table in __init__)."""
 from __future__ import annotations
 
-# <imports>
 import re
 from collections import defaultdict, deque
 
 from .. import _source
 from ..explanation import Explanation
 from ..model import Site
+from . import templates as say
 from .common import _TO_OPS, _opname, _sgd_rebind
 from .registry import rule
-from .wording import _at, _code, _plain, py_expr
-# </imports>
+from .wording import _at, _code, _plain
 
 
 def _subject(dx, q):
@@ -65,14 +64,7 @@ def retain_grad_after_backward(dx, q):
     bws = [e for e in dx._backward_events() if e.op != "torch.autograd.grad"]
     if rg and bws and rg[0].index > bws[-1].index:
         site = prod.site if prod else rg[0].site
-        return Explanation(
-            "non_leaf_no_retain_grad", site, name,
-            f"{name}.grad is None: `{name}` is not a leaf (computed{_at(site)}{_code(site)}) and "
-            f"retain_grad() was called only after backward{_at(rg[0].site)}, which is too late.",
-            detail="retain_grad() asks autograd to keep the gradient in later backward passes; it cannot "
-                   "recover one that already ran.",
-            fix=f"call `{name}.retain_grad()` right after `{name}` is computed, before loss.backward().",
-            evidence=[x for x in (prod, rg[0]) if x])
+        return Explanation("non_leaf_no_retain_grad", site, name, *say.retain_grad_after_backward_text(name, site, rg), evidence=[x for x in (prod, rg[0]) if x])
     return None
 
 
@@ -86,16 +78,7 @@ def to_copy_is_not_a_leaf(dx, q):
     if (prod is not None and _opname(prod) in _TO_OPS and src is not None and src.is_leaf
             and src.requires_grad):
         site = prod.site
-        return Explanation(
-            "leaf_replaced_by_to", site, name,
-            f"{name}.grad is None: `{name}` was rebound{_at(site)}{_code(site)} to a .{_opname(prod)}() copy, "
-            f"which is not a leaf; the gradient went to the original tensor.",
-            detail="Only leaf tensors get .grad. A .to()/.double()/.float() result is a new, non-leaf tensor "
-                   "that autograd passes the gradient through.",
-            fix=f"create the tensor with the dtype/device you need directly (pass dtype=/device= and "
-                f"requires_grad=True where it is made) instead of `{_plain(site)}`, or keep a name for the "
-                f"original leaf and read its .grad.",
-            evidence=[prod])
+        return Explanation("leaf_replaced_by_to", site, name, *say.to_copy_is_not_a_leaf_text(name, site, prod), evidence=[prod])
     return None
 
 
@@ -118,12 +101,7 @@ def non_leaf(dx, q):
         fix = (f"apply the arithmetic inside the Parameter: {inside}; as written, `{name}` is a computed "
                f"tensor that the module does not register and the optimizer never sees (retain_grad() would "
                f"show a .grad, but it would still never train).")
-    return Explanation(
-        "non_leaf_no_retain_grad", site, name,
-        f"{name}.grad is None: `{name}` is not a leaf (it was computed{_at(site)}{_code(site)}), and PyTorch "
-        f"only fills .grad of leaves unless retain_grad() is called.",
-        detail="Gradient flows through non-leaf tensors but is not stored on them by default.",
-        fix=fix, evidence=[prod] if prod else [])
+    return Explanation("non_leaf_no_retain_grad", site, name, *say.non_leaf_text(name, site, fix), evidence=[prod] if prod else [])
 
 
 @rule('none', 40)
@@ -138,14 +116,7 @@ def used_before_requires_grad(dx, q):
     if uses and late and all(not r.requires_grad for e in uses for r in e.inputs if r.tid == tid) \
             and late[0].index > uses[0].index:
         site = prod.site if prod else uses[0].site
-        return Explanation(
-            "requires_grad_false", site, name,
-            f"{name}.grad is None: `{name}` was created{_at(site)}{_code(site)} without requires_grad and "
-            f"used{_at(uses[0].site)} before requires_grad was turned on{_at(late[0].site)}, so the recorded "
-            f"graph does not contain it.",
-            detail="Autograd records an operation only if an input requires grad at the moment it runs.",
-            fix=f"create `{name}` with requires_grad=True (or call requires_grad_() before the forward pass).",
-            evidence=[x for x in (prod, uses[0], late[0]) if x])
+        return Explanation("requires_grad_false", site, name, *say.used_before_requires_grad_text(name, site, uses, late), evidence=[x for x in (prod, uses[0], late[0]) if x])
     return None
 
 
@@ -158,14 +129,7 @@ def buffer(dx, q):
     if info.role != "buffer":
         return None
     site = prod.site if prod else None
-    return Explanation(
-        "requires_grad_false", site, name,
-        f"{name}.grad is None: `{name}` is a buffer of the model (created{_at(site)}{_code(site)}), not a "
-        f"parameter: buffers are state that autograd treats as constants.",
-        detail="Buffers (running statistics, position ids, masks) are saved with the model but never "
-               "trained; only nn.Parameter attributes get gradients.",
-        fix=f"nothing to fix if `{name}` is state; if it should train, make it an nn.Parameter "
-            f"instead of a buffer.", evidence=[prod] if prod else [])
+    return Explanation("requires_grad_false", site, name, *say.buffer_text(name, site), evidence=[prod] if prod else [])
 
 
 @rule('none', 60)
@@ -187,15 +151,7 @@ def frozen_in_trace(dx, q):
     if req:
         e = req[-1]
         whole = dx._froze_everything(e)
-        return Explanation(
-            "frozen_param", e.site, name,
-            f"{name}.grad is None: {name} was frozen{_at(e.site)}{_code(e.site)} (requires_grad=False), so "
-            f"autograd does not compute its gradient." + (f" {whole[0]}" if whole else "") + note,
-            detail="A tensor with requires_grad=False is treated as a constant.",
-            fix=whole[1] if whole and whole[1] else
-                f"set {py_expr(name)}.requires_grad_(True) again before the step that should train it, or fix the "
-                f"condition that froze it.",
-            evidence=[e])
+        return Explanation("frozen_param", e.site, name, *say.frozen_in_trace_text(name, note, whole, e), evidence=[e])
     return None
 
 
@@ -212,16 +168,7 @@ def created_frozen(dx, q):
     own = (d.meta.get("param_owner") or {}).get(str(tid))
     if own and own.get("site"):
         site = Site.from_json(own["site"])
-        return Explanation(
-            "frozen_param", site, name,
-            f"{name}.grad is None: {name} was created with requires_grad=False{_at(site)}{_code(site)}, "
-            f"so autograd treats it as a constant.{note}",
-            detail="nn.Parameter(..., requires_grad=False) and from_pretrained(..., freeze=True) create "
-                   "frozen parameters.",
-            fix=("pass freeze=False in `" + _plain(site) + "`" if "freeze=True" in _plain(site) else
-                 "create it with requires_grad=True") + f", or call "
-                f"{py_expr(name)}.requires_grad_(True) before building the optimizer.",
-            evidence=[use] if use else [])
+        return Explanation("frozen_param", site, name, *say.created_frozen_text(name, note, site), evidence=[use] if use else [])
     return None
 
 
@@ -235,12 +182,7 @@ def frozen_before_trace(dx, q):
         return None
     note = _unfreeze(dx, q)[1]
     use = dx._first_use(tid)
-    return Explanation(
-        "frozen_param", use.site if use else None, name,
-        f"{name}.grad is None: {name} has requires_grad=False (it was frozen before the trace started).{note}",
-        detail="A parameter with requires_grad=False is treated as a constant.",
-        fix=f"call {py_expr(name)}.requires_grad_(True) where the model is set up, if it should train.",
-        evidence=[use] if use else [])
+    return Explanation("frozen_param", use.site if use else None, name, *say.frozen_before_trace_text(name, note), evidence=[use] if use else [])
 
 
 @rule('none', 100)
@@ -252,16 +194,7 @@ def manual_update_rebind(dx, q):
     w = _sgd_rebind(prod.site) if prod is not None and not prod.grad_enabled else None
     if w:  # `w = w - lr * w.grad` under no_grad: the name now holds a new tensor, not the leaf that trained
         site = prod.site
-        return Explanation(
-            "no_grad_block", site, name,
-            f"{name}.grad is None: `{w}` was rebound{_at(site)}{_code(site)} to the result of a manual update "
-            f"made under no_grad, a new tensor that does not require grad; the leaf that trained is no longer "
-            f"the one `{w}` names.",
-            detail="Under no_grad an out-of-place update creates a new tensor without history and rebinds the "
-                   "name; the original leaf keeps its gradient but is not updated.",
-            fix=f"update it in place under no_grad so it stays the leaf that requires grad: `{w} -= lr * "
-                f"{w}.grad`, then `{w}.grad = None` (or use a torch.optim optimizer).",
-            evidence=[prod])
+        return Explanation("no_grad_block", site, name, *say.manual_update_rebind_text(name, w, site), evidence=[prod])
     return None
 
 
@@ -272,14 +205,7 @@ def created_without_requires_grad(dx, q):
     if q.requires_grad:
         return None
     site = prod.site if prod else (dx._first_use(tid).site if dx._first_use(tid) else None)
-    return Explanation(
-        "requires_grad_false", site, name,
-        f"{name}.grad is None: `{name}` was created{_at(site)}{_code(site)} without requires_grad=True, so "
-        f"autograd treats it as a constant.",
-        detail="Only tensors created with requires_grad=True (or made to require it) get a gradient.",
-        fix=f"create it with requires_grad=True, or call `{name}.requires_grad_()` right after creating it "
-            f"(as a leaf: not after an arithmetic operation).",
-        evidence=[prod] if prod else [])
+    return Explanation("requires_grad_false", site, name, *say.created_without_requires_grad_text(name, site), evidence=[prod] if prod else [])
 
 
 @rule('none', 120)
@@ -291,10 +217,7 @@ def backward_failed(dx, q):
     if failed and d.exception is not None and failed[-1] is d.backwards[-1]:
         f = dx.failure()
         if f is not None:
-            return Explanation(
-                f.cause, f.site, name,
-                f"{name}.grad is None: the backward that should have reached it failed. {f.summary}",
-                detail=f.detail, fix=f.fix, path=f.path, evidence=f.evidence)
+            return Explanation(f.cause, f.site, name, *say.backward_failed_text(name, f), path=f.path, evidence=f.evidence)
     return None
 
 
@@ -304,11 +227,7 @@ def no_backward(dx, q):
     name = q.name
     bws, real = _backwards(dx)
     if not bws:
-        return Explanation(
-            "no_backward", None, name,
-            f"{name}.grad is None: no backward ran inside the trace.",
-            detail="Gradients are only computed by loss.backward() (or torch.autograd.backward).",
-            fix="call loss.backward() inside the traced block.")
+        return Explanation("no_backward", None, name, *say.no_backward_text(name))
     return None
 
 
@@ -323,17 +242,7 @@ def autograd_grad_only(dx, q):
         func_api = e.context == "functorch" or bool(e.site and re.search(r"(?<![\w.])(grad|grad_and_value|vjp)\(",
                                                                        _code(e.site)))
         api = "torch.func.grad" if func_api else "torch.autograd.grad"
-        return Explanation(
-            "autograd_grad_not_backward", e.site, name,
-            f"{name}.grad is None: the step computed gradients with {api}{_at(e.site)}{_code(e.site)}, "
-            f"which returns them instead of storing them in .grad.",
-            detail=f"{api} never writes .grad; optimizer.step() then sees no gradients.",
-            fix=("assign the returned gradients before optimizer.step(): torch.func.grad returns them in the "
-                 "structure of its input, e.g. `for n, p in <module>.named_parameters(): p.grad = grads[n]`."
-                 if func_api else
-                 "use loss.backward() (then clip with torch.nn.utils.clip_grad_norm_), or assign the returned "
-                 "gradients: `for p, g in zip(params, grads): p.grad = g`."),
-            evidence=[e])
+        return Explanation("autograd_grad_not_backward", e.site, name, *say.autograd_grad_only_text(name, api, e, func_api), evidence=[e])
     return None
 
 
@@ -355,16 +264,7 @@ def cleared_then_autograd_grad(dx, q):
           and tid in (b.detail.get("inputs") or ())]
     if ag:
         e = ag[-1]
-        return Explanation(
-            "autograd_grad_not_backward", e.site, name,
-            f"{name}.grad is None: it was cleared{_at(clears[-1].site)}, then its next gradient was computed "
-            f"with torch.autograd.grad{_at(e.site)}{_code(e.site)}, which returns it instead of storing it "
-            f"in .grad.",
-            detail="torch.autograd.grad(outputs, inputs) never writes .grad; optimizer.step() then sees no "
-                   "gradients.",
-            fix="use loss.backward() for that pass, or assign the returned gradients: "
-                "`for p, g in zip(params, grads): p.grad = g`.",
-            evidence=[e, clears[-1]])
+        return Explanation("autograd_grad_not_backward", e.site, name, *say.cleared_then_autograd_grad_text(name, e, clears), evidence=[e, clears[-1]])
     return None
 
 
@@ -410,17 +310,7 @@ def backward_node_sent_none(dx, query):
                 if out is None and "CompiledFunction" in n.name:
                     mods = [e for e in dx.ev if e.kind == "module" and e.op and name.startswith(e.op + ".")]
                     site = mods[0].site if mods else None
-                    return Explanation(
-                        "unknown", site, name,
-                        f"{name}.grad is None: it is an input of the torch.compile'd region{_at(site)}, and that "
-                        f"region sent it no gradient (judged from the gradients that arrived); whether it is "
-                        f"unused or cut off happens inside compiled code, whose lines this backend hides.",
-                        detail="A backend that compiles the backward too (aot_eager, inductor) runs the forward as "
-                               "one graph, so gradscope sees neither its source lines nor the operation that "
-                               "stopped the gradient.",
-                        fix="trace the step with gradscope.trace(eager_compile=True) (`gradscope run "
-                            "--eager-compile`), which runs the compiled code eagerly while recording, to get the "
-                            "line; or use backend='eager'.", evidence=mods[:1])
+                    return Explanation("unknown", site, name, *say.backward_node_sent_none_text(name, site), evidence=mods[:1])
                 if out is None and n.custom_backward is None and n.nid not in seen:
                     seen.add(n.nid)  # it passed on nothing because it got nothing: look further up
                     q.append(n.nid)
@@ -430,15 +320,7 @@ def backward_node_sent_none(dx, query):
                         f = n.custom_backward
                         site = dx._frame_site(f)
                         fe = dx.ev[n.event] if n.event is not None else None
-                        return Explanation(
-                            "custom_function", site, name,
-                            f"{name}.grad is None: the custom autograd.Function {n.name.replace('Backward', '')} "
-                            f"returns None as the gradient for input {j} {which} at {site.short}{_code(site)}.",
-                            detail="A custom Function's backward must return one gradient per forward input; "
-                                   "None means 'no gradient' for that input.",
-                            fix=f"compute and return the gradient with respect to {name} in backward() "
-                                f"(same shape as {name}).",
-                            evidence=[fe] if fe else [])
+                        return Explanation("custom_function", site, name, *say.backward_node_sent_none_text2(name, j, which, site, n), evidence=[fe] if fe else [])
     return None
 
 

@@ -2,12 +2,11 @@
 (status `nonfinite`)."""
 from __future__ import annotations
 
-# <imports>
 from ..explanation import Explanation
+from . import templates as say
 from .common import _NO_SAVE, _SAVES_RESULT, _opname, _receiver
 from .registry import rule
 from .wording import _at, _clear_call, _code, _code_of
-# </imports>
 
 
 def _ok_facts(dx, q):
@@ -63,15 +62,7 @@ def unfrozen_after_optimizer_built(dx, q):
     if unfrozen and any(e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is False
                         and e.index < unfrozen[-1].index for e in dx.ev):
         u = unfrozen[-1]
-        return Explanation(
-            "ok", site, name,
-            f"{name}.grad is set and non-zero{n}: gradient flows{via}; but no optimizer in the trace holds "
-            f"{name}: it was frozen when the optimizer's parameters were chosen and unfrozen only later"
-            f"{_at(u.site)}{_code(u.site)}, so optimizer.step() never updates it.",
-            detail="An optimizer keeps the parameter list it was given; unfreezing a parameter afterwards "
-                   "does not add it (e.g. `[p for p in model.parameters() if p.requires_grad]`).",
-            fix="add the unfrozen parameters with optimizer.add_param_group({'params': ...}), or build the "
-                "optimizer over all parameters and freeze with requires_grad only.")
+        return Explanation("ok", site, name, *say.unfrozen_after_optimizer_built_text(name, n, via, u))
     return None
 
 
@@ -82,14 +73,7 @@ def not_in_any_optimizer(dx, q):
     if not _unheld(dx, q):
         return None
     site, n, via = _ok_facts(dx, q)
-    return Explanation(
-        "ok", site, name,
-        f"{name}.grad is set and non-zero{n}: gradient flows{via}; but no optimizer in the trace holds "
-        f"{name}, so optimizer.step() never updates it.",
-        detail="model.parameters() only lists registered parameters: modules kept in a plain Python list or "
-               "dict, or tensors stored as plain attributes, are not registered.",
-        fix="register it (nn.ModuleList / nn.ModuleDict / nn.ParameterList, or nn.Parameter as a module "
-            "attribute) before building the optimizer, or add it with optimizer.add_param_group.")
+    return Explanation("ok", site, name, *say.not_in_any_optimizer_text(name, n, via))
 
 
 @rule('received', 40)
@@ -97,8 +81,7 @@ def gradient_flows(dx, q):
     """The gradient arrived and is non-zero."""
     name = q.name
     site, n, via = _ok_facts(dx, q)
-    return Explanation("ok", site, name, f"{name}.grad is set and non-zero{n}: gradient flows{via}.",
-                       fix="nothing to fix.")
+    return Explanation("ok", site, name, *say.gradient_flows_text(name, n, via))
 
 
 @rule('nonfinite', 20)
@@ -111,14 +94,7 @@ def first_nonfinite_node(dx, q):
             e = dx.ev[node.event] if node and node.event is not None else None
             site = e.site if e else None
             op = _opname(e) if e else (node.name if node else "?")
-            return Explanation(
-                "nonfinite_gradient", site, name,
-                f"{name}.grad contains inf/nan: the first non-finite gradient came from {node.name} "
-                f"({op}{_at(site)}{_code(site)}).",
-                detail="Backward through this operation produced inf or nan from finite inputs "
-                       "(e.g. sqrt or log at 0, division by zero, overflow).",
-                fix="guard the operation (add an epsilon, clamp its input) or use a numerically stable form.",
-                evidence=[e] if e else [])
+            return Explanation("nonfinite_gradient", site, name, *say.first_nonfinite_node_text(name, op, node, site), evidence=[e] if e else [])
     return None
 
 
@@ -126,8 +102,7 @@ def first_nonfinite_node(dx, q):
 def nonfinite_unknown(dx, q):
     """The trace did not see which node produced the inf/nan."""
     name = q.name
-    return Explanation("nonfinite_gradient", None, name, f"{name}.grad contains inf/nan.",
-                       detail="The trace did not see which node produced it.", fix="check the loss and inputs for inf/nan.")
+    return Explanation("nonfinite_gradient", None, name, *say.nonfinite_unknown_text(name))
 
 
 class ReceivedMixin:

@@ -2,15 +2,14 @@
 tensor: it was never used, skipped, replaced, or its result was thrown away."""
 from __future__ import annotations
 
-# <imports>
 import re
 
 from ..explanation import Explanation
 from ..model import Frame, Site
+from . import templates as say
 from .common import _is_copy, _receiver
 from .registry import rule
-from .wording import _at, _code, _plain, py_expr
-# </imports>
+from .wording import _at, _code, py_expr
 
 
 def _cone(dx, q):
@@ -80,14 +79,7 @@ def hooked_module_not_called(dx, q):
                 (dx.d.tensors.get(r.tid) and (dx.d.tensors[r.tid].name or "").startswith(owner + "."))
                 for r in e.inputs)]
             site = ran[0].site if ran else None
-            return Explanation(
-                "unused_parameter", site, name,
-                f"{name}.grad is None: it is used only by a forward hook on `{owner}`, and `{owner}` was run"
-                f"{_at(site)}{_code(site)} without calling the module (its .forward(...)), which skips its hooks.",
-                detail="Hooks run in Module.__call__; calling module.forward(x) directly runs the layer but none of "
-                       "its forward hooks.",
-                fix=f"call the module itself (`{owner.rsplit('.', 1)[-1]}(x)`), not its .forward(x).",
-                evidence=ran[:1])
+            return Explanation("unused_parameter", site, name, *say.hooked_module_not_called_text(name, owner, site), evidence=ran[:1])
     return None
 
 
@@ -115,23 +107,9 @@ def other_instance_in_forward(dx, q):
                             if a != b:
                                 site = dx._frame_site(a, site.stack[:i])
                                 break
-                    return Explanation(
-                        "param_recreated", site, name,
-                        f"{name}.grad is None: it belongs to a second {mine['class']} instance created"
-                        f"{_at(site)}{_code(site)}, which the optimizer holds; the forward uses the first one.",
-                        detail="An optimizer built from the parameters of a new instance updates parameters the "
-                               "forward never uses.",
-                        fix=f"in `{_plain(site)}`, pass the parameters of the {mine['class']} that runs the forward "
-                            f"instead of a new instance's.",
-                        evidence=[])
+                    return Explanation("param_recreated", site, name, *say.other_instance_in_forward_text2(name, mine, site), evidence=[])
                 site = Site.from_json(o["site"]) if o.get("site") else None
-                return Explanation(
-                    "param_recreated", site, name,
-                    f"{name}.grad is None: the forward uses another {mine['class']} instance (created"
-                    f"{_at(site)}{_code(site)}), not the one this parameter belongs to.",
-                    detail="The optimizer (or your code) holds parameters of an instance the forward no longer uses.",
-                    fix="build the optimizer from the model that runs the forward, after all layers are replaced.",
-                    evidence=[])
+                return Explanation("param_recreated", site, name, *say.other_instance_in_forward_text(name, mine, site), evidence=[])
     return None
 
 
@@ -149,14 +127,7 @@ def returned_input(dx, q):
             if fr:
                 f = Frame.from_json(fr)
                 site = dx._frame_site(f, e.site.stack if e.site else ())
-            return Explanation(
-                "unused_parameter", site, name,
-                f"{name}.grad is None: {e.op} returned its input unchanged{_at(site)}{_code(site)}, so its "
-                f"layers (including {name}) never ran.",
-                detail="A parameter that is not used in the forward gets no gradient (and DDP complains "
-                       "about unused parameters).",
-                fix=f"check the condition under which `{_plain(site)}` returns the input unchanged.",
-                evidence=[e])
+            return Explanation("unused_parameter", site, name, *say.returned_input_text(name, e, site), evidence=[e])
     return None
 
 
@@ -197,15 +168,7 @@ def never_used(dx, q):
     mod = name.rsplit(".", 1)[0] if "." in name else None
     called = [e for e in dx.ev if e.kind == "module" and e.op == mod]
     dsite = dx._defined_site(name)
-    return Explanation(
-        "unused_parameter", dsite, name,
-        f"{name}.grad is None: {name} was never used by any torch call in the traced step"
-        + ("" if called or mod is None else f" (module `{mod}` was never called)")
-        + (f"; it is defined{_at(dsite)}{_code(dsite)}" if dsite else "") + ".",
-        detail="A parameter that takes no part in the forward gets no gradient.",
-        fix=(f"call `{mod}` in forward, or leave it out of the model/optimizer." if mod else
-             f"use {name} in the forward, or leave it out of the optimizer."),
-        evidence=[])
+    return Explanation("unused_parameter", dsite, name, *say.never_used_text(name, dsite, called, mod), evidence=[])
 
 
 @rule('none', 360)
@@ -218,14 +181,7 @@ def forward_hook_replaced_output(dx, q):
         if fh:  # its output was replaced by a forward hook's return value, not dropped by the forward
             f = Frame.from_json(fh[0])
             site = dx._frame_site(f, dead.site.stack if dead.site else ())
-            return Explanation(
-                "hook_modified", site, name,
-                f"{name}.grad is None: a forward hook on `{dead.op}` returns a value{_at(site)}{_code(site)}, "
-                f"which replaces the module's output, so what {name} computed never reaches the loss.",
-                detail="A forward hook (register_forward_hook) that returns something other than None replaces "
-                       "the module's output with it.",
-                fix="return None from a hook that only looks at (or collects) the output; return a modified "
-                    "output only on purpose.", evidence=[dead])
+            return Explanation("hook_modified", site, name, *say.forward_hook_replaced_output_text(name, dead, site), evidence=[dead])
     return None
 
 
@@ -236,17 +192,7 @@ def result_discarded(dx, q):
     dead = _dead(dx, q)
     site = dead.site if dead else None
     what = f"{dead.op}'s output" if dead is not None and dead.kind == "module" else "its result"
-    return Explanation(
-        "unused_parameter", site, name,
-        f"{name}.grad is None: {name} was used{_at(site)}{_code(site)}, but {what} was never used afterwards, "
-        f"so it does not reach the loss.",
-        detail="A result that is computed and then discarded contributes nothing to the loss.",
-        fix=(f"use the output of `{dead.op}`{_at(site)} in what the loss is computed from (assign it and pass it "
-             f"on), or remove `{dead.op}`." if dead is not None and dead.kind == "module" else
-             f"use the result of `{_plain(site)}` (assign it and pass it on to what the loss is computed "
-             f"from), or remove that computation." if _plain(site) else
-             "use the result in what the loss is computed from, or remove that computation."),
-        evidence=[dead] if dead else [])
+    return Explanation("unused_parameter", site, name, *say.result_discarded_text(name, what, site, dead), evidence=[dead] if dead else [])
 
 
 class UnusedMixin:

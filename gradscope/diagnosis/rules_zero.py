@@ -1,15 +1,14 @@
 """Rules for an all-zero `.grad` (statuses `zero` and, per backward, `zero_node`)."""
 from __future__ import annotations
 
-# <imports>
 import math
 
 from ..explanation import Explanation
 from ..model import Frame
+from . import templates as say
 from .common import _ZERO_OPS, _opname
 from .registry import REGISTRY, rule
 from .wording import _at, _code, _plain
-# </imports>
 
 
 def _hooks(dx, q):
@@ -56,9 +55,7 @@ def zeroed_in_backward(dx, q):
 def zero_unknown(dx, q):
     """The trace did not record which operation zeroed it."""
     name = q.name
-    return Explanation("zero_gradient", None, name, f"{name}.grad is all zeros.",
-                       detail="The trace did not record which operation zeroed it.",
-                       fix="check activations for dead units and saturated clamps.")
+    return Explanation("zero_gradient", None, name, *say.zero_unknown_text(name))
 
 
 @rule('zero_node', 10)
@@ -82,13 +79,7 @@ def custom_function_zero(dx, q):
         f = node.custom_backward
         site = dx._frame_site(f)
         fn = node.name.replace("Backward", "")
-        return Explanation(
-            "custom_function", site, name,
-            f"{name}.grad is all zeros: the custom autograd.Function {fn} returns a zero gradient"
-            f"{_at(site)}{_code(site)}, so nothing flows back to {name}.",
-            detail="Everything before a custom Function gets only what its backward() returns.",
-            fix=f"implement the real derivative in {fn}.backward (check it with torch.autograd.gradcheck).",
-            evidence=[])
+        return Explanation("custom_function", site, name, *say.custom_function_zero_text(name, fn, site), evidence=[])
     return None
 
 
@@ -103,14 +94,7 @@ def module_backward_hook_zero(dx, q):
         if frames:
             path, f = frames[0]
             site = dx._frame_site(f)
-            return Explanation(
-                "hook_modified", site, name,
-                f"{name}.grad is all zeros: the backward hook on module `{path or 'the model'}` returns a zero "
-                f"gradient{_at(site)}{_code(site)}, so nothing flows back to {name}.",
-                detail="What a module backward hook (register_full_backward_hook) returns replaces the "
-                       "gradient with respect to the module's inputs.",
-                fix="return None from the hook to keep the gradient, or fix the scaling it applies.",
-                evidence=[])
+            return Explanation("hook_modified", site, name, *say.module_backward_hook_zero_text(name, path, site), evidence=[])
     return None
 
 
@@ -126,14 +110,7 @@ def tensor_hook_zero(dx, q):
         h = hk[-1]
         site = dx._hook_site(h)
         tn = dx.label(h.input_ids()[0])
-        return Explanation(
-            "hook_modified", site, name,
-            f"{name}.grad is all zeros: the hook on `{tn}` registered{_at(h.site)} returns a zero gradient"
-            f"{_at(site)}{_code(site)}, so nothing flows back to {name}.",
-            detail="A tensor hook's return value replaces the gradient flowing through that tensor.",
-            fix=dx._hook_fix(h, f"check what the hook returns (`{_plain(site)}` is zero here); "
-                                  f"return None from the hook to leave the gradient unchanged."),
-            evidence=[h, e])
+        return Explanation("hook_modified", site, name, *say.tensor_hook_zero_text(dx, name, tn, site, h), evidence=[h, e])
     return None
 
 
@@ -150,11 +127,7 @@ def zeroing_op(dx, q):
     cause = "nondifferentiable_op" if is_nd else "zero_gradient"
     why, fix = dx._zero_op_text(e, b, op, is_nd)
     site = e.site
-    return Explanation(
-        cause, site, name,
-        f"{name}.grad is all zeros: gradient reaches {op}{_at(site)}{_code(site)} but comes out as zero "
-        f"({node.name}), so nothing flows back to {name}.",
-        detail=why, fix=fix, evidence=[e])
+    return Explanation(cause, site, name, *say.zeroing_op_text(name, op, site, node, why, fix), evidence=[e])
 
 
 class ZeroMixin:

@@ -2,13 +2,11 @@
 evidence) into a summary and a fix, filled from the user's own code and names (no scenario's names)."""
 from __future__ import annotations
 
-# <imports>
 import re
 
 from ..explanation import Explanation
 from ..model import Event, Frame, Site
 from .common import _opname, _receiver, _short, statement_site
-# </imports>
 
 
 _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
