@@ -53,4 +53,6 @@ def unknown_error(dx, q):
     """An error no rule explains: reported where it was raised."""
     x, msg = dx.d.exception, q.msg
     e = dx._error_event()
-    return Explanation("unknown", (e.site if e else None) or x.site, "the step", *say.unknown_error_text(x, msg), evidence=[e] if e else [])
+    return Explanation(
+        "unknown", (e.site if e else None) or x.site, "the step", *say.unknown_error_text(x, msg),
+        evidence=[e] if e else [])

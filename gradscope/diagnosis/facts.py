@@ -7,7 +7,10 @@ from collections import defaultdict, deque
 
 from .. import _source
 from ..model import Event, Frame, Site, TraceData
-from .common import CUT_CAUSE, _ASSIGN, _DUNDER_CALLS, _ESCAPES, _MODULE_NAMES, _NOT_FLOW, _NOT_FORWARD, _PARAMETRIZERS, _VALUE_KEEPING, _find_in_function, _first_arg, _opname, _receiver
+from .common import (
+    CUT_CAUSE, _ASSIGN, _DUNDER_CALLS, _ESCAPES, _MODULE_NAMES, _NOT_FLOW, _NOT_FORWARD, _PARAMETRIZERS,
+    _VALUE_KEEPING, _find_in_function, _first_arg, _opname, _receiver,
+)
 
 
 class FactsMixin:

@@ -75,7 +75,9 @@ def inplace_modified_saved_tensor(dx, q):
         if sc >= 3 and (best is None or sc >= best[0]):
             best = (sc, c)
     if best is None:
-        return Explanation("inplace_saved_tensor", bw.site if bw else None, "backward", *say.inplace_modified_saved_tensor_text2(msg), evidence=[bw] if bw else [])
+        return Explanation(
+            "inplace_saved_tensor", bw.site if bw else None, "backward", *say.inplace_modified_saved_tensor_text2(msg),
+            evidence=[bw] if bw else [])
     e, tgt, base, _, _, saver = best[1]
     se = dx.ev[saver] if isinstance(saver, int) and 0 <= saver < len(dx.ev) else None
     tname = dx.label(tgt) if tgt is not None else "a tensor"
@@ -91,7 +93,10 @@ def inplace_modified_saved_tensor(dx, q):
     saved_txt = f"; {_opname(se)}{_at(se.site)} saved it for backward" if se is not None else (
         f" (saved by {node})" if node else "")
     who = " (inside optimizer.step())" if e.context == "optimizer" and not op.endswith(".step()") else ""
-    return Explanation("inplace_saved_tensor", e.site, tname, *say.inplace_modified_saved_tensor_text(dx, op, who, what, saved_txt, e), path=[PathStep(_opname(se), se.op, se.site, note="saved for backward")] if se else [], evidence=[e] + ([se] if se else []))
+    return Explanation(
+        "inplace_saved_tensor", e.site, tname, *say.inplace_modified_saved_tensor_text(dx, op, who, what, saved_txt, e),
+        path=[PathStep(_opname(se), se.op, se.site, note="saved for backward")] if se else [],
+        evidence=[e] + ([se] if se else []))
 
 
 @rule("failure", 20)
@@ -120,7 +125,9 @@ def no_grad_fn(dx, q):
         names = sorted({dx.label(t) for f in frozen for t in f.input_ids() if t in tids})
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
         whole = dx._froze_everything(e)
-        return Explanation("frozen_param", e.site, root, *say.no_grad_fn_text3(whole, root, shown, e, names), evidence=frozen[-3:])
+        return Explanation(
+            "frozen_param", e.site, root, *say.no_grad_fn_text3(whole, root, shown, e, names),
+            evidence=frozen[-3:])
     cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and e.context not in _NOT_FORWARD
             and any(r.requires_grad for r in e.inputs)]
     if cuts:
@@ -163,18 +170,24 @@ def no_grad_fn(dx, q):
             rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None
             site = dx._region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
             what = dx._cut_input_label(e, e.inputs[0].tid if e.inputs else None)
-            return Explanation(cause, site, root, *say.no_grad_fn_text8(dx, root, what, site, cause, se, e), evidence=[e] + ([se] if se is not e else []))
+            return Explanation(
+                cause, site, root, *say.no_grad_fn_text8(dx, root, what, site, cause, se, e),
+                evidence=[e] + ([se] if se is not e else []))
     params = [t for t in tids if dx.d.tensors.get(t) and dx.d.tensors[t].role == "param"
               and not dx.d.tensors[t].requires_grad]
     if params:
         use = dx._first_use(params[0])
-        return Explanation("frozen_param", use.site if use else None, root, *say.no_grad_fn_text5(dx, root, params), evidence=[use] if use else [])
+        return Explanation(
+            "frozen_param", use.site if use else None, root, *say.no_grad_fn_text5(dx, root, params),
+            evidence=[use] if use else [])
     site = bw.site if bw else None
     leaves = [t for t in tids if dx.d.tensors.get(t) and dx.d.tensors[t].producer is None]
     rg = [t for t in leaves if dx.d.tensors[t].requires_grad]
     if rg:  # trainable tensors went in, yet nothing recorded cut them off: say so, do not guess
         return Explanation("unknown", site, root, *say.no_grad_fn_text6(dx, root, rg), evidence=[bw] if bw else [])
-    return Explanation("requires_grad_false", site, root, *say.no_grad_fn_text(dx, leaves, root), evidence=[bw] if bw else [])
+    return Explanation(
+        "requires_grad_false", site, root, *say.no_grad_fn_text(dx, leaves, root),
+        evidence=[bw] if bw else [])
 
 
 @rule("failure", 30)
@@ -187,7 +200,9 @@ def numpy_of_grad_tensor(dx, q):
                 e = x
                 break
     what = dx._cut_input_label(e, e.inputs[0].tid) if e and e.inputs else "the tensor"
-    return Explanation("numpy_roundtrip", e.site if e else None, what, *say.numpy_of_grad_tensor_text(what, e), evidence=[e] if e else [])
+    return Explanation(
+        "numpy_roundtrip", e.site if e else None, what, *say.numpy_of_grad_tensor_text(what, e),
+        evidence=[e] if e else [])
 
 
 @rule("failure", 40)
@@ -202,7 +217,9 @@ def inference_tensor_saved(dx, q):
                 src = p
                 break
     site = src.site if src else (e.site if e else None)
-    return Explanation("inference_mode", site, "the step", *say.inference_tensor_saved_text(site, e), evidence=[x for x in (src, e) if x])
+    return Explanation(
+        "inference_mode", site, "the step", *say.inference_tensor_saved_text(site, e),
+        evidence=[x for x in (src, e) if x])
 
 
 @rule("failure", 50)
@@ -233,9 +250,15 @@ def backward_twice(dx, q):
         stepped = p is not None and any(x.kind == "optimizer_step" and p.index < x.index < bw.index for x in dx.ev)
         if p is not None and not stepped:
             # no optimizer step in between: several losses on one shared computation in the same step
-            return Explanation("backward_twice", p.site if p.site else e.site, name, *say.backward_twice_text3(dx, name, bw, p, prev), evidence=[e, prev, bw])
-        return Explanation("backward_twice", p.site if p is not None and p.site else e.site, name, *say.backward_twice_text2(name, bw, p, prev, e), evidence=[e, prev, bw])
-    return Explanation("backward_twice", bw.site if bw else None, "backward", *say.backward_twice_text(bw, prev), evidence=[x for x in (bw, prev) if x])
+            return Explanation(
+                "backward_twice", p.site if p.site else e.site, name, *say.backward_twice_text3(dx, name, bw, p, prev),
+                evidence=[e, prev, bw])
+        return Explanation(
+            "backward_twice", p.site if p is not None and p.site else e.site, name, *say.backward_twice_text2(name, bw, p, prev, e),
+            evidence=[e, prev, bw])
+    return Explanation(
+        "backward_twice", bw.site if bw else None, "backward", *say.backward_twice_text(bw, prev),
+        evidence=[x for x in (bw, prev) if x])
 
 
 @rule("failure", 60)
@@ -265,7 +288,9 @@ def custom_function_gradients(dx, q):
     f = node.custom_backward
     site = dx._frame_site(f)
     first = msg.splitlines()[0]
-    return Explanation("custom_function", site, node.name.replace("Backward", ""), *say.custom_function_gradients_text(first, site, node), evidence=[bw] if bw else [])
+    return Explanation(
+        "custom_function", site, node.name.replace("Backward", ""), *say.custom_function_gradients_text(first, site, node),
+        evidence=[bw] if bw else [])
 
 
 @rule("failure", 80)
@@ -286,7 +311,9 @@ def no_derivative(dx, q):
     e = cand[-1] if cand else None
     if e is None:
         return None
-    return Explanation("nondifferentiable_op", e.site, dx._root_label(bw) if bw else "the loss", *say.no_derivative_text(op, e), evidence=[e])
+    return Explanation(
+        "nondifferentiable_op", e.site, dx._root_label(bw) if bw else "the loss", *say.no_derivative_text(op, e),
+        evidence=[e])
 
 
 @rule("failure", 90)
@@ -307,7 +334,9 @@ def grad_input_unused(dx, q):
                            f"with history: {body}")
             res.target = name
             return res
-    return Explanation("unused_parameter", e.site if e else dx.d.exception.site, "backward", *say.grad_input_unused_text(), evidence=[e] if e else [])
+    return Explanation(
+        "unused_parameter", e.site if e else dx.d.exception.site, "backward", *say.grad_input_unused_text(),
+        evidence=[e] if e else [])
 
 
 @rule("failure", 100)
@@ -328,4 +357,6 @@ def reduction_unused(dx, q):
     shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
     reason = sub.summary.split(": ", 1)[1] if ": " in sub.summary else sub.summary
     site = sub.site or (e.site if e else None) or dx.d.exception.site
-    return Explanation("unused_parameter", site, names[0], *say.reduction_unused_text(shown, reason, names, e, sub), path=sub.path, evidence=([e] if e else []) + list(sub.evidence)[:1])
+    return Explanation(
+        "unused_parameter", site, names[0], *say.reduction_unused_text(shown, reason, names, e, sub),
+        path=sub.path, evidence=([e] if e else []) + list(sub.evidence)[:1])

@@ -64,7 +64,9 @@ def retain_grad_after_backward(dx, q):
     bws = [e for e in dx._backward_events() if e.op != "torch.autograd.grad"]
     if rg and bws and rg[0].index > bws[-1].index:
         site = prod.site if prod else rg[0].site
-        return Explanation("non_leaf_no_retain_grad", site, name, *say.retain_grad_after_backward_text(name, site, rg), evidence=[x for x in (prod, rg[0]) if x])
+        return Explanation(
+            "non_leaf_no_retain_grad", site, name, *say.retain_grad_after_backward_text(name, site, rg),
+            evidence=[x for x in (prod, rg[0]) if x])
     return None
 
 
@@ -78,7 +80,9 @@ def to_copy_is_not_a_leaf(dx, q):
     if (prod is not None and _opname(prod) in _TO_OPS and src is not None and src.is_leaf
             and src.requires_grad):
         site = prod.site
-        return Explanation("leaf_replaced_by_to", site, name, *say.to_copy_is_not_a_leaf_text(name, site, prod), evidence=[prod])
+        return Explanation(
+            "leaf_replaced_by_to", site, name, *say.to_copy_is_not_a_leaf_text(name, site, prod),
+            evidence=[prod])
     return None
 
 
@@ -101,7 +105,9 @@ def non_leaf(dx, q):
         fix = (f"apply the arithmetic inside the Parameter: {inside}; as written, `{name}` is a computed "
                f"tensor that the module does not register and the optimizer never sees (retain_grad() would "
                f"show a .grad, but it would still never train).")
-    return Explanation("non_leaf_no_retain_grad", site, name, *say.non_leaf_text(name, site, fix), evidence=[prod] if prod else [])
+    return Explanation(
+        "non_leaf_no_retain_grad", site, name, *say.non_leaf_text(name, site, fix),
+        evidence=[prod] if prod else [])
 
 
 @rule('none', 40)
@@ -116,7 +122,9 @@ def used_before_requires_grad(dx, q):
     if uses and late and all(not r.requires_grad for e in uses for r in e.inputs if r.tid == tid) \
             and late[0].index > uses[0].index:
         site = prod.site if prod else uses[0].site
-        return Explanation("requires_grad_false", site, name, *say.used_before_requires_grad_text(name, site, uses, late), evidence=[x for x in (prod, uses[0], late[0]) if x])
+        return Explanation(
+            "requires_grad_false", site, name, *say.used_before_requires_grad_text(name, site, uses, late),
+            evidence=[x for x in (prod, uses[0], late[0]) if x])
     return None
 
 
@@ -168,7 +176,9 @@ def created_frozen(dx, q):
     own = (d.meta.get("param_owner") or {}).get(str(tid))
     if own and own.get("site"):
         site = Site.from_json(own["site"])
-        return Explanation("frozen_param", site, name, *say.created_frozen_text(name, note, site), evidence=[use] if use else [])
+        return Explanation(
+            "frozen_param", site, name, *say.created_frozen_text(name, note, site),
+            evidence=[use] if use else [])
     return None
 
 
@@ -182,7 +192,9 @@ def frozen_before_trace(dx, q):
         return None
     note = _unfreeze(dx, q)[1]
     use = dx._first_use(tid)
-    return Explanation("frozen_param", use.site if use else None, name, *say.frozen_before_trace_text(name, note), evidence=[use] if use else [])
+    return Explanation(
+        "frozen_param", use.site if use else None, name, *say.frozen_before_trace_text(name, note),
+        evidence=[use] if use else [])
 
 
 @rule('none', 100)
@@ -205,7 +217,9 @@ def created_without_requires_grad(dx, q):
     if q.requires_grad:
         return None
     site = prod.site if prod else (dx._first_use(tid).site if dx._first_use(tid) else None)
-    return Explanation("requires_grad_false", site, name, *say.created_without_requires_grad_text(name, site), evidence=[prod] if prod else [])
+    return Explanation(
+        "requires_grad_false", site, name, *say.created_without_requires_grad_text(name, site),
+        evidence=[prod] if prod else [])
 
 
 @rule('none', 120)
@@ -217,7 +231,9 @@ def backward_failed(dx, q):
     if failed and d.exception is not None and failed[-1] is d.backwards[-1]:
         f = dx.failure()
         if f is not None:
-            return Explanation(f.cause, f.site, name, *say.backward_failed_text(name, f), path=f.path, evidence=f.evidence)
+            return Explanation(
+                f.cause, f.site, name, *say.backward_failed_text(name, f),
+                path=f.path, evidence=f.evidence)
     return None
 
 
@@ -242,7 +258,9 @@ def autograd_grad_only(dx, q):
         func_api = e.context == "functorch" or bool(e.site and re.search(r"(?<![\w.])(grad|grad_and_value|vjp)\(",
                                                                        _code(e.site)))
         api = "torch.func.grad" if func_api else "torch.autograd.grad"
-        return Explanation("autograd_grad_not_backward", e.site, name, *say.autograd_grad_only_text(name, api, e, func_api), evidence=[e])
+        return Explanation(
+            "autograd_grad_not_backward", e.site, name, *say.autograd_grad_only_text(name, api, e, func_api),
+            evidence=[e])
     return None
 
 
@@ -264,7 +282,9 @@ def cleared_then_autograd_grad(dx, q):
           and tid in (b.detail.get("inputs") or ())]
     if ag:
         e = ag[-1]
-        return Explanation("autograd_grad_not_backward", e.site, name, *say.cleared_then_autograd_grad_text(name, e, clears), evidence=[e, clears[-1]])
+        return Explanation(
+            "autograd_grad_not_backward", e.site, name, *say.cleared_then_autograd_grad_text(name, e, clears),
+            evidence=[e, clears[-1]])
     return None
 
 
@@ -310,7 +330,9 @@ def backward_node_sent_none(dx, query):
                 if out is None and "CompiledFunction" in n.name:
                     mods = [e for e in dx.ev if e.kind == "module" and e.op and name.startswith(e.op + ".")]
                     site = mods[0].site if mods else None
-                    return Explanation("unknown", site, name, *say.backward_node_sent_none_text(name, site), evidence=mods[:1])
+                    return Explanation(
+                        "unknown", site, name, *say.backward_node_sent_none_text(name, site),
+                        evidence=mods[:1])
                 if out is None and n.custom_backward is None and n.nid not in seen:
                     seen.add(n.nid)  # it passed on nothing because it got nothing: look further up
                     q.append(n.nid)
@@ -320,7 +342,9 @@ def backward_node_sent_none(dx, query):
                         f = n.custom_backward
                         site = dx._frame_site(f)
                         fe = dx.ev[n.event] if n.event is not None else None
-                        return Explanation("custom_function", site, name, *say.backward_node_sent_none_text2(name, j, which, site, n), evidence=[fe] if fe else [])
+                        return Explanation(
+                            "custom_function", site, name, *say.backward_node_sent_none_text2(name, j, which, site, n),
+                            evidence=[fe] if fe else [])
     return None
 
 

@@ -94,7 +94,9 @@ def first_nonfinite_node(dx, q):
             e = dx.ev[node.event] if node and node.event is not None else None
             site = e.site if e else None
             op = _opname(e) if e else (node.name if node else "?")
-            return Explanation("nonfinite_gradient", site, name, *say.first_nonfinite_node_text(name, op, node, site), evidence=[e] if e else [])
+            return Explanation(
+                "nonfinite_gradient", site, name, *say.first_nonfinite_node_text(name, op, node, site),
+                evidence=[e] if e else [])
     return None
 
 

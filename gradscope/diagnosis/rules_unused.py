@@ -79,7 +79,9 @@ def hooked_module_not_called(dx, q):
                 (dx.d.tensors.get(r.tid) and (dx.d.tensors[r.tid].name or "").startswith(owner + "."))
                 for r in e.inputs)]
             site = ran[0].site if ran else None
-            return Explanation("unused_parameter", site, name, *say.hooked_module_not_called_text(name, owner, site), evidence=ran[:1])
+            return Explanation(
+                "unused_parameter", site, name, *say.hooked_module_not_called_text(name, owner, site),
+                evidence=ran[:1])
     return None
 
 
@@ -107,9 +109,13 @@ def other_instance_in_forward(dx, q):
                             if a != b:
                                 site = dx._frame_site(a, site.stack[:i])
                                 break
-                    return Explanation("param_recreated", site, name, *say.other_instance_in_forward_text2(name, mine, site), evidence=[])
+                    return Explanation(
+                        "param_recreated", site, name, *say.other_instance_in_forward_text2(name, mine, site),
+                        evidence=[])
                 site = Site.from_json(o["site"]) if o.get("site") else None
-                return Explanation("param_recreated", site, name, *say.other_instance_in_forward_text(name, mine, site), evidence=[])
+                return Explanation(
+                    "param_recreated", site, name, *say.other_instance_in_forward_text(name, mine, site),
+                    evidence=[])
     return None
 
 
@@ -181,7 +187,9 @@ def forward_hook_replaced_output(dx, q):
         if fh:  # its output was replaced by a forward hook's return value, not dropped by the forward
             f = Frame.from_json(fh[0])
             site = dx._frame_site(f, dead.site.stack if dead.site else ())
-            return Explanation("hook_modified", site, name, *say.forward_hook_replaced_output_text(name, dead, site), evidence=[dead])
+            return Explanation(
+                "hook_modified", site, name, *say.forward_hook_replaced_output_text(name, dead, site),
+                evidence=[dead])
     return None
 
 
@@ -192,7 +200,9 @@ def result_discarded(dx, q):
     dead = _dead(dx, q)
     site = dead.site if dead else None
     what = f"{dead.op}'s output" if dead is not None and dead.kind == "module" else "its result"
-    return Explanation("unused_parameter", site, name, *say.result_discarded_text(name, what, site, dead), evidence=[dead] if dead else [])
+    return Explanation(
+        "unused_parameter", site, name, *say.result_discarded_text(name, what, site, dead),
+        evidence=[dead] if dead else [])
 
 
 class UnusedMixin:

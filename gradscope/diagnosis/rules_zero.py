@@ -94,7 +94,9 @@ def module_backward_hook_zero(dx, q):
         if frames:
             path, f = frames[0]
             site = dx._frame_site(f)
-            return Explanation("hook_modified", site, name, *say.module_backward_hook_zero_text(name, path, site), evidence=[])
+            return Explanation(
+                "hook_modified", site, name, *say.module_backward_hook_zero_text(name, path, site),
+                evidence=[])
     return None
 
 
@@ -110,7 +112,9 @@ def tensor_hook_zero(dx, q):
         h = hk[-1]
         site = dx._hook_site(h)
         tn = dx.label(h.input_ids()[0])
-        return Explanation("hook_modified", site, name, *say.tensor_hook_zero_text(dx, name, tn, site, h), evidence=[h, e])
+        return Explanation(
+            "hook_modified", site, name, *say.tensor_hook_zero_text(dx, name, tn, site, h),
+            evidence=[h, e])
     return None
 
 
