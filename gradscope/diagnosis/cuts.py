@@ -5,6 +5,7 @@ import re
 
 from ..explanation import Explanation, PathStep
 from ..model import Frame, Site
+from . import templates as say
 from .common import _EXPLICIT_ITEM, _REWRAP_CODE, _find_in_function, _first_arg, _opname, _sgd_rebind, _short
 from .wording import _as_written, _at, _code
 
@@ -31,14 +32,7 @@ class CutsMixin:
             site = Site.from_json(o["site"]) if o and o.get("site") else x.site
             new = self.label(tgt)
             return Explanation(
-                "param_recreated", site, name,
-                f"{name}.grad is None: its values were copied{_at(x.site)}{_code(x.site)} into a new parameter "
-                f"({new}) created{_at(site)}{_code(site)}; the forward uses the new one, while the optimizer holds "
-                f"this one.",
-                detail="Rebuilding a model and loading a state_dict into it creates new Parameter objects; an "
-                       "optimizer built earlier keeps the old ones, which no longer take part in the forward.",
-                fix="build the optimizer after the model is rebuilt and loaded, or load the state into the existing "
-                    "model (model.load_state_dict(...)) instead of a new instance.",
+                "param_recreated", site, name, *say.copied_into_new_param_text(name, new, site, x),
                 evidence=[x])
         return None
 
@@ -66,23 +60,11 @@ class CutsMixin:
                                                                                                hit[1]),),
                             self._label(e.site.filename))
                 return Explanation(
-                    "nondifferentiable_op", site, name,
-                    f"{name}.grad is None: the custom autograd.Function {cls} marks its output non-differentiable"
-                    f"{_at(site)}{_code(site)}, so autograd treats that output as a constant and never calls its "
-                    f"backward.",
-                    detail="ctx.mark_non_differentiable() is for outputs that cannot have a gradient (integer indices, "
-                           "masks); a marked output gets no grad_fn.",
-                    fix="remove ctx.mark_non_differentiable(...) for outputs that should carry gradient; the "
-                        "Function's backward() is then used (a straight-through estimator needs no mark).",
+                    "nondifferentiable_op", site, name, *say.custom_output_cut_text2(name, cls, site),
                     evidence=[e, nx])
             return Explanation(
-                "nondifferentiable_op", nx.site, name,
-                f"{name}.grad is None: the result of {cls}{_at(nx.site)}{_code(nx.site)} does not require grad "
-                f"although its input did: its forward ran without autograd recording it.",
-                detail="A custom Function's output gets a grad_fn only through Function.apply, and only if it is not "
-                       "marked non-differentiable.",
-                fix="call the Function through .apply(...) (not .forward(...)), and do not mark outputs that should "
-                    "carry gradient with ctx.mark_non_differentiable().", evidence=[e, nx])
+                "nondifferentiable_op", nx.site, name, *say.custom_output_cut_text(name, cls, nx),
+                evidence=[e, nx])
         return None
 
     def _data_cut(self, tid, name, real):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..explanation import Explanation, PathStep
-from . import templates as say
+from . import templates_failure as say
 from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _sgd_rebind
 from .registry import rule
 from .wording import _at, _code

@@ -392,10 +392,7 @@ class NoneMixin:
         else:  # no guard in sight: the freeze is the cause; say that the unfreeze ran and did not reach it
             return None, (f" (An unfreeze ran{_at(on.site)}{_code(on.site)} for {len(reached)} other "
                           f"parameter(s), but it did not reach {name}.)")
-        return Explanation(
-            "frozen_param", site, name, f"{name}.grad is None: {head}, so autograd treats it as a constant.",
-            detail="A parameter with requires_grad=False gets no gradient; an unfreeze only changes the parameters it "
-                   "is applied to.", fix=fix, evidence=[on]), ""
+        return Explanation("frozen_param", site, name, *say.unfreeze_missed_text(name, head, fix), evidence=[on]), ""
 
     def _hook_cleared(self, tid, name):
         """A gradient reached the leaf's AccumulateGrad, yet .grad is None right after that backward, and a
@@ -415,15 +412,6 @@ class NoneMixin:
             steps = [e for e in self.ev if e.kind == "optimizer_step" and e.index > b.event
                      and tid in (e.detail.get("params") or ())]
             return Explanation(
-                "hook_modified", site, name,
-                f"{name}.grad is None: backward delivered a gradient"
-                f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the post-accumulate-grad hook"
-                f"{' `' + h.detail['hook'].rsplit('.', 1)[-1] + '`' if h.detail.get('hook') else ''} registered{where} cleared .grad{_at(site)}{_code(site)}"
-                + (" after stepping the optimizer inside backward" if steps else "") + ".",
-                detail="A post-accumulate-grad hook runs right after the gradient is stored in .grad; a hook that "
-                       "steps the optimizer and sets .grad to None (optimizer-in-backward) leaves no .grad to read "
-                       "after backward.",
-                fix=f"read or clip {name}'s gradient inside that hook (before it clears .grad), or remove the hook "
-                    f"when you step the optimizer after backward yourself.",
+                "hook_modified", site, name, *say.hook_cleared_text(name, steps, where, site, arrived, h),
                 evidence=[h])
         return None

@@ -6,7 +6,7 @@ from ..explanation import Explanation
 from . import templates as say
 from .common import _NO_SAVE, _SAVES_RESULT, _opname, _receiver
 from .registry import rule
-from .wording import _at, _clear_call, _code, _code_of
+from .wording import _at, _code, _code_of
 
 
 def _ok_facts(dx, q):
@@ -126,12 +126,8 @@ class ReceivedMixin:
         how = "set it back to None" if clear.kind == "grad_set" else "zeroed it"
         now = "None" if status == "none" else "all zeros"
         return Explanation(
-            "ok", fill.site, name,
-            f"{name}.grad is {now} now, as it should be: backward from `{root}`{_at(fill.site)} filled it{n}{by}, "
-            f"then {_clear_call(clear)}{_at(clear.site)} {how} for the next step. Gradient flows.",
-            detail="Clearing gradients after their consumers (optimizer.step(), clipping, logging) have read them is "
-                   "correct; only a read that finds them cleared is a bug.",
-            fix="nothing to fix.", evidence=[fill, clear])
+            "ok", fill.site, name, *say.ok_cleared_text(name, now, root, n, by, how, clear, fill),
+            evidence=[fill, clear])
 
     def _not_trained(self, tid, name, inner, status):
         """A parameter the step does not train (no optimizer holds it; only used under no_grad or not used):
@@ -148,12 +144,7 @@ class ReceivedMixin:
             how = inner.summary.split(": ", 1)[-1].rstrip(".")
         now = "None" if status == "none" else ("all zeros" if status == "zero" else "not finite")
         return Explanation(
-            "not_trained", inner.site, name,
-            f"{name}.grad is {now}, but this step does not train {name}: {held} and {how}. That is how a target "
-            f"network, an EMA teacher or a model being evaluated is used.",
-            detail=inner.summary,
-            fix=f"nothing to fix unless {name} should train; then "
-                + ("hand it to an optimizer (its param_groups), and " if self.trainable else "") + inner.fix,
+            "not_trained", inner.site, name, *say.not_trained_text(self, name, now, held, how, inner),
             path=inner.path, evidence=inner.evidence)
 
     def _corrupting_writes(self) -> list:
@@ -207,14 +198,6 @@ class ReceivedMixin:
             got = {"zero": "all zeros", "nonfinite": "inf/nan", "received": "computed from overwritten values"}.get(
                 status, "wrong")
             return Explanation(
-                "inplace_saved_tensor", w.site, name,
-                f"{name}.grad is {got}: {_opname(w)}(){_at(w.site)}{_code(w.site)} wrote into `{orig}` through {how} "
-                f"after {_opname(saver)}(){_at(saver.site)} saved it for backward, so backward used the overwritten "
-                f"values; PyTorch does not notice writes through {how}.",
-                detail="Autograd saves some inputs and results of an operation to compute its gradient. A write "
-                       "through .data changes them without bumping the version autograd checks, so the gradient is "
-                       "silently wrong instead of an error.",
-                fix=f"do not write into `{orig}` through {how} while the graph that saved it is still "
-                    f"to be used: compute a new tensor instead (out of place), or make the change after backward.",
+                "inplace_saved_tensor", w.site, name, *say.corrupted_text(name, got, orig, how, w, saver),
                 evidence=[w, cut, saver])
         return None

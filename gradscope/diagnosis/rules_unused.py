@@ -9,7 +9,6 @@ from ..model import Frame, Site
 from . import templates as say
 from .common import _is_copy, _receiver
 from .registry import rule
-from .wording import _at, _code, py_expr
 
 
 def _cone(dx, q):
@@ -228,15 +227,8 @@ class UnusedMixin:
                     fix = ("create the optimizer after replacing layers (or add the new parameters with "
                            "optimizer.add_param_group), and drop the old module's parameters.")
                 return Explanation(
-                    "param_recreated", e.site, name,
-                    f"{name}.grad is None: {attr} was "
-                    + (f"tied to `{e.detail['tied_to']}`" if e.detail.get("tied_to") else
-                       f"replaced by a new {e.detail.get('new_class')}")
-                    + f"{_at(e.site)}{_code(e.site)}; the forward uses the new one, while this parameter belongs to the "
-                    f"old instance (which the optimizer may still hold).",
-                    detail="Parameters are objects: an optimizer built before the replacement keeps updating the old "
-                           "module's parameters, which no longer take part in the forward.",
-                    fix=fix, evidence=[e])
+                    "param_recreated", e.site, name, *say.replaced_text(name, attr, e, fix),
+                    evidence=[e])
         return None
 
     def _stale_optimizer(self, tid, name, used):
@@ -259,13 +251,5 @@ class UnusedMixin:
             or "optimizer"
         shown = ", ".join(f"`{m}`" for m in mods[:3]) + (", …" if len(mods) > 3 else "")
         return Explanation(
-            "param_recreated", site, name,
-            f"{name}.grad is None: the optimizer holds this parameter ({'x'.join(map(str, info.shape)) or 'scalar'}), "
-            f"which no module of the model uses any more, while the forward trains {shown}, which no optimizer holds"
-            + (f" (created{_at(made)}{_code(made)})" if made else "")
-            + ": the optimizer was built before those layers were replaced or added.",
-            detail="An optimizer keeps the Parameter objects it was given; layers replaced or added afterwards are "
-                   "not in it, and the replaced ones no longer take part in the forward.",
-            fix=f"build the optimizer after the model is complete, or add the new parameters: "
-                f"`{opt}.add_param_group({{'params': {py_expr(mods[0])}.parameters()}})`.",
+            "param_recreated", site, name, *say.stale_optimizer_text(name, made, shown, info, opt, mods),
             evidence=[step] if step else [])

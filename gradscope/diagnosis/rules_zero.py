@@ -8,7 +8,6 @@ from ..model import Frame
 from . import templates as say
 from .common import _ZERO_OPS, _opname
 from .registry import REGISTRY, rule
-from .wording import _at, _code, _plain
 
 
 def _hooks(dx, q):
@@ -155,12 +154,8 @@ class ZeroMixin:
                 t = self.timing_problem(tid)  # only a read that found the zeros is the bug (evidence)
                 return self._timing_explanation(tid, name, *t) if t is not None else None
             return Explanation(
-                "zero_gradient", e.site, name,
-                f"{name}.grad is all zeros: backward filled it, then {op}{_at(e.site)}{_code(e.site)} scaled it to "
-                f"zero.",
-                detail="The gradient was multiplied by zero after backward.",
-                fix=(f"check the factor in `{_plain(e.site)}`: it scales the gradient to zero"
-                     + (" (max_norm must be > 0)" if "clip" in op else "") + "."), evidence=[e])
+                "zero_gradient", e.site, name, *say.zeroed_after_backward_text(name, op, e),
+                evidence=[e])
         return None
 
     def _zero_retained(self, tid, name, hooks):
@@ -181,8 +176,6 @@ class ZeroMixin:
             if e is not None:
                 op = _opname(e)
                 return Explanation(
-                    "zero_gradient", e.site, name,
-                    f"{name}.grad is all zeros: gradient reaches {op}{_at(e.site)}{_code(e.site)} but comes out as "
-                    f"zero ({zn.name}), so nothing flows back to {name}.",
-                    detail=self._zero_reason(op), fix=self._zero_fix(op, e.site), evidence=[e])
+                    "zero_gradient", e.site, name, *say.zero_retained_text(self, name, op, zn, e),
+                    evidence=[e])
         return None

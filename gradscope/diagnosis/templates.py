@@ -4,7 +4,7 @@ No template names a model, a library or a value from a particular scenario (test
 from __future__ import annotations
 
 from .common import _opname
-from .wording import _at, _code, _out_of_place, _plain, py_expr
+from .wording import _at, _clear_call, _code, _plain, py_expr
 
 
 # --- autograd_grad_not_backward -----------------------------------------------------------------
@@ -33,48 +33,6 @@ def cleared_then_autograd_grad_text(name, e, clears):
     return summary, detail, fix
 
 
-def no_grad_fn_text2(root, e):
-    """no_grad_fn (autograd_grad_not_backward): summary, detail, fix."""
-    summary = (f"backward on `{root}` failed: it is built from gradients returned by torch.autograd.grad"
-               f"{_at(e.site)}{_code(e.site)} without create_graph=True, so they carry no graph to differentiate.")
-    detail = ("autograd.grad returns plain tensors unless create_graph=True records the backward pass itself.")
-    fix = ("pass create_graph=True to torch.autograd.grad when the gradients are used in a loss (gradient "
-           "penalties, meta-learning).")
-    return summary, detail, fix
-
-# --- backward_twice -----------------------------------------------------------------------------
-def backward_twice_text(bw, prev):
-    """backward_twice (backward_twice): summary, detail, fix."""
-    summary = (f"backward{_at(bw.site if bw else None)} ran through a graph that an earlier backward"
-               f"{_at(prev.site if prev else None)} already freed.")
-    detail = ("After backward, autograd frees the saved tensors of the graph. Running backward again through any "
-              "part of it fails, e.g. when a hidden state is carried across steps without detach().")
-    fix = ("detach state carried between steps (`<state> = <state>.detach()`), recompute the forward, or pass "
-           "retain_graph=True to the first backward if you really need two.")
-    return summary, detail, fix
-
-
-def backward_twice_text2(name, bw, p, prev, e):
-    """backward_twice (backward_twice): summary, detail, fix."""
-    summary = (f"backward{_at(bw.site)} failed: `{name}` was computed{_at(p.site if p else None)} before the earlier "
-               f"backward{_at(prev.site)} and is used again{_at(e.site)}{_code(e.site)} without detach(), so the new "
-               f"backward runs into the freed graph.")
-    detail = ("After backward, autograd frees the saved tensors of the graph. A tensor carried into the next "
-              "step (an RNN hidden state, a running statistic) still points into that freed graph.")
-    fix = (f"detach the carried state before reusing it (`{name} = {name}.detach()`), or pass "
-           f"retain_graph=True to the earlier backward if you really need gradients through both.")
-    return summary, detail, fix
-
-
-def backward_twice_text3(dx, name, bw, p, prev):
-    """backward_twice (backward_twice): summary, detail, fix."""
-    summary = (f"backward{_at(bw.site)} failed: `{name}` (computed{_at(p.site)}) feeds more than one loss, and the "
-               f"earlier backward{_at(prev.site)} already freed the graph behind it.")
-    detail = ("Each backward frees the graph it ran through; a second loss built on the same shared "
-              "part cannot backpropagate through it again.")
-    fix = (dx._one_backward_fix(prev, bw))
-    return summary, detail, fix
-
 # --- custom_function ----------------------------------------------------------------------------
 def custom_function_zero_text(name, fn, site):
     """custom_function_zero (custom_function): summary, detail, fix."""
@@ -95,27 +53,6 @@ def backward_node_sent_none_text2(name, j, which, site, n):
            f"(same shape as {name}).")
     return summary, detail, fix
 
-
-def once_differentiable_text(fn, where, site):
-    """once_differentiable (custom_function): summary, detail, fix."""
-    summary = (f"backward failed: {fn}.backward{_at(site)} is decorated with @once_differentiable, but the step "
-               f"differentiates through it a second time{where}.")
-    detail = ("@once_differentiable runs backward without recording a graph, so its result cannot be "
-              "differentiated again (gradient penalties, double backward, meta-learning).")
-    fix = (f"remove @once_differentiable and write {fn}.backward with differentiable torch operations, or keep "
-           f"this Function out of the part that is differentiated twice.")
-    return summary, detail, fix
-
-
-def custom_function_gradients_text(first, site, node):
-    """custom_function_gradients (custom_function): summary, detail, fix."""
-    summary = (f"backward failed in the custom autograd.Function {node.name.replace('Backward', '')}: its backward "
-               f"returns{_at(site)}{_code(site)} gradients that do not match its forward inputs ({first}).")
-    detail = ("backward() must return exactly one gradient (or None) per input of forward(), each with the shape "
-              "of that input.")
-    fix = ("return one value per forward input, in order, with matching shapes (None for inputs that need no "
-           "gradient).")
-    return summary, detail, fix
 
 # --- frozen_param -------------------------------------------------------------------------------
 def frozen_in_trace_text(name, note, whole, e):
@@ -149,27 +86,6 @@ def frozen_before_trace_text(name, note):
     return summary, detail, fix
 
 
-def no_grad_fn_text3(whole, root, shown, e, names):
-    """no_grad_fn (frozen_param): summary, detail, fix."""
-    summary = (f"backward on `{root}` failed: nothing in it requires grad because {shown} "
-               f"{'was' if len(names) == 1 else 'were'} frozen{_at(e.site)}{_code(e.site)} and never unfrozen."
-               + (f" {whole[0]}" if whole else ""))
-    detail = ("With every parameter frozen (requires_grad=False) and the other inputs detached, the loss has no "
-              "grad_fn, so backward has nothing to differentiate.")
-    fix = (whole[1] if whole and whole[1] else
-           f"set requires_grad_(True) again on {shown} before the step that trains them (after the step "
-           f"that needed them frozen).")
-    return summary, detail, fix
-
-
-def no_grad_fn_text5(dx, root, params):
-    """no_grad_fn (frozen_param): summary, detail, fix."""
-    summary = (f"backward on `{root}` failed: its parameters ({', '.join(dx.label(p) for p in params[:3])}) have "
-               f"requires_grad=False.")
-    detail = ""
-    fix = ("unfreeze the parameters that should train.")
-    return summary, detail, fix
-
 # --- hook_modified ------------------------------------------------------------------------------
 def module_backward_hook_zero_text(name, path, site):
     """module_backward_hook_zero (hook_modified): summary, detail, fix."""
@@ -201,45 +117,6 @@ def forward_hook_replaced_output_text(name, dead, site):
            "output only on purpose.")
     return summary, detail, fix
 
-# --- inference_mode -----------------------------------------------------------------------------
-def inference_tensor_saved_text(site, e):
-    """inference_tensor_saved (inference_mode): summary, detail, fix."""
-    summary = (f"backward cannot use a tensor created under torch.inference_mode(){_at(site)}{_code(site)}: "
-               f"{_opname(e) if e else 'an operation'}{_at(e.site if e else None)} tried to save it for backward.")
-    detail = ("Inference tensors have no version counter and cannot be saved for backward.")
-    fix = ("compute it outside torch.inference_mode() when it takes part in training (cloning it only hides "
-           "the problem: the clone has no history).")
-    return summary, detail, fix
-
-# --- inplace_saved_tensor -----------------------------------------------------------------------
-def inplace_modified_saved_tensor_text(dx, op, who, what, saved_txt, e):
-    """inplace_modified_saved_tensor (inplace_saved_tensor): summary, detail, fix."""
-    summary = (f"backward failed: {op}{who}{_at(e.site)}{_code(e.site)} modified {what} in place after it was saved "
-               f"for backward{saved_txt}.")
-    detail = ("Autograd saves some inputs/outputs of an operation to compute its gradient; writing into them "
-              "afterwards (+=, x[...] = v, add_, relu(inplace=True), optimizer.step()) makes the saved value wrong, "
-              "so backward refuses to run.")
-    fix = ("a graph kept alive across steps (retain_graph=True, e.g. on a hidden state carried into the next "
-           "batch) still holds the weights that optimizer.step() changed: detach the carried state every step "
-           "(`<state> = <state>.detach()`) and drop retain_graph=True."
-           if e.context == "optimizer" and any(b.kind == "backward" and b.detail.get("retain_graph")
-                                               and b.index < e.index for b in dx.ev) else
-           _out_of_place(e.site.code if e.site else "") or
-           (f"write `{_plain(e.site)}` out of place (a new tensor instead of writing into one autograd "
-            f"saved; inplace=False for activations)" + (", or run backward for every loss before "
-                                                        "optimizer.step() changes the weights"
-                                                        if e.context == "optimizer" else "") + "."))
-    return summary, detail, fix
-
-
-def inplace_modified_saved_tensor_text2(msg):
-    """inplace_modified_saved_tensor (inplace_saved_tensor): summary, detail, fix."""
-    summary = ("backward failed: a tensor saved for backward was modified in place, but the trace did not see the write "
-               "(it may have happened through .data, NumPy, or outside the traced block).")
-    detail = (msg.splitlines()[0])
-    fix = ("look for in-place writes (+=, x[...] =, add_, relu_(inplace=True)) on "
-           "tensors used earlier in the forward.")
-    return summary, detail, fix
 
 # --- leaf_replaced_by_to ------------------------------------------------------------------------
 def to_copy_is_not_a_leaf_text(name, site, prod):
@@ -292,15 +169,6 @@ def non_leaf_text(name, site, fix):
     fix = (fix)
     return summary, detail, fix
 
-# --- nondifferentiable_op -----------------------------------------------------------------------
-def no_derivative_text(op, e):
-    """no_derivative (nondifferentiable_op): summary, detail, fix."""
-    summary = (f"backward failed: {_opname(e)}(){_at(e.site)}{_code(e.site)} has no derivative in PyTorch ('{op}').")
-    detail = ("Some operations (unique, sort indices, bucketize, ...) have no gradient formula; backward "
-              "cannot pass through them.")
-    fix = ("keep this operation out of the path to the loss (compute it on a detached copy), or use a "
-           "differentiable surrogate.")
-    return summary, detail, fix
 
 # --- nonfinite_gradient -------------------------------------------------------------------------
 def first_nonfinite_node_text(name, op, node, site):
@@ -320,16 +188,6 @@ def nonfinite_unknown_text(name):
     fix = ("check the loss and inputs for inf/nan.")
     return summary, detail, fix
 
-# --- numpy_roundtrip ----------------------------------------------------------------------------
-def numpy_of_grad_tensor_text(what, e):
-    """numpy_of_grad_tensor (numpy_roundtrip): summary, detail, fix."""
-    summary = (f"numpy() failed{_at(e.site if e else None)}{_code(e.site if e else None)}: `{what}` requires grad, and a "
-               f"NumPy array cannot carry gradients.")
-    detail = ("PyTorch refuses to convert a tensor that is part of the autograd graph, because the NumPy result "
-              "would silently cut gradient flow.")
-    fix = (f"for logging/plotting: `{what}.detach().cpu().numpy()`; if the result feeds the loss, keep the "
-           f"computation in torch instead.")
-    return summary, detail, fix
 
 # --- ok -----------------------------------------------------------------------------------------
 def unfrozen_after_optimizer_built_text(name, n, via, u):
@@ -414,14 +272,6 @@ def created_without_requires_grad_text(name, site):
     return summary, detail, fix
 
 
-def no_grad_fn_text(dx, leaves, root):
-    """no_grad_fn (requires_grad_false): summary, detail, fix."""
-    summary = (f"backward on `{root}` failed: none of the tensors it was computed from requires grad"
-               + (f" ({', '.join(dx.label(t) for t in leaves[:3])})" if leaves else "") + ".")
-    detail = ""
-    fix = ("create the parameters with requires_grad=True (or use nn.Parameter).")
-    return summary, detail, fix
-
 # --- unknown ------------------------------------------------------------------------------------
 def backward_node_sent_none_text(name, site):
     """backward_node_sent_none (unknown): summary, detail, fix."""
@@ -434,18 +284,6 @@ def backward_node_sent_none_text(name, site):
     fix = ("trace the step with gradscope.trace(eager_compile=True) (`gradscope run "
            "--eager-compile`), which runs the compiled code eagerly while recording, to get the "
            "line; or use backend='eager'.")
-    return summary, detail, fix
-
-
-def no_grad_fn_text6(dx, root, rg):
-    """no_grad_fn (unknown): summary, detail, fix."""
-    summary = (f"backward on `{root}` failed: `{root}` does not require grad, although it was computed from "
-               f"{', '.join(dx.label(t) for t in rg[:3])}, which do; the trace did not see where the connection "
-               f"was cut.")
-    detail = ("Something between them dropped the graph without a recorded call: code outside the traced "
-              "block, an extension op, or a value rebuilt from Python numbers.")
-    fix = (f"print `.requires_grad` / `.grad_fn` of the intermediate results between "
-           f"{dx.label(rg[0])} and `{root}`; the first one without a grad_fn is the cut.")
     return summary, detail, fix
 
 
@@ -501,24 +339,6 @@ def result_discarded_text(name, what, site, dead):
     return summary, detail, fix
 
 
-def grad_input_unused_text():
-    """grad_input_unused (unused_parameter): summary, detail, fix."""
-    summary = ("torch.autograd.grad failed: one of the inputs was not used to compute the outputs.")
-    detail = ""
-    fix = ("pass allow_unused=True, or remove that input.")
-    return summary, detail, fix
-
-
-def reduction_unused_text(shown, reason, names, e, sub):
-    """reduction_unused (unused_parameter): summary, detail, fix."""
-    summary = (f"DistributedDataParallel stopped{_at(e.site if e else None)}: {len(names)} parameter(s) did not receive "
-               f"a gradient in the previous iteration: {shown}; {reason}")
-    detail = ("DDP waits for a gradient for every parameter it holds; a parameter the forward did not use "
-              "never gets one, so the reduction of the previous iteration never finished.")
-    fix = (sub.fix.rstrip(".") + "; if skipping it is intended, pass find_unused_parameters=True to "
-           "DistributedDataParallel (or set requires_grad=False on it).")
-    return summary, detail, fix
-
 # --- zero_gradient ------------------------------------------------------------------------------
 def zero_unknown_text(name):
     """zero_unknown (zero_gradient): summary, detail, fix."""
@@ -527,7 +347,7 @@ def zero_unknown_text(name):
     fix = ("check activations for dead units and saturated clamps.")
     return summary, detail, fix
 
-# --- cause ----------------------------------------------------------------------------------------
+# --- nondifferentiable_op or zero_gradient (the zeroing_op rule decides which) --------------------
 def zeroing_op_text(name, op, site, node, why, fix):
     """zeroing_op (cause): summary, detail, fix."""
     summary = (f"{name}.grad is all zeros: gradient reaches {op}{_at(site)}{_code(site)} but comes out as zero "
@@ -537,42 +357,156 @@ def zeroing_op_text(name, op, site, node, why, fix):
     return summary, detail, fix
 
 
-def no_grad_fn_text4(off, root, what, site, se, same, fix):
-    """no_grad_fn (cause): summary, detail, fix."""
-    summary = (f"backward on `{root}` failed: `{root}` does not require grad because {what} was computed while grad "
-               f"was switched off{_at(site)}{_code(site)}; {off}." if off else
-               f"backward on `{root}` failed: `{root}` does not require grad because {what} "
-               f"{'were' if len(same) > 1 else 'was'} cut off from autograd"
-               f"{_at(site)}{_code(site)} ({_opname(se)}), and nothing else in it requires grad.")
-    detail = ("backward() needs a result with a grad_fn; every path from a trainable tensor to it was cut.")
-    fix = (fix)
-    return summary, detail, fix
-
-
-def no_grad_fn_text7(root, w, site, fix):
-    """no_grad_fn (cause): summary, detail, fix."""
-    summary = (f"backward on `{root}` failed: `{w}` was rebound{_at(site)}{_code(site)} to the result of "
-               f"an update made under no_grad, a new tensor that does not require grad, so `{root}` computed "
-               f"from it has no grad_fn.")
-    detail = ("Under no_grad, `w = w - lr * w.grad` creates a new tensor without history and rebinds the "
-              "name; the original leaf that required grad is no longer used.")
-    fix = (fix)
-    return summary, detail, fix
-
-
-def no_grad_fn_text8(dx, root, what, site, cause, se, e):
-    """no_grad_fn (cause): summary, detail, fix."""
-    summary = (f"backward on `{root}` failed: `{root}` has no autograd history (it was built outside torch); the "
-               f"last value that left autograd before it was {what}{_at(site)}{_code(site)}.")
-    detail = ("backward() needs a result with a grad_fn; a tensor rebuilt from NumPy or Python numbers "
-              "has none.")
-    fix = (dx._cut_explanation(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root).fix)
-    return summary, detail, fix
-
-# --- f.cause --------------------------------------------------------------------------------------
+# --- the cause of the failed backward (backward_failed) ------------------------------------------
 def backward_failed_text(name, f):
     """backward_failed (f.cause): summary, detail, fix."""
     summary = (f"{name}.grad is None: the backward that should have reached it failed. {f.summary}")
     detail = (f.detail)
     fix = (f.fix)
+    return summary, detail, fix
+
+
+# === the texts of the helpers the rules share (data-path cuts, clears, hooks, replaced parameters) ===
+
+# --- frozen_param -------------------------------------------------------------------------------
+def unfreeze_missed_text(name, head, fix):
+    """_unfreeze_missed (frozen_param): summary, detail, fix."""
+    summary = (f"{name}.grad is None: {head}, so autograd treats it as a constant.")
+    detail = ("A parameter with requires_grad=False gets no gradient; an unfreeze only changes the parameters it "
+              "is applied to.")
+    fix = (fix)
+    return summary, detail, fix
+
+
+# --- hook_modified ------------------------------------------------------------------------------
+def hook_cleared_text(name, steps, where, site, arrived, h):
+    """_hook_cleared (hook_modified): summary, detail, fix."""
+    summary = (f"{name}.grad is None: backward delivered a gradient"
+               f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the post-accumulate-grad hook"
+               f"{' `' + h.detail['hook'].rsplit('.', 1)[-1] + '`' if h.detail.get('hook') else ''} registered{where} cleared .grad{_at(site)}{_code(site)}"
+               + (" after stepping the optimizer inside backward" if steps else "") + ".")
+    detail = ("A post-accumulate-grad hook runs right after the gradient is stored in .grad; a hook that "
+              "steps the optimizer and sets .grad to None (optimizer-in-backward) leaves no .grad to read "
+              "after backward.")
+    fix = (f"read or clip {name}'s gradient inside that hook (before it clears .grad), or remove the hook "
+           f"when you step the optimizer after backward yourself.")
+    return summary, detail, fix
+
+
+# --- inplace_saved_tensor -----------------------------------------------------------------------
+def corrupted_text(name, got, orig, how, w, saver):
+    """_corrupted (inplace_saved_tensor): summary, detail, fix."""
+    summary = (f"{name}.grad is {got}: {_opname(w)}(){_at(w.site)}{_code(w.site)} wrote into `{orig}` through {how} "
+               f"after {_opname(saver)}(){_at(saver.site)} saved it for backward, so backward used the overwritten "
+               f"values; PyTorch does not notice writes through {how}.")
+    detail = ("Autograd saves some inputs and results of an operation to compute its gradient. A write "
+              "through .data changes them without bumping the version autograd checks, so the gradient is "
+              "silently wrong instead of an error.")
+    fix = (f"do not write into `{orig}` through {how} while the graph that saved it is still "
+           f"to be used: compute a new tensor instead (out of place), or make the change after backward.")
+    return summary, detail, fix
+
+
+# --- nondifferentiable_op -----------------------------------------------------------------------
+def custom_output_cut_text(name, cls, nx):
+    """_custom_output_cut (nondifferentiable_op): summary, detail, fix."""
+    summary = (f"{name}.grad is None: the result of {cls}{_at(nx.site)}{_code(nx.site)} does not require grad "
+               f"although its input did: its forward ran without autograd recording it.")
+    detail = ("A custom Function's output gets a grad_fn only through Function.apply, and only if it is not "
+              "marked non-differentiable.")
+    fix = ("call the Function through .apply(...) (not .forward(...)), and do not mark outputs that should "
+           "carry gradient with ctx.mark_non_differentiable().")
+    return summary, detail, fix
+
+
+def custom_output_cut_text2(name, cls, site):
+    """_custom_output_cut (nondifferentiable_op): summary, detail, fix."""
+    summary = (f"{name}.grad is None: the custom autograd.Function {cls} marks its output non-differentiable"
+               f"{_at(site)}{_code(site)}, so autograd treats that output as a constant and never calls its "
+               f"backward.")
+    detail = ("ctx.mark_non_differentiable() is for outputs that cannot have a gradient (integer indices, "
+              "masks); a marked output gets no grad_fn.")
+    fix = ("remove ctx.mark_non_differentiable(...) for outputs that should carry gradient; the "
+           "Function's backward() is then used (a straight-through estimator needs no mark).")
+    return summary, detail, fix
+
+
+# --- not_trained --------------------------------------------------------------------------------
+def not_trained_text(dx, name, now, held, how, inner):
+    """_not_trained (not_trained): summary, detail, fix."""
+    summary = (f"{name}.grad is {now}, but this step does not train {name}: {held} and {how}. That is how a target "
+               f"network, an EMA teacher or a model being evaluated is used.")
+    detail = (inner.summary)
+    fix = (f"nothing to fix unless {name} should train; then "
+           + ("hand it to an optimizer (its param_groups), and " if dx.trainable else "") + inner.fix)
+    return summary, detail, fix
+
+
+# --- ok -----------------------------------------------------------------------------------------
+def ok_cleared_text(name, now, root, n, by, how, clear, fill):
+    """_ok_cleared (ok): summary, detail, fix."""
+    summary = (f"{name}.grad is {now} now, as it should be: backward from `{root}`{_at(fill.site)} filled it{n}{by}, "
+               f"then {_clear_call(clear)}{_at(clear.site)} {how} for the next step. Gradient flows.")
+    detail = ("Clearing gradients after their consumers (optimizer.step(), clipping, logging) have read them is "
+              "correct; only a read that finds them cleared is a bug.")
+    fix = ("nothing to fix.")
+    return summary, detail, fix
+
+
+# --- param_recreated ----------------------------------------------------------------------------
+def replaced_text(name, attr, e, fix):
+    """_replaced (param_recreated): summary, detail, fix."""
+    summary = (f"{name}.grad is None: {attr} was "
+               + (f"tied to `{e.detail['tied_to']}`" if e.detail.get("tied_to") else
+                  f"replaced by a new {e.detail.get('new_class')}")
+               + f"{_at(e.site)}{_code(e.site)}; the forward uses the new one, while this parameter belongs to the "
+               f"old instance (which the optimizer may still hold).")
+    detail = ("Parameters are objects: an optimizer built before the replacement keeps updating the old "
+              "module's parameters, which no longer take part in the forward.")
+    fix = (fix)
+    return summary, detail, fix
+
+
+def stale_optimizer_text(name, made, shown, info, opt, mods):
+    """_stale_optimizer (param_recreated): summary, detail, fix."""
+    summary = (f"{name}.grad is None: the optimizer holds this parameter ({'x'.join(map(str, info.shape)) or 'scalar'}), "
+               f"which no module of the model uses any more, while the forward trains {shown}, which no optimizer holds"
+               + (f" (created{_at(made)}{_code(made)})" if made else "")
+               + ": the optimizer was built before those layers were replaced or added.")
+    detail = ("An optimizer keeps the Parameter objects it was given; layers replaced or added afterwards are "
+              "not in it, and the replaced ones no longer take part in the forward.")
+    fix = (f"build the optimizer after the model is complete, or add the new parameters: "
+           f"`{opt}.add_param_group({{'params': {py_expr(mods[0])}.parameters()}})`.")
+    return summary, detail, fix
+
+
+def copied_into_new_param_text(name, new, site, x):
+    """_copied_into_new_param (param_recreated): summary, detail, fix."""
+    summary = (f"{name}.grad is None: its values were copied{_at(x.site)}{_code(x.site)} into a new parameter "
+               f"({new}) created{_at(site)}{_code(site)}; the forward uses the new one, while the optimizer holds "
+               f"this one.")
+    detail = ("Rebuilding a model and loading a state_dict into it creates new Parameter objects; an "
+              "optimizer built earlier keeps the old ones, which no longer take part in the forward.")
+    fix = ("build the optimizer after the model is rebuilt and loaded, or load the state into the existing "
+           "model (model.load_state_dict(...)) instead of a new instance.")
+    return summary, detail, fix
+
+
+# --- zero_gradient ------------------------------------------------------------------------------
+def zeroed_after_backward_text(name, op, e):
+    """_zeroed_after_backward (zero_gradient): summary, detail, fix."""
+    summary = (f"{name}.grad is all zeros: backward filled it, then {op}{_at(e.site)}{_code(e.site)} scaled it to "
+               f"zero.")
+    detail = ("The gradient was multiplied by zero after backward.")
+    fix = (f"check the factor in `{_plain(e.site)}`: it scales the gradient to zero"
+           + (" (max_norm must be > 0)" if "clip" in op else "") + ".")
+    return summary, detail, fix
+
+
+def zero_retained_text(dx, name, op, zn, e):
+    """_zero_retained (zero_gradient): summary, detail, fix."""
+    summary = (f"{name}.grad is all zeros: gradient reaches {op}{_at(e.site)}{_code(e.site)} but comes out as "
+               f"zero ({zn.name}), so nothing flows back to {name}.")
+    detail = (dx._zero_reason(op))
+    fix = (dx._zero_fix(op, e.site))
     return summary, detail, fix

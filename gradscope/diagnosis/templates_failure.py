@@ -1,0 +1,227 @@
+"""Templates of the failure rules (rules_failure.py): the summary, detail and fix of each backward error's
+explanation, filled from the user's own code and names; the decisions stay in the rules."""
+from __future__ import annotations
+
+from .common import _opname
+from .wording import _at, _code, _out_of_place, _plain
+
+
+def no_grad_fn_text2(root, e):
+    """no_grad_fn (autograd_grad_not_backward): summary, detail, fix."""
+    summary = (f"backward on `{root}` failed: it is built from gradients returned by torch.autograd.grad"
+               f"{_at(e.site)}{_code(e.site)} without create_graph=True, so they carry no graph to differentiate.")
+    detail = ("autograd.grad returns plain tensors unless create_graph=True records the backward pass itself.")
+    fix = ("pass create_graph=True to torch.autograd.grad when the gradients are used in a loss (gradient "
+           "penalties, meta-learning).")
+    return summary, detail, fix
+
+
+def backward_twice_text(bw, prev):
+    """backward_twice (backward_twice): summary, detail, fix."""
+    summary = (f"backward{_at(bw.site if bw else None)} ran through a graph that an earlier backward"
+               f"{_at(prev.site if prev else None)} already freed.")
+    detail = ("After backward, autograd frees the saved tensors of the graph. Running backward again through any "
+              "part of it fails, e.g. when a hidden state is carried across steps without detach().")
+    fix = ("detach state carried between steps (`<state> = <state>.detach()`), recompute the forward, or pass "
+           "retain_graph=True to the first backward if you really need two.")
+    return summary, detail, fix
+
+
+def backward_twice_text2(name, bw, p, prev, e):
+    """backward_twice (backward_twice): summary, detail, fix."""
+    summary = (f"backward{_at(bw.site)} failed: `{name}` was computed{_at(p.site if p else None)} before the earlier "
+               f"backward{_at(prev.site)} and is used again{_at(e.site)}{_code(e.site)} without detach(), so the new "
+               f"backward runs into the freed graph.")
+    detail = ("After backward, autograd frees the saved tensors of the graph. A tensor carried into the next "
+              "step (an RNN hidden state, a running statistic) still points into that freed graph.")
+    fix = (f"detach the carried state before reusing it (`{name} = {name}.detach()`), or pass "
+           f"retain_graph=True to the earlier backward if you really need gradients through both.")
+    return summary, detail, fix
+
+
+def backward_twice_text3(dx, name, bw, p, prev):
+    """backward_twice (backward_twice): summary, detail, fix."""
+    summary = (f"backward{_at(bw.site)} failed: `{name}` (computed{_at(p.site)}) feeds more than one loss, and the "
+               f"earlier backward{_at(prev.site)} already freed the graph behind it.")
+    detail = ("Each backward frees the graph it ran through; a second loss built on the same shared "
+              "part cannot backpropagate through it again.")
+    fix = (dx._one_backward_fix(prev, bw))
+    return summary, detail, fix
+
+
+def once_differentiable_text(fn, where, site):
+    """once_differentiable (custom_function): summary, detail, fix."""
+    summary = (f"backward failed: {fn}.backward{_at(site)} is decorated with @once_differentiable, but the step "
+               f"differentiates through it a second time{where}.")
+    detail = ("@once_differentiable runs backward without recording a graph, so its result cannot be "
+              "differentiated again (gradient penalties, double backward, meta-learning).")
+    fix = (f"remove @once_differentiable and write {fn}.backward with differentiable torch operations, or keep "
+           f"this Function out of the part that is differentiated twice.")
+    return summary, detail, fix
+
+
+def custom_function_gradients_text(first, site, node):
+    """custom_function_gradients (custom_function): summary, detail, fix."""
+    summary = (f"backward failed in the custom autograd.Function {node.name.replace('Backward', '')}: its backward "
+               f"returns{_at(site)}{_code(site)} gradients that do not match its forward inputs ({first}).")
+    detail = ("backward() must return exactly one gradient (or None) per input of forward(), each with the shape "
+              "of that input.")
+    fix = ("return one value per forward input, in order, with matching shapes (None for inputs that need no "
+           "gradient).")
+    return summary, detail, fix
+
+
+def no_grad_fn_text3(whole, root, shown, e, names):
+    """no_grad_fn (frozen_param): summary, detail, fix."""
+    summary = (f"backward on `{root}` failed: nothing in it requires grad because {shown} "
+               f"{'was' if len(names) == 1 else 'were'} frozen{_at(e.site)}{_code(e.site)} and never unfrozen."
+               + (f" {whole[0]}" if whole else ""))
+    detail = ("With every parameter frozen (requires_grad=False) and the other inputs detached, the loss has no "
+              "grad_fn, so backward has nothing to differentiate.")
+    fix = (whole[1] if whole and whole[1] else
+           f"set requires_grad_(True) again on {shown} before the step that trains them (after the step "
+           f"that needed them frozen).")
+    return summary, detail, fix
+
+
+def no_grad_fn_text5(dx, root, params):
+    """no_grad_fn (frozen_param): summary, detail, fix."""
+    summary = (f"backward on `{root}` failed: its parameters ({', '.join(dx.label(p) for p in params[:3])}) have "
+               f"requires_grad=False.")
+    detail = ""
+    fix = ("unfreeze the parameters that should train.")
+    return summary, detail, fix
+
+
+def inference_tensor_saved_text(site, e):
+    """inference_tensor_saved (inference_mode): summary, detail, fix."""
+    summary = (f"backward cannot use a tensor created under torch.inference_mode(){_at(site)}{_code(site)}: "
+               f"{_opname(e) if e else 'an operation'}{_at(e.site if e else None)} tried to save it for backward.")
+    detail = ("Inference tensors have no version counter and cannot be saved for backward.")
+    fix = ("compute it outside torch.inference_mode() when it takes part in training (cloning it only hides "
+           "the problem: the clone has no history).")
+    return summary, detail, fix
+
+
+def inplace_modified_saved_tensor_text(dx, op, who, what, saved_txt, e):
+    """inplace_modified_saved_tensor (inplace_saved_tensor): summary, detail, fix."""
+    summary = (f"backward failed: {op}{who}{_at(e.site)}{_code(e.site)} modified {what} in place after it was saved "
+               f"for backward{saved_txt}.")
+    detail = ("Autograd saves some inputs/outputs of an operation to compute its gradient; writing into them "
+              "afterwards (+=, x[...] = v, add_, relu(inplace=True), optimizer.step()) makes the saved value wrong, "
+              "so backward refuses to run.")
+    fix = ("a graph kept alive across steps (retain_graph=True, e.g. on a hidden state carried into the next "
+           "batch) still holds the weights that optimizer.step() changed: detach the carried state every step "
+           "(`<state> = <state>.detach()`) and drop retain_graph=True."
+           if e.context == "optimizer" and any(b.kind == "backward" and b.detail.get("retain_graph")
+                                               and b.index < e.index for b in dx.ev) else
+           _out_of_place(e.site.code if e.site else "") or
+           (f"write `{_plain(e.site)}` out of place (a new tensor instead of writing into one autograd "
+            f"saved; inplace=False for activations)" + (", or run backward for every loss before "
+                                                        "optimizer.step() changes the weights"
+                                                        if e.context == "optimizer" else "") + "."))
+    return summary, detail, fix
+
+
+def inplace_modified_saved_tensor_text2(msg):
+    """inplace_modified_saved_tensor (inplace_saved_tensor): summary, detail, fix."""
+    summary = ("backward failed: a tensor saved for backward was modified in place, but the trace did not see the write "
+               "(it may have happened through .data, NumPy, or outside the traced block).")
+    detail = (msg.splitlines()[0])
+    fix = ("look for in-place writes (+=, x[...] =, add_, relu_(inplace=True)) on "
+           "tensors used earlier in the forward.")
+    return summary, detail, fix
+
+
+def no_derivative_text(op, e):
+    """no_derivative (nondifferentiable_op): summary, detail, fix."""
+    summary = (f"backward failed: {_opname(e)}(){_at(e.site)}{_code(e.site)} has no derivative in PyTorch ('{op}').")
+    detail = ("Some operations (unique, sort indices, bucketize, ...) have no gradient formula; backward "
+              "cannot pass through them.")
+    fix = ("keep this operation out of the path to the loss (compute it on a detached copy), or use a "
+           "differentiable surrogate.")
+    return summary, detail, fix
+
+
+def numpy_of_grad_tensor_text(what, e):
+    """numpy_of_grad_tensor (numpy_roundtrip): summary, detail, fix."""
+    summary = (f"numpy() failed{_at(e.site if e else None)}{_code(e.site if e else None)}: `{what}` requires grad, and a "
+               f"NumPy array cannot carry gradients.")
+    detail = ("PyTorch refuses to convert a tensor that is part of the autograd graph, because the NumPy result "
+              "would silently cut gradient flow.")
+    fix = (f"for logging/plotting: `{what}.detach().cpu().numpy()`; if the result feeds the loss, keep the "
+           f"computation in torch instead.")
+    return summary, detail, fix
+
+
+def no_grad_fn_text(dx, leaves, root):
+    """no_grad_fn (requires_grad_false): summary, detail, fix."""
+    summary = (f"backward on `{root}` failed: none of the tensors it was computed from requires grad"
+               + (f" ({', '.join(dx.label(t) for t in leaves[:3])})" if leaves else "") + ".")
+    detail = ""
+    fix = ("create the parameters with requires_grad=True (or use nn.Parameter).")
+    return summary, detail, fix
+
+
+def no_grad_fn_text6(dx, root, rg):
+    """no_grad_fn (unknown): summary, detail, fix."""
+    summary = (f"backward on `{root}` failed: `{root}` does not require grad, although it was computed from "
+               f"{', '.join(dx.label(t) for t in rg[:3])}, which do; the trace did not see where the connection "
+               f"was cut.")
+    detail = ("Something between them dropped the graph without a recorded call: code outside the traced "
+              "block, an extension op, or a value rebuilt from Python numbers.")
+    fix = (f"print `.requires_grad` / `.grad_fn` of the intermediate results between "
+           f"{dx.label(rg[0])} and `{root}`; the first one without a grad_fn is the cut.")
+    return summary, detail, fix
+
+
+def grad_input_unused_text():
+    """grad_input_unused (unused_parameter): summary, detail, fix."""
+    summary = ("torch.autograd.grad failed: one of the inputs was not used to compute the outputs.")
+    detail = ""
+    fix = ("pass allow_unused=True, or remove that input.")
+    return summary, detail, fix
+
+
+def reduction_unused_text(shown, reason, names, e, sub):
+    """reduction_unused (unused_parameter): summary, detail, fix."""
+    summary = (f"DistributedDataParallel stopped{_at(e.site if e else None)}: {len(names)} parameter(s) did not receive "
+               f"a gradient in the previous iteration: {shown}; {reason}")
+    detail = ("DDP waits for a gradient for every parameter it holds; a parameter the forward did not use "
+              "never gets one, so the reduction of the previous iteration never finished.")
+    fix = (sub.fix.rstrip(".") + "; if skipping it is intended, pass find_unused_parameters=True to "
+           "DistributedDataParallel (or set requires_grad=False on it).")
+    return summary, detail, fix
+
+
+def no_grad_fn_text4(off, root, what, site, se, same, fix):
+    """no_grad_fn (cause): summary, detail, fix."""
+    summary = (f"backward on `{root}` failed: `{root}` does not require grad because {what} was computed while grad "
+               f"was switched off{_at(site)}{_code(site)}; {off}." if off else
+               f"backward on `{root}` failed: `{root}` does not require grad because {what} "
+               f"{'were' if len(same) > 1 else 'was'} cut off from autograd"
+               f"{_at(site)}{_code(site)} ({_opname(se)}), and nothing else in it requires grad.")
+    detail = ("backward() needs a result with a grad_fn; every path from a trainable tensor to it was cut.")
+    fix = (fix)
+    return summary, detail, fix
+
+
+def no_grad_fn_text7(root, w, site, fix):
+    """no_grad_fn (cause): summary, detail, fix."""
+    summary = (f"backward on `{root}` failed: `{w}` was rebound{_at(site)}{_code(site)} to the result of "
+               f"an update made under no_grad, a new tensor that does not require grad, so `{root}` computed "
+               f"from it has no grad_fn.")
+    detail = ("Under no_grad, `w = w - lr * w.grad` creates a new tensor without history and rebinds the "
+              "name; the original leaf that required grad is no longer used.")
+    fix = (fix)
+    return summary, detail, fix
+
+
+def no_grad_fn_text8(dx, root, what, site, cause, se, e):
+    """no_grad_fn (cause): summary, detail, fix."""
+    summary = (f"backward on `{root}` failed: `{root}` has no autograd history (it was built outside torch); the "
+               f"last value that left autograd before it was {what}{_at(site)}{_code(site)}.")
+    detail = ("backward() needs a result with a grad_fn; a tensor rebuilt from NumPy or Python numbers "
+              "has none.")
+    fix = (dx._cut_explanation(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root).fix)
+    return summary, detail, fix
