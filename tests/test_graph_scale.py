@@ -398,3 +398,40 @@ def test_a_cut_inside_a_module_draws_far_runs_of_plain_ops_as_one_node(traces):
     runs = [n for n in g.nodes if n.title.endswith(" ops") and n.kind == "op"]
     assert runs and all(n.n_ops >= 3 and " … " in n.lines[0] for n in runs), [n.title for n in g.nodes]
     assert any(n.title == "detach()" for n in g.nodes)  # the cut itself stays drawn
+
+
+def test_a_target_network_no_optimizer_trains_is_drawn_not_trained_not_starved():
+    """A DQN step: the target network runs under no_grad and no optimizer holds it (its parameters
+    still require grad). The summary has no problem for it, so the diagram must not draw its
+    parameters as red 'grad None': they are 'not trained', in the frozen look, with a legend entry."""
+    import copy
+
+    import torch
+    import torch.nn as nn
+
+    import gradscope
+
+    policy = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    target = copy.deepcopy(policy)
+    opt = torch.optim.SGD(policy.parameters(), lr=0.1)
+    s, s2 = torch.randn(5, 4), torch.randn(5, 4)
+    with gradscope.trace() as tr:
+        with torch.no_grad():
+            nxt = target(s2).max(1).values
+        q = policy(s).max(1).values
+        loss = nn.functional.smooth_l1_loss(q, 0.9 * nxt)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert tr.summary().problems == []
+    for view in (tr.graph(collapse=False), tr.graph()):
+        src = view.source
+        assert "grad None" not in src, src
+        nodes = {n.title: n for n in view.nodes if n.kind == "param"}
+        drawn_target = [n for t, n in nodes.items() if t.startswith("target.")]
+        assert all(n.style == "param_untrained" and "not trained" in n.lines for n in drawn_target), nodes
+        if drawn_target:
+            assert "not trained by this step" in src
+    full = tr.graph(collapse=False)
+    assert any(n.title.startswith("target.") for n in full.nodes if n.kind == "param"), [n.title for n in full.nodes]
+    assert any(n.title.startswith("policy.") and n.style == "param_received" for n in full.nodes if n.kind == "param")

@@ -181,7 +181,8 @@ def _legend(nodes: list, edges: list, clusters: list) -> list:
                      ("param_none", "parameter: grad is None"),
                      ("param_zero", "parameter: gradient is zero"),
                      ("param_nonfinite", "parameter: gradient has inf/nan"),
-                     ("param_frozen", "parameter: frozen (requires_grad=False)")):
+                     ("param_frozen", "parameter: frozen (requires_grad=False)"),
+                     ("param_untrained", "parameter: not trained by this step (no optimizer holds it)")):
         if st in styles:
             out.append((st, text))
     if styles & {"module", "module_bad", "module_nograd"}:

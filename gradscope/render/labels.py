@@ -107,6 +107,7 @@ _STATUS_TEXT = {
     "nonfinite": "grad inf/nan",
     "frozen": "frozen",
     "not_run": "no backward",
+    "untrained": "not trained",
 }
 
 
@@ -115,6 +116,9 @@ def _param_status(t, status_by_tid: dict, after_backward: bool) -> tuple:
     (None after a backward ran means no gradient arrived)."""
     ps = status_by_tid.get(t.tid)
     if ps is not None:
+        if not ps.trainable and ps.status in ("none", "zero", "not_run"):
+            # the summary's verdict: no optimizer trains it (a target network), so no gradient is no problem
+            return "untrained", None, ps.cause
         return ps.status, ps.norm, ps.cause
     if not t.requires_grad:
         return "frozen", None, None
@@ -132,7 +136,8 @@ def _mdepth(path: str | None) -> int:
     return len(path.split(".")) if path else 0
 
 
-_STATUS_STYLES = frozenset({"param_received", "param_none", "param_zero", "param_nonfinite", "param_frozen"})
+_STATUS_STYLES = frozenset({"param_received", "param_none", "param_zero", "param_nonfinite", "param_frozen",
+                            "param_untrained"})
 
 
 _BAD_STYLES = frozenset({"param_none", "param_zero", "param_nonfinite"})

@@ -64,6 +64,9 @@ _NODE_STYLES: dict = {
                         "color": _P["nonfinite"], "penwidth": "2"},
     "param_frozen": {"shape": "ellipse", "style": "filled,dashed", "fillcolor": _P["frozen_fill"],
                      "color": _P["frozen"], "fontcolor": "#555555"},
+    # a parameter this step does not train (no optimizer holds it: a target network, an EMA teacher)
+    "param_untrained": {"shape": "ellipse", "style": "filled,dashed", "fillcolor": _P["frozen_fill"],
+                        "color": _P["frozen"], "fontcolor": "#555555"},
     "root": {"shape": "ellipse", "style": "filled,bold", "peripheries": "2", "fillcolor": _P["root_fill"],
              "color": _P["root"]},
     "root_failed": {"shape": "ellipse", "style": "filled,bold", "peripheries": "2", "fillcolor": _P["none_fill"],
@@ -115,6 +118,7 @@ _LEGEND_SAMPLES = {
     "param_zero": ("box", _P["zero_fill"], _P["zero"]),
     "param_nonfinite": ("box", _P["nonfinite_fill"], _P["nonfinite"]),
     "param_frozen": ("box", _P["frozen_fill"], _P["frozen"]),
+    "param_untrained": ("box", _P["frozen_fill"], _P["frozen"]),
     "module": ("box", _P["module_fill"], _P["module_border"]),
     "repeat": ("box", "#ffffff", "#4a5a70"),
 }
