@@ -141,7 +141,7 @@ def _name(func) -> str:
     n = _NAMES.get(func)
     if n is None:
         try:
-            n = resolve_name(func)
+            n = _resolve_name(func)
         except Exception:
             n = None
         if n is None:
@@ -353,6 +353,65 @@ def _caller(f):
     return fn
 
 
+# --- warning filters set without resetting the once-per-location registries --------------------
+# Every change made through the warnings API (filterwarnings, simplefilter, catch_warnings on enter
+# and on exit) bumps the filters' version; the next warning anywhere then finds its module's
+# __warningregistry__ stale and clears it, so a warning already shown at a location is shown again
+# ("default"/"module" actions). Plain Python makes no such change, so tracing may not either. An
+# "ignore" filter never writes a registry (only a shown warning is remembered), so inserting and
+# removing one in place, with no bump, is invisible.
+class _Quiet:
+    """``with _Quiet():`` gradscope's own code runs with every warning ignored, registries untouched."""
+
+    __slots__ = ("_filters", "_item")
+
+    def __enter__(self):
+        import warnings
+
+        self._filters, self._item = warnings.filters, ("ignore", None, Warning, None, 0)
+        self._filters.insert(0, self._item)
+        return self
+
+    def __exit__(self, *exc):
+        _drop_filter(self._filters, self._item)
+        return False
+
+
+def _drop_filter(filters, item):
+    for i, f in enumerate(filters):
+        if f is item:  # (by identity: a user's simplefilter("ignore") is an equal tuple)
+            del filters[i]
+            return
+
+
+def _prime_overrides():
+    """torch.overrides.resolve_name (how ops are named) wraps its work in catch_warnings: a registry
+    reset per call. Its tables are built here once, with the version bump set aside (the name of
+    the bump differs by Python version: 3.13 added the lock); later calls go round the wrapper."""
+    import warnings
+
+    saved = {n: getattr(warnings, n) for n in ("_filters_mutated", "_filters_mutated_lock_held")
+             if callable(getattr(warnings, n, None))}
+    try:
+        for n in saved:
+            setattr(warnings, n, _no_bump)
+        with _Quiet():
+            resolve_name(torch.add)
+    except Exception:
+        pass
+    finally:
+        for n, f in saved.items():
+            setattr(warnings, n, f)
+
+
+def _no_bump():
+    pass
+
+
+_prime_overrides()
+_resolve_name = getattr(resolve_name, "__wrapped__", resolve_name)  # (a lookup in the table built above)
+
+
 # --- per-thread active recorders, shared global hooks -------------------------------------------
 _local = threading.local()
 _global_lock = threading.Lock()
@@ -369,6 +428,7 @@ class _WarningFilter:
     def remove(self):
         import warnings
 
+        # (in place and without a version bump, as it was added: see _Quiet)
         warnings.filters[:] = [f for f in warnings.filters
                                if not (f[0] == "ignore" and getattr(f[1], "pattern", None) == _COMPILE_HOOK_WARNING)]
 
@@ -388,8 +448,10 @@ def _install_globals():
 
         import warnings
 
-        # our global hooks make torch.compile(module) warn; tracing must not change what the user sees
-        warnings.filterwarnings("ignore", message=_COMPILE_HOOK_WARNING)
+        # our global hooks make torch.compile(module) warn; tracing must not change what the user sees.
+        # Inserted as filterwarnings would, but without its version bump (that would make every warning
+        # already shown once per location show again: see _Quiet)
+        warnings.filters.insert(0, ("ignore", re.compile(_COMPILE_HOOK_WARNING, re.I), Warning, None, 0))
         _global_handles.append(_WarningFilter())
 
         _global_handles.extend([
@@ -1122,8 +1184,12 @@ class Recorder(TorchFunctionMode):
         # None is evidence, see _grad_read; otherwise property reads cost what they always did)
         if not self._on or self._in_opt or (func in _SKIP and (not self._watch or func != _GRAD_GET)) \
                 or _is_compiling():
-            # (inside optimizer.step() its writes are summarised when it ends)
-            return func(*args, **kwargs)
+            # (inside optimizer.step() its writes are summarised when it ends.) Called from the caller's
+            # line too, as every call the mode makes for the user: a warning it raises (a non-leaf's .grad
+            # read) has the location, module and registry it has plain (see _caller)
+            if _is_compiling():
+                return func(*args, **kwargs)
+            return _caller(sys._getframe(1))(func, args, kwargs)
         code = _FCODE.get(func)
         if code is None:
             code = _classify(func)
@@ -1184,7 +1250,7 @@ class Recorder(TorchFunctionMode):
 
     def _other_call(self, code, func, args, kwargs):
         if code == _C_GRAD_GET:
-            out = func(*args, **kwargs)
+            out = _caller(sys._getframe(2))(func, args, kwargs)  # (from the line that read it: see _caller)
             if out is None and self._cleared:
                 try:
                     self._grad_read(args[0])
@@ -1726,7 +1792,9 @@ class Recorder(TorchFunctionMode):
             self._internal(e)
             return func(*args, **kwargs)
         try:
-            out = func(*args, **kwargs)
+            # (from the user's line, above _other_call and the mode: a warning torch.autograd.grad raises
+            # with stacklevel=2 points there, as plain; see _caller)
+            out = _caller(sys._getframe(3))(func, args, kwargs)
         except BaseException as e:
             for h in handles:
                 h.remove()

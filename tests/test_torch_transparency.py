@@ -345,3 +345,92 @@ def test_batched_gradients_under_vmap_still_flow_through_the_hooks():
     x = torch.randn(3, dtype=torch.double, requires_grad=True)
     with gradscope.trace():
         assert torch.autograd.gradcheck(lambda t: (t * 2).sin(), (x,), check_batched_grad=True)
+
+
+# --- warnings: as often as plain, from the same place, under every filter action ------------------
+_DROP2D = nn.Dropout2d(0.5)  # a 2-D input: F.dropout2d warns (stacklevel=2: the library's line)
+
+
+def _warning_calls(x):
+    """One call per way a warning leaves a traced op, each on its own line (a warning's location)."""
+    y = x * 2
+    return [
+        lambda: y.grad,  # C++ warning on a property read (a non-leaf's .grad: the mode's fast path)
+        lambda: torch.tensor(x),  # C++ warning inside a recorded op
+        lambda: _DROP2D(torch.ones(2, 3)),  # warnings.warn in a Python-level torch function, in a module
+        lambda: torch.autograd.grad((y * y).sum(), x, only_inputs=False),  # FutureWarning, backward path
+    ]
+
+
+def _shown(action: str, traced: bool):
+    """Every warning shown (or raised) over three steps, the first always plain and the other two
+    traced or not. The recorder's tables of op names start empty, as in a fresh process: naming a
+    function the first time, and starting a trace, once reset every once-per-location registry."""
+    import contextlib
+    import warnings
+
+    from gradscope import _recorder
+
+    _recorder._NAMES.clear()
+    _recorder._FCODE.clear()
+    raised = []
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter(action)
+        for step in range(3):
+            with gradscope.trace() if traced and step else contextlib.nullcontext():
+                for call in _warning_calls(torch.randn(3, requires_grad=True)):
+                    try:
+                        call()
+                    except Warning as e:  # the "error" action
+                        tb = e.__traceback__
+                        while tb.tb_next is not None:
+                            tb = tb.tb_next
+                        raised.append((type(e).__name__, str(e)[:60], tb.tb_frame.f_code.co_filename))
+    return [(m.filename, m.lineno, m.category.__name__, str(m.message)[:60]) for m in w], raised
+
+
+@pytest.mark.parametrize("action", ["default", "once", "module", "always", "error", "ignore"])
+def test_warnings_inside_ops_are_shown_as_often_and_from_where_they_are_plain(action):
+    plain = _shown(action, traced=False)
+    expected = {"default": 4, "once": 4, "module": 4, "always": 12, "error": 0, "ignore": 0}[action]
+    assert len(plain[0]) == expected and len(plain[1]) == (12 if action == "error" else 0), plain  # (the premise)
+    assert _shown(action, traced=True) == plain
+
+
+def test_a_program_prints_each_warning_as_often_as_plain(tmp_path):
+    # the real thing: stderr of a training script, plain and traced (a warm-up step before the trace)
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent("""
+        import sys, torch, gradscope
+        from torch import nn
+        model = nn.Sequential(nn.Linear(4, 8), nn.Dropout2d(0.25), nn.Linear(8, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(i):
+            x = torch.randn(2, 4, requires_grad=True)
+            h = model[0](x)
+            h.grad  # a non-leaf's .grad
+            loss = model[2](model[1](torch.tensor(h))).sum() + getattr(x, ["sin", "cos", "exp"][i % 3])().sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+        step(0)
+        for i in range(1, 5):
+            if sys.argv[1] == "traced":
+                with gradscope.trace() as tr:
+                    step(i)
+                tr.why(model[0].weight)  # a query between steps
+            else:
+                step(i)
+        print("done")
+    """))
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = {}
+    for mode in ("plain", "traced"):
+        r = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True, timeout=120,
+                           env=env, check=False)
+        assert r.returncode == 0, r.stderr[-2000:]
+        out[mode] = r.stderr
+    assert out["plain"].count("Warning:") == 3, out["plain"]  # (the premise: each of the three once)
+    assert out["traced"] == out["plain"]
