@@ -105,6 +105,13 @@ if _POST_ACC_HOOK is not None:
 _RETAIN = {_T.retain_grad}
 _GRAD_SET = _T.grad.__set__
 _GRAD_GET = _T.grad.__get__
+# Of those, the calls that can raise a warning: PyTorch's Python-level ones (warnings.warn with a
+# stacklevel, e.g. __len__ under torch.jit.trace) and the getters that warn in C++ (a non-leaf's .grad,
+# .volatile). They leave _SKIP and pass through from the caller's line (_C_PASS, _C_GRAD_GET: see
+# _caller), so their warnings have their plain location and registry; the other reads stay one C call.
+_WARNS = frozenset([f for f in _SKIP if hasattr(f, "__code__")]
+                   + [getattr(_T, n).__get__ for n in ("grad", "volatile") if hasattr(_T, n)])
+_SKIP = _SKIP - _WARNS
 _DATA_SET = _T.data.__set__
 _SETITEM = _T.__setitem__
 _SPECIAL = {**{f: "detach" for f in _DETACH}, **{f: "convert" for f in _CONVERT},
@@ -577,7 +584,7 @@ def _on_optimizer_step_done(optimizer, args, kwargs):
 
 
 # What the mode does with each function, decided once per function (_classify).
-_C_OP, _C_INPLACE, _C_IGNORE, _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET = range(7)
+_C_OP, _C_INPLACE, _C_IGNORE, _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET, _C_PASS = range(8)
 _FCODE: dict = {}
 
 
@@ -588,6 +595,8 @@ def _classify(func) -> int:
         c = _C_GRAD_SET
     elif func == _GRAD_GET:
         c = _C_GRAD_GET
+    elif func in _WARNS:
+        c = _C_PASS
     elif func is _SET_GRAD:
         c = _C_SET_GRAD
     elif func in _BACKWARD:
@@ -1182,14 +1191,11 @@ class Recorder(TorchFunctionMode):
             kwargs = {}
         # (while some .grad is cleared since backward filled it, .grad reads are watched: one that finds
         # None is evidence, see _grad_read; otherwise property reads cost what they always did)
-        if not self._on or self._in_opt or (func in _SKIP and (not self._watch or func != _GRAD_GET)) \
-                or _is_compiling():
-            # (inside optimizer.step() its writes are summarised when it ends.) Called from the caller's
-            # line too, as every call the mode makes for the user: a warning it raises (a non-leaf's .grad
-            # read) has the location, module and registry it has plain (see _caller)
-            if _is_compiling():
-                return func(*args, **kwargs)
-            return _caller(sys._getframe(1))(func, args, kwargs)
+        # (.grad reads are not in _SKIP: they are watched while some .grad is cleared since backward
+        # filled it, see _grad_read, and they can warn, see _WARNS)
+        if not self._on or self._in_opt or func in _SKIP or _is_compiling():
+            # (inside optimizer.step() its writes are summarised when it ends)
+            return func(*args, **kwargs)
         code = _FCODE.get(func)
         if code is None:
             code = _classify(func)
@@ -1249,8 +1255,12 @@ class Recorder(TorchFunctionMode):
                                  self._module(), self._context(flags, grad_on), None, detail))
 
     def _other_call(self, code, func, args, kwargs):
+        if code == _C_PASS:
+            return _caller(sys._getframe(2))(func, args, kwargs)  # (from the caller's line: see _WARNS)
         if code == _C_GRAD_GET:
             out = _caller(sys._getframe(2))(func, args, kwargs)  # (from the line that read it: see _caller)
+            if not self._watch:
+                return out
             if out is None and self._cleared:
                 try:
                     self._grad_read(args[0])
