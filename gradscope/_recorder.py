@@ -491,7 +491,10 @@ def _dispatch(method: str, nargs: int, with_frame: bool = False, leave: bool = F
     pre hooks run from a copy of the hook registry: removing ours there is safe)."""
 
     def hook(*args):
-        if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
+        # (Dynamo inlines global hooks: keep them out of the compiled graph. Under torch.jit.trace nothing
+        # is recorded, see Recorder._jit_traced: a hook reading a module's output there (t.shape in _tid)
+        # is traced too, and the tracer names that value after our local `t`, so check_trace's graph differs)
+        if _is_compiling() or _jit_tracing() is not None:
             return None
         call = args[:nargs] + (sys._getframe(1),) if with_frame else args[:nargs]
         for r in getattr(_local, "stack", ()):

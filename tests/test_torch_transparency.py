@@ -296,6 +296,27 @@ def test_torch_jit_trace_passes_its_check_under_the_trace():
     del y
 
 
+def _jit_value_names(mod, inputs):
+    g = torch.jit.trace(mod, inputs, check_trace=False).inlined_graph
+    return {v.debugName().rstrip("0123456789.") for node in g.nodes() for v in node.outputs()} - {""}
+
+
+def test_torch_jit_trace_names_no_value_after_gradscopes_locals():
+    # the module hooks ran under the JIT tracer: a hook's `t.shape` on a module's output was traced and
+    # the value named after the hook's local `t` (in one of two invocations: check_trace failed in
+    # PyTorch's test_triplet_margin_with_distance_loss)
+    model = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 2))
+    loss = nn.TripletMarginWithDistanceLoss(distance_function=nn.PairwiseDistance(), swap=True)
+    cases = [(model, (torch.randn(2, 4, requires_grad=True),)),
+             (loss, tuple(torch.randn(5, 10, requires_grad=True, dtype=torch.double) for _ in range(3)))]
+    plain = [_jit_value_names(m, x) for m, x in cases]
+    with gradscope.trace() as tr:
+        traced = [_jit_value_names(m, x) for m, x in cases]
+    for p, t in zip(plain, traced):
+        assert t <= p, t - p  # (the names the tracer took from the frames of the user's code, or fewer)
+    assert not [e for e in tr.events if e.kind == "module"]  # nothing recorded while the tracer ran
+
+
 # --- stopping means stopping ---------------------------------------------------------------------
 def test_steps_reached_leaves_the_mode_stack_and_the_hooks():
     model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
