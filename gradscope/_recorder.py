@@ -105,6 +105,13 @@ if _POST_ACC_HOOK is not None:
 _RETAIN = {_T.retain_grad}
 _GRAD_SET = _T.grad.__set__
 _GRAD_GET = _T.grad.__get__
+# Of those, the calls that can raise a warning: PyTorch's Python-level ones (warnings.warn with a
+# stacklevel, e.g. __len__ under torch.jit.trace) and the getters that warn in C++ (a non-leaf's .grad,
+# .volatile). They leave _SKIP and pass through from the caller's line (_C_PASS, _C_GRAD_GET: see
+# _caller), so their warnings have their plain location and registry; the other reads stay one C call.
+_WARNS = frozenset([f for f in _SKIP if hasattr(f, "__code__")]
+                   + [getattr(_T, n).__get__ for n in ("grad", "volatile") if hasattr(_T, n)])
+_SKIP = _SKIP - _WARNS
 _DATA_SET = _T.data.__set__
 _SETITEM = _T.__setitem__
 _SPECIAL = {**{f: "detach" for f in _DETACH}, **{f: "convert" for f in _CONVERT},
@@ -141,7 +148,7 @@ def _name(func) -> str:
     n = _NAMES.get(func)
     if n is None:
         try:
-            n = resolve_name(func)
+            n = _resolve_name(func)
         except Exception:
             n = None
         if n is None:
@@ -353,6 +360,65 @@ def _caller(f):
     return fn
 
 
+# --- warning filters set without resetting the once-per-location registries --------------------
+# Every change made through the warnings API (filterwarnings, simplefilter, catch_warnings on enter
+# and on exit) bumps the filters' version; the next warning anywhere then finds its module's
+# __warningregistry__ stale and clears it, so a warning already shown at a location is shown again
+# ("default"/"module" actions). Plain Python makes no such change, so tracing may not either. An
+# "ignore" filter never writes a registry (only a shown warning is remembered), so inserting and
+# removing one in place, with no bump, is invisible.
+class _Quiet:
+    """``with _Quiet():`` gradscope's own code runs with every warning ignored, registries untouched."""
+
+    __slots__ = ("_filters", "_item")
+
+    def __enter__(self):
+        import warnings
+
+        self._filters, self._item = warnings.filters, ("ignore", None, Warning, None, 0)
+        self._filters.insert(0, self._item)
+        return self
+
+    def __exit__(self, *exc):
+        _drop_filter(self._filters, self._item)
+        return False
+
+
+def _drop_filter(filters, item):
+    for i, f in enumerate(filters):
+        if f is item:  # (by identity: a user's simplefilter("ignore") is an equal tuple)
+            del filters[i]
+            return
+
+
+def _prime_overrides():
+    """torch.overrides.resolve_name (how ops are named) wraps its work in catch_warnings: a registry
+    reset per call. Its tables are built here once, with the version bump set aside (the name of
+    the bump differs by Python version: 3.13 added the lock); later calls go round the wrapper."""
+    import warnings
+
+    saved = {n: getattr(warnings, n) for n in ("_filters_mutated", "_filters_mutated_lock_held")
+             if callable(getattr(warnings, n, None))}
+    try:
+        for n in saved:
+            setattr(warnings, n, _no_bump)
+        with _Quiet():
+            resolve_name(torch.add)
+    except Exception:
+        pass
+    finally:
+        for n, f in saved.items():
+            setattr(warnings, n, f)
+
+
+def _no_bump():
+    pass
+
+
+_prime_overrides()
+_resolve_name = getattr(resolve_name, "__wrapped__", resolve_name)  # (a lookup in the table built above)
+
+
 # --- per-thread active recorders, shared global hooks -------------------------------------------
 _local = threading.local()
 _global_lock = threading.Lock()
@@ -369,6 +435,7 @@ class _WarningFilter:
     def remove(self):
         import warnings
 
+        # (in place and without a version bump, as it was added: see _Quiet)
         warnings.filters[:] = [f for f in warnings.filters
                                if not (f[0] == "ignore" and getattr(f[1], "pattern", None) == _COMPILE_HOOK_WARNING)]
 
@@ -388,8 +455,10 @@ def _install_globals():
 
         import warnings
 
-        # our global hooks make torch.compile(module) warn; tracing must not change what the user sees
-        warnings.filterwarnings("ignore", message=_COMPILE_HOOK_WARNING)
+        # our global hooks make torch.compile(module) warn; tracing must not change what the user sees.
+        # Inserted as filterwarnings would, but without its version bump (that would make every warning
+        # already shown once per location show again: see _Quiet)
+        warnings.filters.insert(0, ("ignore", re.compile(_COMPILE_HOOK_WARNING, re.I), Warning, None, 0))
         _global_handles.append(_WarningFilter())
 
         _global_handles.extend([
@@ -422,7 +491,10 @@ def _dispatch(method: str, nargs: int, with_frame: bool = False, leave: bool = F
     pre hooks run from a copy of the hook registry: removing ours there is safe)."""
 
     def hook(*args):
-        if _is_compiling():  # Dynamo inlines global hooks: keep them out of the compiled graph
+        # (Dynamo inlines global hooks: keep them out of the compiled graph. Under torch.jit.trace nothing
+        # is recorded, see Recorder._jit_traced: a hook reading a module's output there (t.shape in _tid)
+        # is traced too, and the tracer names that value after our local `t`, so check_trace's graph differs)
+        if _is_compiling() or _jit_tracing() is not None:
             return None
         call = args[:nargs] + (sys._getframe(1),) if with_frame else args[:nargs]
         for r in getattr(_local, "stack", ()):
@@ -515,7 +587,7 @@ def _on_optimizer_step_done(optimizer, args, kwargs):
 
 
 # What the mode does with each function, decided once per function (_classify).
-_C_OP, _C_INPLACE, _C_IGNORE, _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET = range(7)
+_C_OP, _C_INPLACE, _C_IGNORE, _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET, _C_PASS = range(8)
 _FCODE: dict = {}
 
 
@@ -526,6 +598,8 @@ def _classify(func) -> int:
         c = _C_GRAD_SET
     elif func == _GRAD_GET:
         c = _C_GRAD_GET
+    elif func in _WARNS:
+        c = _C_PASS
     elif func is _SET_GRAD:
         c = _C_SET_GRAD
     elif func in _BACKWARD:
@@ -1120,8 +1194,9 @@ class Recorder(TorchFunctionMode):
             kwargs = {}
         # (while some .grad is cleared since backward filled it, .grad reads are watched: one that finds
         # None is evidence, see _grad_read; otherwise property reads cost what they always did)
-        if not self._on or self._in_opt or (func in _SKIP and (not self._watch or func != _GRAD_GET)) \
-                or _is_compiling():
+        # (.grad reads are not in _SKIP: they are watched while some .grad is cleared since backward
+        # filled it, see _grad_read, and they can warn, see _WARNS)
+        if not self._on or self._in_opt or func in _SKIP or _is_compiling():
             # (inside optimizer.step() its writes are summarised when it ends)
             return func(*args, **kwargs)
         code = _FCODE.get(func)
@@ -1183,8 +1258,12 @@ class Recorder(TorchFunctionMode):
                                  self._module(), self._context(flags, grad_on), None, detail))
 
     def _other_call(self, code, func, args, kwargs):
+        if code == _C_PASS:
+            return _caller(sys._getframe(2))(func, args, kwargs)  # (from the caller's line: see _WARNS)
         if code == _C_GRAD_GET:
-            out = func(*args, **kwargs)
+            out = _caller(sys._getframe(2))(func, args, kwargs)  # (from the line that read it: see _caller)
+            if not self._watch:
+                return out
             if out is None and self._cleared:
                 try:
                     self._grad_read(args[0])
@@ -1726,7 +1805,9 @@ class Recorder(TorchFunctionMode):
             self._internal(e)
             return func(*args, **kwargs)
         try:
-            out = func(*args, **kwargs)
+            # (from the user's line, above _other_call and the mode: a warning torch.autograd.grad raises
+            # with stacklevel=2 points there, as plain; see _caller)
+            out = _caller(sys._getframe(3))(func, args, kwargs)
         except BaseException as e:
             for h in handles:
                 h.remove()

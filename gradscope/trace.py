@@ -18,7 +18,6 @@ import os
 import re
 import sys
 import threading
-import warnings
 
 from . import diagnosis
 from .errors import GradscopeError, UnknownTargetError
@@ -176,13 +175,12 @@ class Trace:
             return None
         import torch
 
-        from ._recorder import _grad_status
+        from ._recorder import _grad_status, _Quiet
 
         t = self._rec.live(tid)
         if t is None:
             return None
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with _Quiet():  # (not catch_warnings: it would make warnings already shown once show again)
             g = t.grad if t.is_leaf or t.retains_grad else None
         st, nm = _grad_status(g)
         return {"status": st, "norm": nm, "requires_grad": t.requires_grad, "is_leaf": t.is_leaf,

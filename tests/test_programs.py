@@ -29,13 +29,8 @@ import pytest
 PROGRAMS = P.program_names()
 
 # --------------------------------------------------------------------------- known failures (issue 10)
-_WARN = ("transparency: under `gradscope run` a library UserWarning (dropout2d on 2-D input) is printed on "
-         "every call; plain Python prints it once per location")
-
 #: (program, check) -> reason. Checks: cli_output, cli_trace, output, problems, names.
-XFAIL: dict[tuple[str, str], str] = {
-    ("mnist_rnn", "cli_output"): _WARN,
-}
+XFAIL: dict[tuple[str, str], str] = {}
 
 
 def _missing_dependency(name: str) -> str | None:

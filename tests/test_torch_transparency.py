@@ -296,6 +296,27 @@ def test_torch_jit_trace_passes_its_check_under_the_trace():
     del y
 
 
+def _jit_value_names(mod, inputs):
+    g = torch.jit.trace(mod, inputs, check_trace=False).inlined_graph
+    return {v.debugName().rstrip("0123456789.") for node in g.nodes() for v in node.outputs()} - {""}
+
+
+def test_torch_jit_trace_names_no_value_after_gradscopes_locals():
+    # the module hooks ran under the JIT tracer: a hook's `t.shape` on a module's output was traced and
+    # the value named after the hook's local `t` (in one of two invocations: check_trace failed in
+    # PyTorch's test_triplet_margin_with_distance_loss)
+    model = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 2))
+    loss = nn.TripletMarginWithDistanceLoss(distance_function=nn.PairwiseDistance(), swap=True)
+    cases = [(model, (torch.randn(2, 4, requires_grad=True),)),
+             (loss, tuple(torch.randn(5, 10, requires_grad=True, dtype=torch.double) for _ in range(3)))]
+    plain = [_jit_value_names(m, x) for m, x in cases]
+    with gradscope.trace() as tr:
+        traced = [_jit_value_names(m, x) for m, x in cases]
+    for p, t in zip(plain, traced):
+        assert t <= p, t - p  # (the names the tracer took from the frames of the user's code, or fewer)
+    assert not [e for e in tr.events if e.kind == "module"]  # nothing recorded while the tracer ran
+
+
 # --- stopping means stopping ---------------------------------------------------------------------
 def test_steps_reached_leaves_the_mode_stack_and_the_hooks():
     model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
@@ -345,3 +366,92 @@ def test_batched_gradients_under_vmap_still_flow_through_the_hooks():
     x = torch.randn(3, dtype=torch.double, requires_grad=True)
     with gradscope.trace():
         assert torch.autograd.gradcheck(lambda t: (t * 2).sin(), (x,), check_batched_grad=True)
+
+
+# --- warnings: as often as plain, from the same place, under every filter action ------------------
+_DROP2D = nn.Dropout2d(0.5)  # a 2-D input: F.dropout2d warns (stacklevel=2: the library's line)
+
+
+def _warning_calls(x):
+    """One call per way a warning leaves a traced op, each on its own line (a warning's location)."""
+    y = x * 2
+    return [
+        lambda: y.grad,  # C++ warning on a property read (a non-leaf's .grad: the mode's fast path)
+        lambda: torch.tensor(x),  # C++ warning inside a recorded op
+        lambda: _DROP2D(torch.ones(2, 3)),  # warnings.warn in a Python-level torch function, in a module
+        lambda: torch.autograd.grad((y * y).sum(), x, only_inputs=False),  # FutureWarning, backward path
+    ]
+
+
+def _shown(action: str, traced: bool):
+    """Every warning shown (or raised) over three steps, the first always plain and the other two
+    traced or not. The recorder's tables of op names start empty, as in a fresh process: naming a
+    function the first time, and starting a trace, once reset every once-per-location registry."""
+    import contextlib
+    import warnings
+
+    from gradscope import _recorder
+
+    _recorder._NAMES.clear()
+    _recorder._FCODE.clear()
+    raised = []
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter(action)
+        for step in range(3):
+            with gradscope.trace() if traced and step else contextlib.nullcontext():
+                for call in _warning_calls(torch.randn(3, requires_grad=True)):
+                    try:
+                        call()
+                    except Warning as e:  # the "error" action
+                        tb = e.__traceback__
+                        while tb.tb_next is not None:
+                            tb = tb.tb_next
+                        raised.append((type(e).__name__, str(e)[:60], tb.tb_frame.f_code.co_filename))
+    return [(m.filename, m.lineno, m.category.__name__, str(m.message)[:60]) for m in w], raised
+
+
+@pytest.mark.parametrize("action", ["default", "once", "module", "always", "error", "ignore"])
+def test_warnings_inside_ops_are_shown_as_often_and_from_where_they_are_plain(action):
+    plain = _shown(action, traced=False)
+    expected = {"default": 4, "once": 4, "module": 4, "always": 12, "error": 0, "ignore": 0}[action]
+    assert len(plain[0]) == expected and len(plain[1]) == (12 if action == "error" else 0), plain  # (the premise)
+    assert _shown(action, traced=True) == plain
+
+
+def test_a_program_prints_each_warning_as_often_as_plain(tmp_path):
+    # the real thing: stderr of a training script, plain and traced (a warm-up step before the trace)
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent("""
+        import sys, torch, gradscope
+        from torch import nn
+        model = nn.Sequential(nn.Linear(4, 8), nn.Dropout2d(0.25), nn.Linear(8, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(i):
+            x = torch.randn(2, 4, requires_grad=True)
+            h = model[0](x)
+            h.grad  # a non-leaf's .grad
+            loss = model[2](model[1](torch.tensor(h))).sum() + getattr(x, ["sin", "cos", "exp"][i % 3])().sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+        step(0)
+        for i in range(1, 5):
+            if sys.argv[1] == "traced":
+                with gradscope.trace() as tr:
+                    step(i)
+                tr.why(model[0].weight)  # a query between steps
+            else:
+                step(i)
+        print("done")
+    """))
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = {}
+    for mode in ("plain", "traced"):
+        r = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True, timeout=120,
+                           env=env, check=False)
+        assert r.returncode == 0, r.stderr[-2000:]
+        out[mode] = r.stderr
+    assert out["plain"].count("Warning:") == 3, out["plain"]  # (the premise: each of the three once)
+    assert out["traced"] == out["plain"]
