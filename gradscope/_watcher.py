@@ -24,7 +24,8 @@ from torch.optim import optimizer as _O
 
 from torch.utils._python_dispatch import _disable_current_modes
 
-from . import _frames
+from . import _flags, _frames, _source
+from .model import Site
 from .watchlog import Alert, WatchLog
 from .watchrules import ALERT_TEXT, TRIGGERS, WatchConfig
 
@@ -173,6 +174,8 @@ class Watcher:
         self._fired: set = set()  # (kind, index) that fired and has not cleared
         self._context = None
         self._changes = deque(maxlen=256)  # (step, text)
+        self._flag_sites: dict = {}  # index -> (requires_grad, raw user frames, flags, step) of its last write
+        self._listening = False
         self._tracing = None  # [Trace, [(alert, param refs, tries)], the traced step]
         self._trace_wanted: list = []
         self._recorder_globals = False
@@ -208,6 +211,8 @@ class Watcher:
                          _O.register_optimizer_step_post_hook(self._opt_post)]
         if self._discover:
             self._set_forward_hook(True)
+        _flags.add_listener(self._flag_written)  # which line changes a parameter's requires_grad (no per-step cost)
+        self._listening = True
         self._on = True
 
     def stop(self):
@@ -224,6 +229,9 @@ class Watcher:
             self._hooks.clear()
             self._global.clear()
             self._set_forward_hook(False)
+            if self._listening:
+                self._listening = False
+                _flags.remove_listener(self._flag_written)
             if self._recorder_globals:
                 self._recorder_globals = False
                 _recorder_globals(False)
@@ -447,6 +455,40 @@ class Watcher:
             if lr0 != lr1 and lr1 == 0:
                 self._changes.append((step, f"{k}: its optimizer group's lr {lr0} -> 0"))
 
+    def _flag_written(self, p, value, raw, flags) -> None:
+        """(gradscope._flags) A write changed ``p.requires_grad``: keep the line, if ``p`` is watched."""
+        i = self._index.get(id(p))
+        if i is not None and self._params[i]() is p:
+            self._flag_sites[i] = (bool(value), raw, flags, self.step)
+
+    def _frozen_at(self, idx, since, step) -> list:
+        """For an alert's parameters that are frozen now: the user's line that froze them (one entry per
+        line, with the calls that led there), or, when the watch did not see the write, when it happened."""
+        by_site: dict = {}
+        unseen: dict = {}
+        names = self.log.names
+        for i in idx:
+            p = self._params[i]()
+            if p is None or _flags.requires_grad(p):
+                continue
+            rec = self._flag_sites.get(i)
+            if rec is not None and rec[0] is False:
+                by_site.setdefault(rec[1], (rec[3], []))[1].append(names[i])
+                continue
+            flip = f"{names[i]}.requires_grad True -> False"
+            at = next((s for s, t in self._changes if t == flip and (since is None or since < s <= step)), None)
+            if at is not None:
+                why = ("it is not an nn.Parameter" if not _flags.seen_on(p) else
+                       "not written through nn.Parameter's requires_grad_ or .requires_grad =")
+                unseen.setdefault((at, why), []).append(names[i])
+        out = []
+        for raw, (at, params) in by_site.items():
+            site = _site(raw)
+            out.append({"params": params, "step": at, "site": site.to_json() if site is not None else None})
+        for (at, why), params in unseen.items():
+            out.append({"params": params, "step": at, "site": None, "unseen": why})
+        return out
+
     # --- triggers -----------------------------------------------------------------------------
     def _check(self, step) -> None:
         names = self.log.names
@@ -488,7 +530,10 @@ class Watcher:
         n = self.config.never_after if kind == "never" else self.config.unchanged_after
         msg = ALERT_TEXT[kind].format(params=shown, n=n, extra=extra)
         changes = [t for s, t in self._changes if since is not None and since < s <= step]
-        a = Alert(kind, step, names, msg, since=since, changes=changes, rank=self.rank if self.world > 1 else None)
+        frozen = self._frozen_at(idx, since, step) if any(".requires_grad True -> False" in c for c in changes) \
+            or kind in ("stopped", "never") else []
+        a = Alert(kind, step, names, msg, since=since, changes=changes, frozen_at=frozen,
+                  rank=self.rank if self.world > 1 else None)
         self.alerts.append(a)
         self.log.add_alert(a)
         if self._trace_on_alert and kind != "unchanged":
@@ -502,6 +547,12 @@ class Watcher:
         tr = self._make_trace()
         tr._start_at(_outermost_user_frame())
         self._tracing = [tr, wanted, self.step]
+        # freezes the watch saw before this trace: recorded first, as if the trace had seen them (the
+        # explanation then names the line that froze the parameter, not the line that next used it)
+        for i, (value, raw, flags, at) in list(self._flag_sites.items()):
+            p = self._params[i]()
+            if value is False and p is not None and not _flags.requires_grad(p):
+                tr._rec.note_requires_grad(p, False, raw, flags, at)
 
     def _explain(self) -> None:
         """Explain each alert from the live trace of the step after it (or hand it on to the next step
@@ -549,6 +600,17 @@ class Watcher:
             self._tracing = None
             tr._stop()
             self.last_trace = tr
+
+
+def _site(raw) -> Site | None:
+    """The Site of a walk() result, with its whole statement when it spans several lines."""
+    site = _frames.make_site(raw)
+    if site is None:
+        return None
+    got = _source.statement(site.filename, site.lineno)
+    if got is not None:
+        return Site(site.filename, got[0], site.function, got[1], site.stack, site.label)
+    return site
 
 
 #: how many steps after an alert are traced, looking for one that shows the problem again
