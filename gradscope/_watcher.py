@@ -221,7 +221,9 @@ class Watcher:
         self._on = False
         try:
             if self._got and any(self._got):  # a last backward with no optimizer step after it
-                self.finish_step(changed=False)
+                # (after steps of the first optimizer: the tail of a step, in which a gradient that has not
+                # arrived yet is no evidence; a GAN's generator phase after the discriminator's step)
+                self.finish_step(changed=False, partial=self._primary is not None)
             self._end_trace()
         finally:
             for h in self._hooks + self._global:
@@ -358,9 +360,10 @@ class Watcher:
             self.finish_step()
         return None
 
-    def finish_step(self, changed=None) -> None:
+    def finish_step(self, changed=None, partial=False) -> None:
         """Close the current step: record it, run the triggers, raise alerts. ``changed=False``:
-        no optimizer step ran (the parameters cannot have changed through one)."""
+        no optimizer step ran (the parameters cannot have changed through one); ``partial``: the run
+        ended inside a step (a missing gradient there does not fire)."""
         step = self.step
         self.step += 1
         names = self.log.names
@@ -382,7 +385,7 @@ class Watcher:
         healthy = len(arrived) == len(names) and all(n is None or n - n == 0 for n in arrived.values()) and (
             not stepped or all(chg.values()))
         if not healthy or self._fired:  # (every trigger needs a missing, non-finite or unmoved gradient)
-            self._check(step)
+            self._check(step, partial)
         for i in range(len(self._got)):
             self._got[i] = 0
         self._pending_norms.clear()
@@ -490,7 +493,7 @@ class Watcher:
         return out
 
     # --- triggers -----------------------------------------------------------------------------
-    def _check(self, step) -> None:
+    def _check(self, step, partial=False) -> None:
         names = self.log.names
         held = {i for o in self._opts if o() is not None for i in self._opt_of.get(id(o()), (0, []))[1]}
         fired: dict = {}
@@ -499,7 +502,7 @@ class Watcher:
             for kind, check in TRIGGERS.items():
                 on = check(h, step, self.config)
                 key = (kind, i)
-                if kind in ("stopped", "never") and held and i not in held:
+                if kind in ("stopped", "never") and (partial or held and i not in held):
                     on = False  # a parameter no optimizer holds (a target network) need not get gradients
                 if on and key not in self._fired:
                     self._fired.add(key)

@@ -154,8 +154,8 @@ def _frozen_lines(f: dict, since, step) -> list:
     code = f": {site.code}" if site.code else ""
     lines = [f"  frozen at {site.short} in {site.function}{code} ({params}{during})"]
     outer = list(site.stack[:-1])[::-1]  # the callers, innermost first
-    own = [fr for fr in outer if not _in_library(fr.filename)]
-    for fr in (own or outer[:1])[:3]:
+    own = [fr for fr in outer if not _in_library(fr.filename)]  # (a library's freeze: the user's call into it)
+    for fr in (own or (outer[:1] if _in_library(site.filename) else []))[:3]:
         lines.append(f"    called from {fr.short} in {fr.function}" + (f": {fr.code}" if fr.code else ""))
     return lines
 
