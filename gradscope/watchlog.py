@@ -151,13 +151,18 @@ def _frozen_lines(f: dict, since, step) -> list:
     except (KeyError, TypeError, ValueError):
         return []
     during = f"; in step {at}" if isinstance(at, int) else ""
-    code = f": {site.code}" if site.code else ""
-    lines = [f"  frozen at {site.short} in {site.function}{code} ({params}{during})"]
+    lines = [f"  frozen at {site.short} in {site.function}{_code(site.code)} ({params}{during})"]
     outer = list(site.stack[:-1])[::-1]  # the callers, innermost first
     own = [fr for fr in outer if not _in_library(fr.filename)]  # (a library's freeze: the user's call into it)
     for fr in (own or (outer[:1] if _in_library(site.filename) else []))[:3]:
-        lines.append(f"    called from {fr.short} in {fr.function}" + (f": {fr.code}" if fr.code else ""))
+        lines.append(f"    called from {fr.short} in {fr.function}{_code(fr.code)}")
     return lines
+
+
+def _code(code: str) -> str:
+    """``: code`` without the line's trailing comment ("" when there is no code)."""
+    code = (code or "").split("  #")[0].strip()
+    return f": {code}" if code else ""
 
 
 def _in_library(path: str) -> bool:
