@@ -14,6 +14,11 @@ see the same data sizes and warm caches); the watch is started for each watched 
 stopped after it. The reported ratio is the median over blocks of (watched block time / the
 plain block next to it), with the interquartile range: amortized overhead per step.
 
+requires_grad writes: while a watch runs, a write to an nn.Parameter's requires_grad goes through
+the watch's class attributes (to name the line that froze it). The cost per parameter write, plain
+and watched, for a write that changes the flag (a GAN toggling its discriminator every step) and one
+that does not; reading the flag runs PyTorch's C getter either way.
+
 Memory: tracemalloc's retained Python allocations made by gradscope's code for one watch over 10,
 100, 1000 and 3000 steps of the CNN (the history is bounded: it must not grow with the step count).
 """
@@ -175,6 +180,39 @@ def memory(n_steps):
     return held
 
 
+def flag_writes(repeat: int = 200):
+    """Microseconds per parameter write of requires_grad (Module.requires_grad_ over the small GPT):
+    (plain toggle, watched toggle, plain no-op, watched no-op)."""
+    torch.manual_seed(0)
+    model = GPT()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    n = sum(1 for _ in model.parameters())
+
+    def toggle():
+        for _ in range(repeat):
+            model.requires_grad_(False)
+            model.requires_grad_(True)
+
+    def noop():
+        for _ in range(repeat):
+            model.requires_grad_(True)
+
+    def best(fn, writes):
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return min(times) / writes * 1e6
+
+    out = [best(toggle, 2 * repeat * n)]
+    with gradscope.watch(model, opt):
+        out.append(best(toggle, 2 * repeat * n))
+        out.append(best(noop, repeat * n))
+    out.insert(2, best(noop, repeat * n))
+    return n, out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="120 steps per model")
@@ -191,6 +229,11 @@ def main(argv=None) -> int:
     for name, case in CASES.items():
         med, q1, q3, pt, wt, alerts = overhead(case, total, a.block)
         print(f"| {name} | {pt:.2f} | {wt:.2f} | {med:.3f}x | {q1:.3f}-{q3:.3f} | {alerts} |", flush=True)
+    n, (pt, wt, pn, wn) = flag_writes()
+    print(f"\n| requires_grad write (Module.requires_grad_ over {n} parameters) | plain µs/param | watched µs/param |")
+    print("|---|---|---|")
+    print(f"| changes the flag (a GAN's discriminator toggled) | {pt:.2f} | {wt:.2f} |")
+    print(f"| leaves it as it was | {pn:.2f} | {wn:.2f} |", flush=True)
     print("\n| steps watched | Python memory held by the watch |")
     print("|---|---|")
     for n in (10, 100, 1000, 3000):

@@ -27,8 +27,6 @@ import threading
 
 import torch
 
-from . import _frames
-
 __all__ = ["add_listener", "remove_listener", "installed", "requires_grad", "seen_on"]
 
 _P = torch.nn.Parameter
@@ -36,8 +34,10 @@ _NAMES = ("requires_grad", "requires_grad_")
 _MISSING = object()
 
 _lock = threading.Lock()
-_listeners: list = []  # fn(param, value, raw user frames innermost first, context flags)
+_listeners: list = []  # (wants(param) -> bool, told(param, value, the frame that made the write))
 _state: dict = {}  # while installed: name -> (what Parameter's own __dict__ held, what we put there)
+_mode_on = torch._C._is_torch_function_mode_enabled
+_compiling = torch.compiler.is_compiling
 
 
 def _resolved(name):
@@ -49,15 +49,17 @@ def _resolved(name):
 
 
 def _quiet_read(get, p):
+    if type(p) is _P and not _mode_on():  # (nn.Parameter's own __torch_function__ is disabled)
+        return get(p)
     with torch._C.DisableTorchFunction():  # our own read: no mode or subclass sees it
         return get(p)
 
 
 def _tell(p, value, f) -> None:
-    raw, flags = _frames.walk(f, None)
-    for fn in tuple(_listeners):
+    for wants, told in tuple(_listeners):
         try:
-            fn(p, value, raw, flags)
+            if wants(p):
+                told(p, value, f)
         except Exception:  # a listener never breaks the user's write
             pass
 
@@ -66,7 +68,7 @@ def _make(prop, method):
     get, set_, delete = prop.__get__, prop.__set__, prop.__delete__
 
     def _set(self, value):
-        if not _listeners or torch.compiler.is_compiling():
+        if not _listeners or _compiling():
             return set_(self, value)
         old = _quiet_read(get, self)
         set_(self, value)
@@ -76,7 +78,7 @@ def _make(prop, method):
         return None
 
     def requires_grad_(self, *args, **kwargs):
-        if not _listeners or torch.compiler.is_compiling():
+        if not _listeners or _compiling():
             return method(self, *args, **kwargs)
         old = _quiet_read(get, self)
         out = method(self, *args, **kwargs)
@@ -90,23 +92,24 @@ def _make(prop, method):
     return property(get, _set, delete, getattr(prop, "__doc__", None)), requires_grad_
 
 
-def add_listener(fn) -> None:
-    """Call ``fn(param, value, raw, flags)`` after each write that changes an nn.Parameter's
-    requires_grad (``raw``: the user's frames, innermost first, as ``_frames.walk`` gives them)."""
+def add_listener(wants, told) -> None:
+    """After each write that changes an nn.Parameter's requires_grad, for which ``wants(param)`` is
+    true, call ``told(param, value, frame)`` (``frame``: the one that made the write; it must not
+    be kept)."""
     with _lock:
         if not _state:
             ours = _make(_resolved("requires_grad"), _resolved("requires_grad_"))
             for name, obj in zip(_NAMES, ours):
                 _state[name] = (_P.__dict__.get(name, _MISSING), obj)
                 setattr(_P, name, obj)
-        _listeners.append(fn)
+        _listeners.append((wants, told))
 
 
-def remove_listener(fn) -> None:
-    """Undo one add_listener(fn); the last one restores nn.Parameter's attributes."""
+def remove_listener(wants, told) -> None:
+    """Undo one add_listener(wants, told); the last one restores nn.Parameter's attributes."""
     with _lock:
         for i, x in enumerate(_listeners):
-            if x is fn or x == fn:
+            if x == (wants, told):
                 del _listeners[i]
                 break
         if _listeners or not _state:

@@ -157,6 +157,31 @@ def walk_until(f, stop, mark: int, limit: int = 16):
     return tuple(user), flags, False
 
 
+def walk_out(f, mark, limit: int = 16):
+    """Like :func:`walk`, for a call made outside any trace (a watch seeing a requires_grad write): stops
+    after the frame ``mark`` names, ``(id(frame), id(its code))`` of a frame that was running when the
+    watch started (it may have returned since: then the walk goes on to the outermost frame, or stops
+    early at a running frame of the same code at the same address, which only shortens the stack)."""
+    cat_get = _CAT.get
+    user = []
+    flags = 0
+    while f is not None:
+        co = f.f_code
+        cat = cat_get(id(co))
+        if cat is None:
+            cat = _categorize(co)
+        if cat == USER:
+            user.append((id(co), f.f_lineno))
+            if len(user) >= limit:
+                break
+        elif not user or cat & _REGION:
+            flags |= cat
+        if id(f) == mark[0] and id(co) == mark[1]:
+            break
+        f = f.f_back
+    return tuple(user), flags
+
+
 _FX_CACHE: dict = {}  # (id(generated code), lineno) -> (user frames innermost first, (file, function)) or ()
 _SYNTHETIC: dict = {}  # (file, function) -> a stand-in code object for a frame known only from a stack trace
 _FX_LINE = None

@@ -184,6 +184,11 @@ class Watcher:
 
     # --- lifecycle -------------------------------------------------------------------------
     def start(self):
+        f = sys._getframe(1)
+        while f is not None and f.f_code.co_filename.startswith(_frames.GS_DIR):
+            f = f.f_back
+        # the frame that started the watch, by id (a walk from a write stops there; not kept alive)
+        self._start_frame = (id(f), id(f.f_code)) if f is not None else (0, 0)
         self.rank, self.world = _rank()
         if self._log_path is not None and self.world > 1:
             self._log_path = rank_path(self._log_path, self.rank)
@@ -211,7 +216,7 @@ class Watcher:
                          _O.register_optimizer_step_post_hook(self._opt_post)]
         if self._discover:
             self._set_forward_hook(True)
-        _flags.add_listener(self._flag_written)  # which line changes a parameter's requires_grad (no per-step cost)
+        _flags.add_listener(self._watches, self._flag_written)  # the line that changes a requires_grad (no per-step cost)
         self._listening = True
         self._on = True
 
@@ -233,7 +238,7 @@ class Watcher:
             self._set_forward_hook(False)
             if self._listening:
                 self._listening = False
-                _flags.remove_listener(self._flag_written)
+                _flags.remove_listener(self._watches, self._flag_written)
             if self._recorder_globals:
                 self._recorder_globals = False
                 _recorder_globals(False)
@@ -458,11 +463,19 @@ class Watcher:
             if lr0 != lr1 and lr1 == 0:
                 self._changes.append((step, f"{k}: its optimizer group's lr {lr0} -> 0"))
 
-    def _flag_written(self, p, value, raw, flags) -> None:
-        """(gradscope._flags) A write changed ``p.requires_grad``: keep the line, if ``p`` is watched."""
+    def _watches(self, p) -> bool:
         i = self._index.get(id(p))
-        if i is not None and self._params[i]() is p:
-            self._flag_sites[i] = (bool(value), raw, flags, self.step)
+        return i is not None and self._params[i]() is p
+
+    def _flag_written(self, p, value, f) -> None:
+        """(gradscope._flags) A write from frame ``f`` changed the requires_grad of ``p``, a watched parameter:
+        keep the user's line that froze it (an unfreeze only forgets it: nothing to walk)."""
+        i = self._index[id(p)]
+        if value:
+            self._flag_sites.pop(i, None)
+        else:
+            raw, flags = _frames.walk_out(f, self._start_frame, limit=8)
+            self._flag_sites[i] = (False, raw, flags, self.step)
 
     def _frozen_at(self, idx, since, step) -> list:
         """For an alert's parameters that are frozen now: the user's line that froze them (one entry per
