@@ -6,6 +6,11 @@ non-finite values), and version counters read before and after ``step()`` tell w
 parameter changed. Nothing else runs per op: no TorchFunctionMode (a global forward pre hook
 exists only to find the models when none was given, until the first step).
 
+A parameter frozen between two steps (outside any trace) is named at the user's line that froze it:
+while the watch runs, ``gradscope._flags`` sees requires_grad writes on nn.Parameters (two class
+attributes; nothing per op or per step), the watch keeps the last freeze's line per parameter, the
+alert carries it (``Alert.frozen_at``) and the next step's trace records it as its first event.
+
 After an alert the next step is traced in full: the trace starts at the end of the alerting step
 (inside the optimizer's post hook) and ends at the end of the traced step. PyTorch iterates its
 global optimizer-hook dicts while it calls them, so a recorder must not register or remove hooks
@@ -564,11 +569,22 @@ class Watcher:
         tr._start_at(_outermost_user_frame())
         self._tracing = [tr, wanted, self.step]
         # freezes the watch saw before this trace: recorded first, as if the trace had seen them (the
-        # explanation then names the line that froze the parameter, not the line that next used it)
+        # explanation then names the line that froze the parameter, not the line that next used it); a
+        # freeze it only saw happen (a plain tensor's) is recorded without a line
+        done = set()
         for i, (value, raw, flags, at) in list(self._flag_sites.items()):
             p = self._params[i]()
             if value is False and p is not None and not _flags.requires_grad(p):
                 tr._rec.note_requires_grad(p, False, raw, flags, at)
+                done.add(i)
+        where = {n: i for i, n in enumerate(self.log.names)}
+        for alert, _, _ in wanted:
+            for f in alert.frozen_at:
+                for i in (where.get(n) for n in f["params"] if f.get("site") is None):
+                    p = None if i is None or i in done else self._params[i]()
+                    if p is not None and not _flags.requires_grad(p):
+                        tr._rec.note_requires_grad(p, False, (), 0, f.get("step"))
+                        done.add(i)
 
     def _explain(self) -> None:
         """Explain each alert from the live trace of the step after it (or hand it on to the next step

@@ -547,6 +547,12 @@ def test_a_freeze_the_watch_cannot_see_is_reported_as_such(how):
     text = str(stopped[0])
     assert "frozen between step 1 and step 2, outside any trace, by a line the watch does not see" in text
     assert "gradscope.trace()" in text
+    # the next step's trace is told that it was frozen (not "created without requires_grad"), with no line
+    e = stopped[0].explanation
+    assert e["cause"] == "frozen_param" and e["site"] is None, e
+    assert "was frozen (requires_grad=False)" in e["summary"]
+    if how == "plain_tensor":
+        assert e["target"] == "w1"  # named after the user's variable, as at a first use
 
 
 def test_watching_changes_nothing_a_mode_or_the_program_sees():
