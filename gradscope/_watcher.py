@@ -479,7 +479,7 @@ class Watcher:
         if value:
             self._flag_sites.pop(i, None)
         else:
-            raw, flags = _frames.walk_out(f, self._start_frame, limit=8)
+            raw, flags = _frames.walk_out(f, self._start_frame)
             self._flag_sites[i] = (False, raw, flags, self.step)
 
     def _frozen_at(self, idx, since, step) -> list:
