@@ -479,7 +479,7 @@ class Watcher:
         if value:
             self._flag_sites.pop(i, None)
         else:
-            raw, flags = _frames.walk_out(f, self._start_frame)
+            raw, flags = _frames.walk_out(f, self._start_frame)  # (offsets: turned into lines when needed)
             self._flag_sites[i] = (False, raw, flags, self.step)
 
     def _frozen_at(self, idx, since, step) -> list:
@@ -575,7 +575,7 @@ class Watcher:
         for i, (value, raw, flags, at) in list(self._flag_sites.items()):
             p = self._params[i]()
             if value is False and p is not None and not _flags.requires_grad(p):
-                tr._rec.note_requires_grad(p, False, raw, flags, at)
+                tr._rec.note_requires_grad(p, False, _frames.lines_of(raw), flags, at)
                 done.add(i)
         where = {n: i for i, n in enumerate(self.log.names)}
         for alert, _, _ in wanted:
@@ -635,8 +635,8 @@ class Watcher:
 
 
 def _site(raw) -> Site | None:
-    """The Site of a walk() result, with its whole statement when it spans several lines."""
-    site = _frames.make_site(raw)
+    """The Site of a walk_out() result, with its whole statement when it spans several lines."""
+    site = _frames.make_site(_frames.lines_of(raw))
     if site is None:
         return None
     got = _source.statement(site.filename, site.lineno)
