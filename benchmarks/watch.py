@@ -14,12 +14,18 @@ see the same data sizes and warm caches); the watch is started for each watched 
 stopped after it. The reported ratio is the median over blocks of (watched block time / the
 plain block next to it), with the interquartile range: amortized overhead per step.
 
+requires_grad writes: while a watch runs, a write to an nn.Parameter's requires_grad goes through
+the watch's class attributes (to name the line that froze it). The cost per parameter write, plain
+and watched, for a write that changes the flag (a GAN toggling its discriminator every step) and one
+that does not; reading the flag runs PyTorch's C getter either way.
+
 Memory: tracemalloc's retained Python allocations made by gradscope's code for one watch over 10,
 100, 1000 and 3000 steps of the CNN (the history is bounded: it must not grow with the step count).
 """
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -175,6 +181,34 @@ def memory(n_steps):
     return held
 
 
+def flag_writes(rounds: int = 50):
+    """Microseconds per parameter write of requires_grad by Module.requires_grad_ over the small GPT,
+    plain and watched: {"freeze": (plain, watched), "unfreeze": ..., "no-op": ...} (best of ``rounds``)."""
+    torch.manual_seed(0)
+    model = GPT()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    n = sum(1 for _ in model.parameters())
+
+    def measure():
+        best = {"freeze": math.inf, "unfreeze": math.inf, "no-op": math.inf}
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            model.requires_grad_(False)
+            t1 = time.perf_counter()
+            model.requires_grad_(True)
+            t2 = time.perf_counter()
+            model.requires_grad_(True)
+            t3 = time.perf_counter()
+            for k, dt in zip(best, (t1 - t0, t2 - t1, t3 - t2)):
+                best[k] = min(best[k], dt / n * 1e6)
+        return best
+
+    plain = measure()
+    with gradscope.watch(model, opt):
+        watched = measure()
+    return n, {k: (plain[k], watched[k]) for k in plain}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="120 steps per model")
@@ -191,6 +225,11 @@ def main(argv=None) -> int:
     for name, case in CASES.items():
         med, q1, q3, pt, wt, alerts = overhead(case, total, a.block)
         print(f"| {name} | {pt:.2f} | {wt:.2f} | {med:.3f}x | {q1:.3f}-{q3:.3f} | {alerts} |", flush=True)
+    n, writes = flag_writes()
+    print(f"\n| requires_grad write (Module.requires_grad_ over {n} parameters) | plain µs/param | watched µs/param |")
+    print("|---|---|---|")
+    for k, (p, w) in writes.items():
+        print(f"| {k} | {p:.2f} | {w:.2f} |", flush=True)
     print("\n| steps watched | Python memory held by the watch |")
     print("|---|---|")
     for n in (10, 100, 1000, 3000):

@@ -157,6 +157,47 @@ def walk_until(f, stop, mark: int, limit: int = 16):
     return tuple(user), flags, False
 
 
+def walk_out(f, mark, limit: int = 16):
+    """Like :func:`walk`, for a call made outside any trace (a watch seeing a requires_grad write), but
+    with each frame's instruction offset instead of its line (cheaper to read; :func:`lines_of` turns
+    the result into walk()'s). Stops after the frame ``mark`` names, ``(id(frame), id(its code))`` of a
+    frame that was running when the watch started (it may have returned since: then the walk goes on to
+    the outermost frame, or stops early at a running frame of the same code at the same address, which
+    only shortens the stack)."""
+    cat_get = _CAT.get
+    user = []
+    flags = 0
+    while f is not None:
+        co = f.f_code
+        cat = cat_get(id(co))
+        if cat is None:
+            cat = _categorize(co)
+        if cat == USER:
+            user.append((id(co), f.f_lasti))
+            if len(user) >= limit:
+                break
+        elif not user or cat & _REGION:
+            flags |= cat
+        if id(f) == mark[0] and id(co) == mark[1]:
+            break
+        f = f.f_back
+    return tuple(user), flags
+
+
+def lines_of(raw) -> tuple:
+    """A :func:`walk_out` result as walk() gives it: (id(code), line) pairs."""
+    out = []
+    for cid, lasti in raw:
+        co = _CODES[cid]
+        line = co.co_firstlineno
+        for start, end, ln in co.co_lines():
+            if start <= lasti < end:
+                line = ln if ln is not None else line
+                break
+        out.append((cid, line))
+    return tuple(out)
+
+
 _FX_CACHE: dict = {}  # (id(generated code), lineno) -> (user frames innermost first, (file, function)) or ()
 _SYNTHETIC: dict = {}  # (file, function) -> a stand-in code object for a frame known only from a stack trace
 _FX_LINE = None

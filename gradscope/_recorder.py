@@ -1188,6 +1188,16 @@ class Recorder(TorchFunctionMode):
                                  {"links": [link], "inferred": how}))
         info.producer = idx
 
+    def note_requires_grad(self, t, value, raw, flags, step):
+        """A ``requires_grad`` write that ran before this trace started, seen by gradscope.watch (at
+        its step ``step``, from the user frames ``raw``): recorded as the mode would have recorded it."""
+        with torch._C.DisableTorchFunction():  # (no mode sees gradscope's own reads)
+            # a plain tensor is named after the user's variable as at a first use; a parameter by its model
+            ref = _pk(self._tid(t, link=not isinstance(t, _P)), t.requires_grad, True, t._version)
+        idx = len(self.events)
+        self.events.append(Event(idx, "requires_grad", "torch.Tensor.requires_grad_", raw, [ref], (), True, False,
+                                 None, self._context(flags, True), None, {"value": bool(value), "watch_step": step}))
+
     # --- the mode --------------------------------------------------------------------------
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if kwargs is None:

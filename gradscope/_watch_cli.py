@@ -59,7 +59,7 @@ def run(args, script_args, run_script, console) -> int:
             said.add(key)
             print(f"gradscope watch: {alert}", file=sys.stderr, flush=True)
         elif alert.explanation is not None:  # the same alert, now explained: only the new lines
-            why = str(alert).splitlines()[1 + len(alert.changes):]
+            why = alert.why_lines()
             print(f"gradscope watch: step {alert.step} explained:\n" + "\n".join(why), file=sys.stderr, flush=True)
 
     import os

@@ -6,6 +6,11 @@ non-finite values), and version counters read before and after ``step()`` tell w
 parameter changed. Nothing else runs per op: no TorchFunctionMode (a global forward pre hook
 exists only to find the models when none was given, until the first step).
 
+A parameter frozen between two steps (outside any trace) is named at the user's line that froze it:
+while the watch runs, ``gradscope._flags`` sees requires_grad writes on nn.Parameters (two class
+attributes; nothing per op or per step), the watch keeps the last freeze's line per parameter, the
+alert carries it (``Alert.frozen_at``) and the next step's trace records it as its first event.
+
 After an alert the next step is traced in full: the trace starts at the end of the alerting step
 (inside the optimizer's post hook) and ends at the end of the traced step. PyTorch iterates its
 global optimizer-hook dicts while it calls them, so a recorder must not register or remove hooks
@@ -24,7 +29,8 @@ from torch.optim import optimizer as _O
 
 from torch.utils._python_dispatch import _disable_current_modes
 
-from . import _frames
+from . import _flags, _frames, _source
+from .model import Site
 from .watchlog import Alert, WatchLog
 from .watchrules import ALERT_TEXT, TRIGGERS, WatchConfig
 
@@ -173,6 +179,8 @@ class Watcher:
         self._fired: set = set()  # (kind, index) that fired and has not cleared
         self._context = None
         self._changes = deque(maxlen=256)  # (step, text)
+        self._flag_sites: dict = {}  # index -> (requires_grad, raw user frames, flags, step) of its last write
+        self._listening = False
         self._tracing = None  # [Trace, [(alert, param refs, tries)], the traced step]
         self._trace_wanted: list = []
         self._recorder_globals = False
@@ -181,6 +189,11 @@ class Watcher:
 
     # --- lifecycle -------------------------------------------------------------------------
     def start(self):
+        f = sys._getframe(1)
+        while f is not None and f.f_code.co_filename.startswith(_frames.GS_DIR):
+            f = f.f_back
+        # the frame that started the watch, by id (a walk from a write stops there; not kept alive)
+        self._start_frame = (id(f), id(f.f_code)) if f is not None else (0, 0)
         self.rank, self.world = _rank()
         if self._log_path is not None and self.world > 1:
             self._log_path = rank_path(self._log_path, self.rank)
@@ -208,6 +221,8 @@ class Watcher:
                          _O.register_optimizer_step_post_hook(self._opt_post)]
         if self._discover:
             self._set_forward_hook(True)
+        _flags.add_listener(self._watches, self._flag_written)  # the line that changes a requires_grad (no per-step cost)
+        self._listening = True
         self._on = True
 
     def stop(self):
@@ -216,7 +231,9 @@ class Watcher:
         self._on = False
         try:
             if self._got and any(self._got):  # a last backward with no optimizer step after it
-                self.finish_step(changed=False)
+                # (after steps of the first optimizer: the tail of a step, in which a gradient that has not
+                # arrived yet is no evidence; a GAN's generator phase after the discriminator's step)
+                self.finish_step(changed=False, partial=self._primary is not None)
             self._end_trace()
         finally:
             for h in self._hooks + self._global:
@@ -224,6 +241,9 @@ class Watcher:
             self._hooks.clear()
             self._global.clear()
             self._set_forward_hook(False)
+            if self._listening:
+                self._listening = False
+                _flags.remove_listener(self._watches, self._flag_written)
             if self._recorder_globals:
                 self._recorder_globals = False
                 _recorder_globals(False)
@@ -350,9 +370,10 @@ class Watcher:
             self.finish_step()
         return None
 
-    def finish_step(self, changed=None) -> None:
+    def finish_step(self, changed=None, partial=False) -> None:
         """Close the current step: record it, run the triggers, raise alerts. ``changed=False``:
-        no optimizer step ran (the parameters cannot have changed through one)."""
+        no optimizer step ran (the parameters cannot have changed through one); ``partial``: the run
+        ended inside a step (a missing gradient there does not fire)."""
         step = self.step
         self.step += 1
         names = self.log.names
@@ -374,7 +395,7 @@ class Watcher:
         healthy = len(arrived) == len(names) and all(n is None or n - n == 0 for n in arrived.values()) and (
             not stepped or all(chg.values()))
         if not healthy or self._fired:  # (every trigger needs a missing, non-finite or unmoved gradient)
-            self._check(step)
+            self._check(step, partial)
         for i in range(len(self._got)):
             self._got[i] = 0
         self._pending_norms.clear()
@@ -447,8 +468,50 @@ class Watcher:
             if lr0 != lr1 and lr1 == 0:
                 self._changes.append((step, f"{k}: its optimizer group's lr {lr0} -> 0"))
 
+    def _watches(self, p) -> bool:
+        i = self._index.get(id(p))
+        return i is not None and self._params[i]() is p
+
+    def _flag_written(self, p, value, f) -> None:
+        """(gradscope._flags) A write from frame ``f`` changed the requires_grad of ``p``, a watched parameter:
+        keep the user's line that froze it (an unfreeze only forgets it: nothing to walk)."""
+        i = self._index[id(p)]
+        if value:
+            self._flag_sites.pop(i, None)
+        else:
+            raw, flags = _frames.walk_out(f, self._start_frame)  # (offsets: turned into lines when needed)
+            self._flag_sites[i] = (False, raw, flags, self.step)
+
+    def _frozen_at(self, idx, since, step) -> list:
+        """For an alert's parameters that are frozen now: the user's line that froze them (one entry per
+        line, with the calls that led there), or, when the watch did not see the write, when it happened."""
+        by_site: dict = {}
+        unseen: dict = {}
+        names = self.log.names
+        for i in idx:
+            p = self._params[i]()
+            if p is None or _flags.requires_grad(p):
+                continue
+            rec = self._flag_sites.get(i)
+            if rec is not None and rec[0] is False:
+                by_site.setdefault(rec[1], (rec[3], []))[1].append(names[i])
+                continue
+            flip = f"{names[i]}.requires_grad True -> False"
+            at = next((s for s, t in self._changes if t == flip and (since is None or since < s <= step)), None)
+            if at is not None:
+                why = ("it is not an nn.Parameter" if not _flags.seen_on(p) else
+                       "not written through nn.Parameter's requires_grad_ or .requires_grad =")
+                unseen.setdefault((at, why), []).append(names[i])
+        out = []
+        for raw, (at, params) in by_site.items():
+            site = _site(raw)
+            out.append({"params": params, "step": at, "site": site.to_json() if site is not None else None})
+        for (at, why), params in unseen.items():
+            out.append({"params": params, "step": at, "site": None, "unseen": why})
+        return out
+
     # --- triggers -----------------------------------------------------------------------------
-    def _check(self, step) -> None:
+    def _check(self, step, partial=False) -> None:
         names = self.log.names
         held = {i for o in self._opts if o() is not None for i in self._opt_of.get(id(o()), (0, []))[1]}
         fired: dict = {}
@@ -457,7 +520,7 @@ class Watcher:
             for kind, check in TRIGGERS.items():
                 on = check(h, step, self.config)
                 key = (kind, i)
-                if kind in ("stopped", "never") and held and i not in held:
+                if kind in ("stopped", "never") and (partial or held and i not in held):
                     on = False  # a parameter no optimizer holds (a target network) need not get gradients
                 if on and key not in self._fired:
                     self._fired.add(key)
@@ -488,7 +551,10 @@ class Watcher:
         n = self.config.never_after if kind == "never" else self.config.unchanged_after
         msg = ALERT_TEXT[kind].format(params=shown, n=n, extra=extra)
         changes = [t for s, t in self._changes if since is not None and since < s <= step]
-        a = Alert(kind, step, names, msg, since=since, changes=changes, rank=self.rank if self.world > 1 else None)
+        frozen = self._frozen_at(idx, since, step) if any(".requires_grad True -> False" in c for c in changes) \
+            or kind in ("stopped", "never") else []
+        a = Alert(kind, step, names, msg, since=since, changes=changes, frozen_at=frozen,
+                  rank=self.rank if self.world > 1 else None)
         self.alerts.append(a)
         self.log.add_alert(a)
         if self._trace_on_alert and kind != "unchanged":
@@ -502,6 +568,23 @@ class Watcher:
         tr = self._make_trace()
         tr._start_at(_outermost_user_frame())
         self._tracing = [tr, wanted, self.step]
+        # freezes the watch saw before this trace: recorded first, as if the trace had seen them (the
+        # explanation then names the line that froze the parameter, not the line that next used it); a
+        # freeze it only saw happen (a plain tensor's) is recorded without a line
+        done = set()
+        for i, (value, raw, flags, at) in list(self._flag_sites.items()):
+            p = self._params[i]()
+            if value is False and p is not None and not _flags.requires_grad(p):
+                tr._rec.note_requires_grad(p, False, _frames.lines_of(raw), flags, at)
+                done.add(i)
+        where = {n: i for i, n in enumerate(self.log.names)}
+        for alert, _, _ in wanted:
+            for f in alert.frozen_at:
+                for i in (where.get(n) for n in f["params"] if f.get("site") is None):
+                    p = None if i is None or i in done else self._params[i]()
+                    if p is not None and not _flags.requires_grad(p):
+                        tr._rec.note_requires_grad(p, False, (), 0, f.get("step"))
+                        done.add(i)
 
     def _explain(self) -> None:
         """Explain each alert from the live trace of the step after it (or hand it on to the next step
@@ -549,6 +632,17 @@ class Watcher:
             self._tracing = None
             tr._stop()
             self.last_trace = tr
+
+
+def _site(raw) -> Site | None:
+    """The Site of a walk_out() result, with its whole statement when it spans several lines."""
+    site = _frames.make_site(_frames.lines_of(raw))
+    if site is None:
+        return None
+    got = _source.statement(site.filename, site.lineno)
+    if got is not None:
+        return Site(site.filename, got[0], site.function, got[1], site.stack, site.label)
+    return site
 
 
 #: how many steps after an alert are traced, looking for one that shows the problem again

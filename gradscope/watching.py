@@ -5,8 +5,8 @@
 >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
 >>> with gradscope.watch(model, opt) as w:
 ...     for step in range(5):
-...         if step == 2:
-...             _ = model[0].requires_grad_(False)      # a freeze that was not meant to happen
+...         if step == 2:                           # a freeze that was not meant to happen
+...             _ = model[0].requires_grad_(False)
 ...         loss = model(torch.randn(8, 4)).pow(2).mean()
 ...         loss.backward()
 ...         opt.step()
@@ -16,8 +16,11 @@
 ('stopped', 2, ['0.weight', '0.bias'])
 >>> a.changes
 ['0.weight.requires_grad True -> False', '0.bias.requires_grad True -> False']
->>> a.explanation["cause"]
-'frozen_param'
+>>> f = a.frozen_at[0]                              # the line that froze them, seen by the watch
+>>> f["params"], f["step"], f["site"]["code"]
+(['0.weight', '0.bias'], 2, '_ = model[0].requires_grad_(False)')
+>>> a.explanation["cause"], a.explanation["site"]["lineno"] == f["site"]["lineno"]
+('frozen_param', True)
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .model import TraceFileError
+from .model import Site, TraceFileError
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "StepState", "ParamHistory", "Alert", "WatchLog", "read_log", "merge_ranks"]
 
@@ -91,12 +91,23 @@ class Alert:
     explanation: dict | None = None  # the traced step's Explanation.to_json(), when traced
     traced_step: int | None = None
     rank: int | None = None  # the process's rank in a multi-process run (torchrun), else None
+    #: for its parameters that are frozen: the user's line that froze them, one entry per line:
+    #: {"params", "step" (the watch step the write ran in), "site" (a Site's JSON, its stack the calls that
+    #: led there)}; for a write the watch did not see, "site" is None and "unseen" says why
+    frozen_at: list = field(default_factory=list)
 
     def __str__(self) -> str:
         who = f"[rank {self.rank}] " if self.rank is not None else ""
         lines = [f"{who}step {self.step}: {self.message}"]
         for c in self.changes:
             lines.append(f"  changed since step {self.since}: {c}")
+        for f in self.frozen_at:
+            lines.extend(_frozen_lines(f, self.since, self.step))
+        return "\n".join(lines + self.why_lines())
+
+    def why_lines(self) -> list:
+        """The lines of ``str(alert)`` that come from the traced step's explanation (none until then)."""
+        lines = []
         if self.explanation:
             e = self.explanation
             site = e.get("site") or {}
@@ -104,18 +115,58 @@ class Alert:
             lines.append(f"  why (traced step {self.traced_step}): {e.get('cause')}{where}: {e.get('summary')}")
             if e.get("fix"):
                 lines.append(f"  fix: {e['fix']}")
-        return "\n".join(lines)
+        return lines
 
     def to_json(self) -> dict:
         return {"alert": self.kind, "step": self.step, "params": list(self.params), "message": self.message,
                 "since": self.since, "changes": list(self.changes), "explanation": self.explanation,
-                "traced_step": self.traced_step, "rank": self.rank}
+                "traced_step": self.traced_step, "rank": self.rank,
+                **({"frozen_at": list(self.frozen_at)} if self.frozen_at else {})}
 
     @classmethod
     def from_json(cls, d: dict) -> Alert:
         return cls(kind=d["alert"], step=int(d["step"]), params=list(d.get("params") or []),
                    message=str(d.get("message", "")), since=d.get("since"), changes=list(d.get("changes") or []),
-                   explanation=d.get("explanation"), traced_step=d.get("traced_step"), rank=d.get("rank"))
+                   explanation=d.get("explanation"), traced_step=d.get("traced_step"), rank=d.get("rank"),
+                   frozen_at=[f for f in d.get("frozen_at") or () if isinstance(f, dict)])
+
+
+def _names(params) -> str:
+    return ", ".join(params[:4]) + (f" and {len(params) - 4} more" if len(params) > 4 else "")
+
+
+def _frozen_lines(f: dict, since, step) -> list:
+    """How one ``Alert.frozen_at`` entry reads: the line that froze the parameters and the user's calls that led
+    there (innermost first: the helper's line, then the loop's line that called it)."""
+    params = _names(list(f.get("params") or ()))
+    at = f.get("step")
+    if not f.get("site"):
+        start = f"step {at - 1}" if isinstance(at, int) else (f"step {since}" if since is not None else "the start")
+        end = f"step {at}" if isinstance(at, int) else f"step {step}"
+        return [f"  frozen between {start} and {end}, outside any trace, by a line the watch does not "
+                f"see ({params}: {f.get('unseen') or 'not seen'}); run those steps inside `with gradscope.trace():` "
+                f"to get the line"]
+    try:
+        site = Site.from_json(f["site"])
+    except (KeyError, TypeError, ValueError):
+        return []
+    during = f"; in step {at}" if isinstance(at, int) else ""
+    lines = [f"  frozen at {site.short} in {site.function}{_code(site.code)} ({params}{during})"]
+    outer = list(site.stack[:-1])[::-1]  # the callers, innermost first
+    own = [fr for fr in outer if not _in_library(fr.filename)]  # (a library's freeze: the user's call into it)
+    for fr in (own or (outer[:1] if _in_library(site.filename) else []))[:3]:
+        lines.append(f"    called from {fr.short} in {fr.function}{_code(fr.code)}")
+    return lines
+
+
+def _code(code: str) -> str:
+    """``: code`` without the line's trailing comment ("" when there is no code)."""
+    code = (code or "").split("  #")[0].strip()
+    return f": {code}" if code else ""
+
+
+def _in_library(path: str) -> bool:
+    return any(f"{os.sep}{d}{os.sep}" in path for d in ("site-packages", "dist-packages"))
 
 
 def _num(x):

@@ -77,6 +77,10 @@ def test_lightning_freeze_at_step_3_is_caught():
     assert "enc.weight.requires_grad True -> False" in a.changes
     assert a.explanation["cause"] == "frozen_param"
     assert any("step 3" in s and "enc.weight" in s for s in said)  # a warning, as it happened
+    # the callback's line that froze the layer, in the explanation and in the warning
+    assert a.explanation["site"]["lineno"] == line_of("# L:freeze")
+    assert any(f"frozen at test_integrations.py:{line_of('# L:freeze')} in FreezeAt.on_train_batch_start" in s
+               for s in said), said
 
 
 def test_lightning_no_grad_on_odd_steps_is_named_at_its_line():
@@ -156,6 +160,8 @@ def test_hf_trainer_freeze_at_step_3_is_caught(tmp_path):
     hf_train(model, [Freeze(), cb], tmp_path)
     assert [(a.kind, a.step, a.params) for a in cb.alerts] == [("stopped", 3, ["enc.weight", "enc.bias"])]
     assert cb.alerts[0].explanation["cause"] == "frozen_param"
+    assert cb.alerts[0].explanation["site"]["lineno"] == line_of("# H:freeze")
+    assert f"frozen at test_integrations.py:{line_of('# H:freeze')}" in str(cb.alerts[0])
     assert all(not p._post_accumulate_grad_hooks for p in model.parameters())
 
 

@@ -70,10 +70,10 @@ def test_a_freeze_mid_run_is_caught_at_its_step_with_the_line():
     assert a.params == ["enc.weight", "enc.bias"]
     assert a.since == 2
     assert "enc.weight.requires_grad True -> False" in a.changes
-    # the freeze ran before the traced step, between the last healthy step and this one: the alert
-    # says when (the changes above) and the trace says what the parameter is now
+    # the freeze ran before the traced step, between the last healthy step and this one: the watch saw
+    # the write, and the trace of the next step explains it at the line that froze the layer
     assert a.explanation["cause"] == "frozen_param"
-    assert "before the trace started" in a.explanation["summary"]
+    assert a.explanation["site"]["lineno"] == line_of("# W:freeze")
     assert a.traced_step == 4
     text = str(a)
     assert "step 3" in text and "enc.weight" in text and "frozen_param" in text
@@ -157,7 +157,7 @@ def test_gradients_but_no_change_names_the_missing_optimizer():
     assert "no optimizer holds them" in a.message
 
 
-@pytest.mark.parametrize("shape", ["tutorial", "accumulation", "frozen_backbone", "target_network", "gan"])
+@pytest.mark.parametrize("shape", ["tutorial", "accumulation", "frozen_backbone", "target_network", "gan", "gan_toggle"])
 def test_correct_runs_raise_no_alert(shape):
     torch.manual_seed(0)
     if shape == "tutorial":
@@ -182,6 +182,24 @@ def test_correct_runs_raise_no_alert(shape):
         opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
         with gradscope.watch(model, opt) as w:
             train(model, opt, 6)
+    elif shape == "gan_toggle":  # D frozen for G's update and unfrozen for its own, every step
+        G, D = nn.Sequential(nn.Linear(4, 6)), nn.Sequential(nn.Linear(6, 1))
+        opt_g, opt_d = torch.optim.Adam(G.parameters(), 1e-3), torch.optim.Adam(D.parameters(), 1e-3)
+        with gradscope.watch([G, D], [opt_d, opt_g]) as w:
+            for step in range(6):
+                z, real = torch.randn(8, 4), torch.randn(8, 6)
+                for p in D.parameters():
+                    p.requires_grad = True
+                d_loss = F.softplus(-D(real)).mean() + F.softplus(D(G(z).detach())).mean()
+                opt_d.zero_grad()
+                d_loss.backward()
+                opt_d.step()
+                for p in D.parameters():
+                    p.requires_grad = False
+                g_loss = F.softplus(-D(G(z))).mean()
+                opt_g.zero_grad()
+                g_loss.backward()
+                opt_g.step()
     elif shape == "target_network":
         policy, target = Net(), Net()
         target.load_state_dict(policy.state_dict())  # target's params still require grad
@@ -247,6 +265,7 @@ def test_cleans_up_when_the_run_raises():
             train(model, opt, 1)
             raise ValueError("boom")
     assert all(not p._post_accumulate_grad_hooks for p in model.parameters())
+    assert not {"requires_grad", "requires_grad_"} & set(nn.Parameter.__dict__)
 
 
 def test_the_watch_keeps_no_model_alive():
@@ -375,6 +394,10 @@ def test_gradscope_run_watch_on_an_unmodified_script(tmp_path):
     assert plain.stdout in r.stdout  # the script's own output is unchanged (the summary follows it)
     assert "gradscope watch: step 3: enc.weight, enc.bias stopped receiving gradients" in r.stderr
     assert "frozen_param" in r.stderr
+    line = next(no for no, ln in enumerate(SCRIPT.splitlines(), 1) if ln.strip() == "model.enc.requires_grad_(False)")
+    froze = f"frozen at train.py:{line} in main: model.enc.requires_grad_(False)"
+    assert froze in r.stderr  # the line that froze the layer, as the alert happened
+    assert f"frozen_param (train.py:{line})" in r.stderr  # and the explanation, from the next step's trace
     assert "\r" not in r.stderr  # no progress line when stderr is not a terminal
     assert "6 steps, 4 parameters watched, 1 alerts" in r.stdout
     assert "enc" in r.stdout and "stopped" in r.stdout
@@ -384,3 +407,211 @@ def test_gradscope_run_watch_on_an_unmodified_script(tmp_path):
                            timeout=120)
     assert shown.returncode == 0, shown.stderr
     assert "stopped" in shown.stdout and "step 3" in shown.stdout
+    assert froze in shown.stdout
+
+
+# --- the line that froze a parameter between two steps ---------------------------------------------
+def one_step(model, opt, step):
+    x, y = data(step)
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+    opt.zero_grad()
+
+
+def freeze_layer(module):
+    for p in module.parameters():
+        p.requires_grad = False  # F:helper
+
+
+def loop_param_method(model, opt, steps, at):
+    for step in range(steps):
+        if step == at:
+            for p in model.enc.parameters():
+                p.requires_grad_(False)  # F:method
+        one_step(model, opt, step)
+
+
+def loop_attribute(model, opt, steps, at):
+    for step in range(steps):
+        if step == at:
+            for p in model.enc.parameters():
+                p.requires_grad = False  # F:attribute
+        one_step(model, opt, step)
+
+
+def loop_helper(model, opt, steps, at):
+    for step in range(steps):
+        if step == at:
+            freeze_layer(model.enc)  # F:call
+        one_step(model, opt, step)
+
+
+def loop_module(model, opt, steps, at):
+    for step in range(steps):
+        if step == at:
+            model.enc.requires_grad_(False)  # F:module
+        one_step(model, opt, step)
+
+
+@pytest.mark.parametrize("loop, marker, caller", [
+    (loop_param_method, "# F:method", None),
+    (loop_attribute, "# F:attribute", None),
+    (loop_helper, "# F:helper", "# F:call"),
+    (loop_module, "# F:module", None),
+], ids=["requires_grad_", "attribute", "helper", "module.requires_grad_"])
+@pytest.mark.parametrize("traced", [True, False], ids=["traced", "untraced"])
+def test_a_freeze_between_steps_names_the_line_that_froze(loop, marker, caller, traced):
+    import os
+
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    with gradscope.watch(model, opt, trace_on_alert=traced) as w:
+        loop(model, opt, 6, at=3)
+    assert [(a.kind, a.step) for a in w.alerts] == [("stopped", 3)]
+    a = w.alerts[0]
+    line = line_of(marker)
+    assert len(a.frozen_at) == 1, a.frozen_at
+    f = a.frozen_at[0]
+    assert f["params"] == ["enc.weight", "enc.bias"] and f["step"] == 3
+    assert os.path.basename(f["site"]["filename"]) == "test_watch.py" and f["site"]["lineno"] == line
+    stack = [fr[1] for fr in f["site"]["stack"]]
+    text = str(a)
+    assert f"frozen at test_watch.py:{line} in " in text
+    if caller:  # in a helper: the loop's line that called it
+        assert stack[-2:] == [line_of(caller), line]
+        assert f"called from test_watch.py:{line_of(caller)} in loop_helper: freeze_layer(model.enc)" in text
+    if traced:  # the next step's trace explains it at the freeze, not at the line that next used the layer
+        assert a.explanation["cause"] == "frozen_param"
+        assert a.explanation["site"]["lineno"] == line
+        assert f"was frozen at test_watch.py:{line}" in a.explanation["summary"]
+        assert "before the trace started" not in a.explanation["summary"]
+    else:
+        assert a.explanation is None
+
+
+def test_the_frozen_line_is_in_the_log_and_in_show(tmp_path):
+    from gradscope.watch_render import TimelineTable
+    from rich.console import Console
+
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    path = tmp_path / "run.watch.jsonl"
+    with gradscope.watch(model, opt, log=path):
+        loop_helper(model, opt, 5, at=2)
+    tl = read_log(path)
+    [a] = tl.alerts
+    assert a.frozen_at[0]["site"]["lineno"] == line_of("# F:helper")
+    console = Console(record=True, width=200)
+    console.print(TimelineTable(tl))
+    out = console.export_text()
+    assert f"frozen at test_watch.py:{line_of('# F:helper')} in freeze_layer: p.requires_grad = False" in out
+    assert f"called from test_watch.py:{line_of('# F:call')} in loop_helper" in out
+
+
+@pytest.mark.parametrize("how", ["plain_tensor", "class_call"])
+def test_a_freeze_the_watch_cannot_see_is_reported_as_such(how):
+    torch.manual_seed(0)
+    if how == "plain_tensor":  # an optimizer over plain leaf tensors: not nn.Parameters
+        w1, w2 = torch.randn(6, 8, requires_grad=True), torch.randn(8, 2, requires_grad=True)
+        opt = torch.optim.SGD([w1, w2], lr=0.1)
+
+        def freeze():
+            w1.requires_grad_(False)
+
+        def fwd(x):
+            return torch.relu(x @ w1) @ w2
+    else:  # torch.Tensor's own method called on the class: nn.Parameter's attributes are not on the way
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def freeze():
+            torch.Tensor.requires_grad_(model.enc.weight, False)
+
+        fwd = model
+    with gradscope.watch(optimizer=opt) as w:
+        for step in range(5):
+            if step == 2:
+                freeze()
+            x, y = data(step)
+            F.cross_entropy(fwd(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+    stopped = [a for a in w.alerts if a.kind == "stopped"]
+    assert [a.step for a in stopped] == [2]
+    [f] = stopped[0].frozen_at
+    assert f["site"] is None and f["step"] == 2
+    assert f["unseen"] == ("it is not an nn.Parameter" if how == "plain_tensor" else
+                           "not written through nn.Parameter's requires_grad_ or .requires_grad =")
+    text = str(stopped[0])
+    assert "frozen between step 1 and step 2, outside any trace, by a line the watch does not see" in text
+    assert "gradscope.trace()" in text
+    # the next step's trace is told that it was frozen (not "created without requires_grad"), with no line
+    e = stopped[0].explanation
+    assert e["cause"] == "frozen_param" and e["site"] is None, e
+    assert "was frozen (requires_grad=False)" in e["summary"]
+    if how == "plain_tensor":
+        assert e["target"] == "w1"  # named after the user's variable, as at a first use
+
+
+def test_watching_changes_nothing_a_mode_or_the_program_sees():
+    from torch.overrides import TorchFunctionMode
+
+    class Seen(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.calls.append(func)
+            return func(*args, **(kwargs or {}))
+
+    def run():
+        torch.manual_seed(0)
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        out = []
+        with Seen() as mode:
+            p = model.enc.weight
+            out.append(p.requires_grad)
+            p.requires_grad = False
+            p.requires_grad_(True)
+            model.enc.requires_grad_(False)
+            out.append((p.requires_grad, model.enc.bias.requires_grad, type(p)))
+        for bad in (lambda: setattr(p, "requires_grad", 1), lambda: p.requires_grad_("x"),
+                    lambda: delattr(p, "requires_grad")):
+            with pytest.raises(Exception) as e:
+                bad()
+            out.append((type(e.value), str(e.value)))
+        return out, mode.calls
+
+    plain = run()
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.watch(model, opt):
+        prop = nn.Parameter.__dict__["requires_grad"]
+        assert type(prop.fget).__name__ == "method-wrapper"  # a read runs TensorBase's C getter, no Python
+        watched = run()
+    assert watched == plain
+    assert not {"requires_grad", "requires_grad_"} & set(nn.Parameter.__dict__)
+
+
+def test_two_watches_and_a_trace_share_the_parameter_attributes():
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    a, b = gradscope.watch(model, opt), gradscope.watch(model, opt)
+    a.start()
+    b.start()
+    a.stop()
+    assert "requires_grad" in nn.Parameter.__dict__  # b still watches
+    with gradscope.trace() as tr:
+        loop_module(model, opt, 3, at=1)
+    b.stop()
+    assert not {"requires_grad", "requires_grad_"} & set(nn.Parameter.__dict__)
+    assert [(x.kind, x.step) for x in b.alerts][:1] == [("stopped", 1)]
+    assert b.alerts[0].frozen_at[0]["site"]["lineno"] == line_of("# F:module")
+    # the trace saw the freeze through its own mode, once per parameter (the watch's attributes add no call)
+    freezes = [e for e in tr.data.events if e.kind == "requires_grad"]
+    assert len(freezes) == 2 and {e.site.lineno for e in freezes} == {line_of("# F:module")}
