@@ -553,6 +553,9 @@ def _fix_templates():
             out += [(r.lineno, _literal_text(r.value)) for r in ast.walk(node) if isinstance(r, ast.Return) and r.value]
         elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "texts" for t in node.targets):
             out += [(v.lineno, _literal_text(v)) for v in getattr(node.value, "values", ())]
+        elif isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and len(node.value.elts) == 3:
+            # a template returning (summary, detail, fix) / (head, detail, fix): its fix
+            out.append((node.value.elts[2].lineno, _literal_text(node.value.elts[2])))
     return out
 
 

@@ -6,8 +6,8 @@ import re
 from ..explanation import Explanation, PathStep
 from ..model import Frame, Site
 from . import templates as say
+from . import templates_cuts as say_cut
 from .common import _EXPLICIT_ITEM, _REWRAP_CODE, _find_in_function, _first_arg, _opname, _sgd_rebind, _short
-from .wording import _as_written, _at, _code
 
 
 class CutsMixin:
@@ -136,14 +136,7 @@ class CutsMixin:
         if cause in ("numpy_roundtrip", "item_roundtrip", "tolist_roundtrip"):
             back = [x for x in (path or []) if x.detail.get("links")]
             if back and back[0].site:
-                how = _short(back[0].op) if back[0].kind == "external" else _opname(back[0]) + "()"
-                inferred = back[0].detail.get("inferred")
-                by = {"memory": "shared memory", "shape": "matching shape", "value": "matching values"}.get(inferred, "")
-                if back[0].kind == "external":
-                    came_back = f" and came back through {how} (first used{_at(back[0].site)}" + (
-                        f"; linked by {by})" if by else ")")
-                else:
-                    came_back = f" and came back through {how}{_at(back[0].site)}" + (f" (linked by {by})" if by else "")
+                came_back = say_cut.came_back_text(back[0])
         users = {i for o in e.output_ids() for i in self.consumers.get(o, ()) if self.ev[i].kind != "module"}
         cached = cause in ("inference_mode", "no_grad_block") and self._computed_once_reused(se)
         copied = None  # torch.tensor(z, ...) of one tensor (not a list): use z itself
@@ -164,100 +157,11 @@ class CutsMixin:
                     if fr.filename == g.site.filename and fr.lineno == g.site.lineno and k + 1 < len(se.site.stack):
                         decorated = se.site.stack[k + 1].function
                         break
-        texts = {
-            "detach": (f"{what} was detached{_at(site)}{_code(site)}",
-                       "detach() returns a tensor that shares the values but has no history, so backward stops there.",
-                       (f"keep that detach() for the terms that must not train through it (it feeds {len(users)} "
-                        f"computations), but compute the term that should train {name} from the undetached value"
-                        + (f" `{what}`" if plain else "") + "." if len(users) > 1 else
-                        (f"use `{what}` instead of `{what}.detach()`" if plain else "remove that .detach()") +
-                        f" where the result should train {name}; keep detach() only for logging or for targets that "
-                        f"must not get gradients.")),
-            "data_attr": (f"{what} was read through .data{_at(site)}{_code(site)}",
-                          ".data gives the values without autograd history, so the result is a constant to backward.",
-                          (f"use `{what}` directly instead of `{what}.data`" if plain else "use the tensor itself "
-                           "instead of its .data") + "; to change values without tracking, use "
-                          "`with torch.no_grad():` in the update code only."),
-            "numpy_roundtrip": (f"{what} left autograd through NumPy{_at(site)}{_code(site)}{came_back}",
-                                "NumPy arrays carry no autograd history; a tensor made from one (torch.from_numpy, "
-                                "torch.tensor) is a constant to backward.",
-                                "keep the computation in torch (most NumPy functions have a torch twin); if you need "
-                                "NumPy for logging, convert a copy and keep using the tensor."),
-            "item_roundtrip": (f"{what} became a Python number{_at(site)}{_code(site)}{came_back}",
-                               ".item()/float() return a plain Python number; arithmetic with it is a constant to backward.",
-                               f"keep `{what}` as a tensor in the computation (drop .item()/float()); use .item() only "
-                               f"for logging."),
-            "tolist_roundtrip": (f"{what} became Python lists{_at(site)}{_code(site)}{came_back}",
-                                 ".tolist() returns plain Python numbers; a tensor rebuilt from them has no history.",
-                                 "keep the values as a tensor and use tensor operations (e.g. torch.clamp instead of "
-                                 "min/max in a Python loop over .tolist())."),
-            "tensor_rewrap": (f"{what} was copied into a new tensor{_at(site)}{_code(site)}",
-                              "torch.tensor()/new_tensor()/as_tensor(copy) copy the values into a fresh tensor without "
-                              "history.",
-                              (f"use `{copied}` itself (torch.tensor() copies it without history); for another dtype "
-                               f"or device use `{copied}.float()` / `{copied}.to(...)`." if copied else
-                               f"combine the tensors with `torch.stack({listed})` (torch.cat to join along an existing "
-                               f"dimension) instead of copying their values into a new tensor." if listed else
-                               "combine tensors with torch.stack / torch.cat (or use the tensor directly) instead of "
-                               "copying their values into a new tensor.")),
-            "no_grad_block": ((f"`{rebind}` was rebound{_at(site)}{_code(site)} to the result of an update made under "
-                               f"no_grad, a new tensor that does not require grad" if rebind else
-                               f"{what} was used while grad was switched off{_at(site)}{_code(site)}; "
-                               f"{off_by}" if off_by else
-                               f"{what} was used{_at(se.site)}{_code(se.site)} inside the no_grad region opened"
-                              f"{_at(site)}{_code(site)}" if site is not se.site and se.site is not None else
-                              f"{what} was used inside a no_grad region{_at(site)}{_code(site)}"),
-                              "Inside torch.no_grad() (or @torch.no_grad(), set_grad_enabled(False)) results are "
-                              "recorded without history.",
-                              (f"update it in place under no_grad so it stays the leaf that requires grad: "
-                               f"`{rebind} -= lr * {rebind}.grad`, then `{rebind}.grad = None` (or use torch.optim.SGD)."
-                               if rebind else
-                               f"remove @torch.no_grad() from `{decorated}` (it runs inside the training forward), or "
-                               f"call it only for evaluation." if decorated else
-                               ("close the no_grad block before the yield (compute what needs no gradient inside it, "
-                                "yield after it)." if "yields inside" in off_by else
-                                "keep grad on for the training forward: do not switch it off there (or switch it off "
-                                "only around evaluation and target computations).") if off_by else
-                               "move this computation out of the no_grad block (or enable grad for it) in the training "
-                               "step; keep no_grad for evaluation and target computations.")),
-            "param_recreated": (f"{what} went through {self._lib_name(e)}(){_at(site)}{_code(site)}, which moves the "
-                                f"weight into new Parameters that the forward uses from then on",
-                                "A parametrization (weight_norm, spectral_norm, ...) replaces the module's weight with "
-                                "new Parameters; an optimizer built before holds the old weight, which no longer takes "
-                                "part in the forward.",
-                                "apply it before creating the optimizer (or add the new parameters with "
-                                "optimizer.add_param_group)."),
-            "inference_mode": ((f"{what} was used{_at(se.site)}{_code(se.site)} under torch.inference_mode(), opened"
-                                f"{_at(site)}{_code(site)}" if site is not se.site and se.site is not None else
-                                f"{what} was used under torch.inference_mode(){_at(site)}{_code(site)}")
-                               + ("; that result was cached: later calls of "
-                                  f"`{cached}` reused it instead of computing it again" if cached else ""),
-                               "Tensors created under inference_mode have no history; .clone() afterwards makes a "
-                               "normal tensor but cannot restore it.",
-                               ("do not keep tensors computed from parameters across calls (recompute them in training, "
-                                "or invalidate the cache when grad is on / in train mode)." if cached else
-                                "run this part of the forward outside torch.inference_mode() during training.")),
-            "nondifferentiable_op": self._lib_nograd_text(e, what, site) or (
-                                     f"{what} went through {_as_written(e)}{_at(site)}{_code(site)}",
-                                     f"{_opname(e)}() has no gradient (its result is integer/boolean or piecewise "
-                                     f"constant), so nothing flows back through it.",
-                                     "use a differentiable relaxation: softmax/gumbel-softmax instead of argmax, a "
-                                     "sigmoid instead of a hard threshold, or a straight-through estimator "
-                                     "`soft + (hard - soft).detach()`."),
-            "integer_cast": (f"{what} was cast to an integer/bool dtype{_at(site)}{_code(site)}",
-                             "Integer and bool tensors cannot carry gradients.",
-                             "keep the value in floating point for the loss (round only for reporting), or use a "
-                             "straight-through estimator."),
-            "reentrant_checkpoint": (f"{what} was computed inside checkpoint(use_reentrant=True){_at(site)}{_code(site)}",
-                                     "The reentrant checkpoint only builds a graph when one of its *inputs* requires "
-                                     "grad; parameters inside the checkpointed function do not count.",
-                                     "use checkpoint(..., use_reentrant=False), or make an input require grad."),
-        }
-        head, why, fix = texts.get(cause, (f"{what} stopped carrying gradient{_at(site)}{_code(site)}",
-                                           "The operation produced a result without autograd history.",
-                                           "keep the computation differentiable."))
-        tail = f"so backward from `{root}` stops there." if returned else f"and `{root}` never received it back with history."
-        summary = f"{name}.grad is None: {head}, {tail}"
+        summary, why, fix = say_cut.cut_text(
+            cause, name, root, returned, what=what, site=site, se_site=se.site, plain=plain, users=users,
+            came_back=came_back, copied=copied, listed=listed, rebind=rebind, off_by=off_by, decorated=decorated,
+            cached=cached, lib=self._lib_name(e) if cause == "param_recreated" else None,
+            nograd_lib=self._nograd_lib(e) if cause == "nondifferentiable_op" else None, e=e)
         steps = [PathStep(name)]
         for j, x in enumerate(path or []):
             if x.kind == "module":

@@ -80,21 +80,13 @@ def inplace_modified_saved_tensor(dx, q):
             evidence=[bw] if bw else [])
     e, tgt, base, _, _, saver = best[1]
     se = dx.ev[saver] if isinstance(saver, int) and 0 <= saver < len(dx.ev) else None
-    tname = dx.label(tgt) if tgt is not None else "a tensor"
-    what = f"`{tname}`"
-    if tgt is not None and base is not None and tname == f"t{tgt}" and dx.label(base) != f"t{base}":
+    tname = dx.label(tgt) if tgt is not None else None
+    view = tgt is not None and base is not None and tname == f"t{tgt}" and dx.label(base) != f"t{base}"
+    if view:
         tname = dx.label(base)  # an unnamed view (w[i], w[:, k]) of a named tensor: name the tensor
-        what = f"a view of `{tname}`"
-    op = _opname(e) if e.op else "in-place write"
-    if op == "__setitem__":
-        op = "slice assignment"
-    if e.context == "optimizer" and e.op.endswith(".step"):
-        op = e.op.split(".")[0] + ".step()"
-    saved_txt = f"; {_opname(se)}{_at(se.site)} saved it for backward" if se is not None else (
-        f" (saved by {node})" if node else "")
-    who = " (inside optimizer.step())" if e.context == "optimizer" and not op.endswith(".step()") else ""
     return Explanation(
-        "inplace_saved_tensor", e.site, tname, *say.inplace_modified_saved_tensor_text(dx, op, who, what, saved_txt, e),
+        "inplace_saved_tensor", e.site, say.saved_tensor_name(tname),
+        *say.inplace_modified_saved_tensor_text(dx, e, tname, view, se, node),
         path=[PathStep(_opname(se), se.op, se.site, note="saved for backward")] if se else [],
         evidence=[e] + ([se] if se else []))
 
@@ -123,10 +115,9 @@ def no_grad_fn(dx, q):
     if frozen and not param_cut:
         e = frozen[-1]
         names = sorted({dx.label(t) for f in frozen for t in f.input_ids() if t in tids})
-        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
         whole = dx._froze_everything(e)
         return Explanation(
-            "frozen_param", e.site, root, *say.no_grad_fn_text3(whole, root, shown, e, names),
+            "frozen_param", e.site, root, *say.no_grad_fn_text3(whole, root, e, names),
             evidence=frozen[-3:])
     cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and e.context not in _NOT_FORWARD
             and any(r.requires_grad for r in e.inputs)]
@@ -137,21 +128,18 @@ def no_grad_fn(dx, q):
         rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None
         site = dx._region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
         what = dx._cut_input_label(e, e.inputs[0].tid if e.inputs else None)
-        fix = dx._cut_explanation(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root).fix
+        cut_fix = dx._cut_explanation(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root).fix
         same = [c for c in cuts if c.site is not None and e.site is not None and c.site.stack == e.site.stack
                 and c.cut == e.cut and c.op == e.op and e.cut in _EXPLICIT_CUTS and c.module == e.module]
-        if len(same) > 1:  # one line, many tensors: a loop or comprehension (every parameter detached)
-            labels = [dx._cut_input_label(c, c.inputs[0].tid if c.inputs else None) for c in same]
-            what = (f"every one of {len(same)} tensors on that line ({', '.join(labels[:3])}"
-                    + (", …" if len(labels) > 3 else "") + ")")
-            fix = (f"drop the {_opname(se)}() in that loop/comprehension for the tensors that should train "
-                   f"(torch.func.functional_call and friends keep the graph through the tensors you pass); "
-                   f"keep it only where no gradient is wanted.")
+        # several: one line, many tensors (a loop or comprehension: every parameter detached)
+        labels = [dx._cut_input_label(c, c.inputs[0].tid if c.inputs else None) for c in same] if len(same) > 1 else []
         off = dx._grad_off_elsewhere(se) if cause == "no_grad_block" else ""
         w = _sgd_rebind(site) if cause == "no_grad_block" else None
         if w:  # a manual SGD step that rebinds the leaf
-            return Explanation(cause, site, root, *say.no_grad_fn_text7(root, w, site, fix), evidence=[e])
-        return Explanation(cause, site, root, *say.no_grad_fn_text4(off, root, what, site, se, same, fix), evidence=[e])
+            return Explanation(cause, site, root, *say.no_grad_fn_text7(root, w, site, se, labels, cut_fix),
+                               evidence=[e])
+        return Explanation(cause, site, root, *say.no_grad_fn_text4(off, root, what, site, se, labels, cut_fix),
+                           evidence=[e])
     def built_outside(t):  # no producer, or made by a factory from Python values (torch.tensor(float))
         info = dx.d.tensors.get(t)
         if info is None or info.producer is None:

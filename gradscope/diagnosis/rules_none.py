@@ -93,20 +93,16 @@ def non_leaf(dx, q):
     if q.is_leaf or q.retains:
         return None
     site = prod.site if prod else None
-    fix = (f"call `{name}.retain_grad()` right after it is created (before backward), or use "
-           f"torch.autograd.grad(loss, {name}).")
+    computed = None
     if prod is not None and site is not None and "Parameter(" in (site.code or "") and any(
             dx.d.tensors.get(r.tid) is not None and dx.d.tensors[r.tid].role == "param"
             for r in prod.inputs):
         # `self.U = nn.Parameter(torch.randn(d, r)) * 0.02`: the Parameter is a temporary, the module
         # holds a computed tensor (not registered, not in the optimizer)
         m = re.search(r"((?:nn\.|torch\.nn\.)?Parameter)\((.*)\)\s*([-+*/@])\s*(.+)$", _plain(site))
-        inside = f"`{m.group(1)}({m.group(2)} {m.group(3)} {m.group(4)})`" if m else "the Parameter(...) call"
-        fix = (f"apply the arithmetic inside the Parameter: {inside}; as written, `{name}` is a computed "
-               f"tensor that the module does not register and the optimizer never sees (retain_grad() would "
-               f"show a .grad, but it would still never train).")
+        computed = m.groups() if m else ()
     return Explanation(
-        "non_leaf_no_retain_grad", site, name, *say.non_leaf_text(name, site, fix),
+        "non_leaf_no_retain_grad", site, name, *say.non_leaf_text(name, site, computed),
         evidence=[prod] if prod else [])
 
 
@@ -384,15 +380,10 @@ class NoneMixin:
         guard = _source.enclosing_condition(on.site.filename, on.site.lineno)
         if guard is not None:
             site = Site(on.site.filename, guard[0], on.site.function, guard[1], on.site.stack, on.site.label)
-            head = (f"the unfreeze{_at(on.site)}{_code(on.site)} ran for {len(reached)} other parameter(s), but the "
-                    f"condition{_at(site)}{_code(site)} kept it from reaching {name}, which stays frozen")
-            fix = (f"unfreeze without that condition for the parameters that should train (the condition `"
-                   f"{guard[1].rstrip(':')}` is false for {name}), e.g. set requires_grad on every parameter you mean "
-                   f"to train.")
         else:  # no guard in sight: the freeze is the cause; say that the unfreeze ran and did not reach it
-            return None, (f" (An unfreeze ran{_at(on.site)}{_code(on.site)} for {len(reached)} other "
-                          f"parameter(s), but it did not reach {name}.)")
-        return Explanation("frozen_param", site, name, *say.unfreeze_missed_text(name, head, fix), evidence=[on]), ""
+            return None, say.unfreeze_unreached_note(name, on, len(reached))
+        return Explanation("frozen_param", site, name, *say.unfreeze_missed_text(name, on, site, guard[1], len(reached)),
+                           evidence=[on]), ""
 
     def _hook_cleared(self, tid, name):
         """A gradient reached the leaf's AccumulateGrad, yet .grad is None right after that backward, and a

@@ -215,19 +215,12 @@ class UnusedMixin:
                     x.kind == "cut" and x.op == "torch.nn.Parameter" and x.site is not None and e.site is not None
                     and x.site.stack == e.site.stack for x in self.ev[max(0, e.index - 8): e.index + 3])
                 attr = e.detail.get("attr")
-                if e.detail.get("tied"):
-                    fix = "tie the weights before creating the optimizer (or create it again after tying)."
-                elif rewrapped:  # `m.w = nn.Parameter(m.w.clamp(...))` every step
+                lhs = None
+                if rewrapped and not e.detail.get("tied"):  # `m.w = nn.Parameter(m.w.clamp(...))` every step
                     m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=[^=]", e.site.code or "") if e.site else None
                     lhs = m.group(1) if m else attr
-                    fix = (f"change the values in place so the optimizer keeps its Parameter: "
-                           f"`with torch.no_grad(): {lhs}.clamp_(...)` (or .copy_(new_values)), not a new "
-                           f"nn.Parameter.")
-                else:
-                    fix = ("create the optimizer after replacing layers (or add the new parameters with "
-                           "optimizer.add_param_group), and drop the old module's parameters.")
                 return Explanation(
-                    "param_recreated", e.site, name, *say.replaced_text(name, attr, e, fix),
+                    "param_recreated", e.site, name, *say.replaced_text(name, attr, e, rewrapped, lhs),
                     evidence=[e])
         return None
 
@@ -253,3 +246,12 @@ class UnusedMixin:
         return Explanation(
             "param_recreated", site, name, *say.stale_optimizer_text(name, made, shown, info, opt, mods),
             evidence=[step] if step else [])
+
+    def _skipped_child(self, name, cpath, info) -> Explanation:
+        """A child module the forward never called: the early return (or partial loop) that skipped it."""
+        f = Frame.from_json(info["return_line"])
+        parent = [e for e in self.ev if e.kind == "module" and (e.op == info["parent"] or not info["parent"])]
+        outer = parent[-1].site.stack if parent and parent[-1].site else ()
+        site = self._frame_site(f, outer)
+        return Explanation("unused_parameter", site, name, *say.skipped_child_text(name, cpath, info, f, site),
+                           evidence=parent[-1:])

@@ -8,6 +8,7 @@ from ..model import Frame
 from . import templates as say
 from .common import _ZERO_OPS, _opname
 from .registry import REGISTRY, rule
+from .wording import _clear_call
 
 
 def _hooks(dx, q):
@@ -179,3 +180,27 @@ class ZeroMixin:
                     "zero_gradient", e.site, name, *say.zero_retained_text(self, name, op, zn, e),
                     evidence=[e])
         return None
+
+    def _timing_explanation(self, tid, name, e, read):
+        """`.grad` cleared after backward (``e``) and read cleared afterwards (``read``)."""
+        via = _clear_call(e)
+        zeroed = e.kind == "inplace"
+        owners = {s.site.stack if s.site else s.index for s in self.ev
+                  if s.kind == "optimizer_step" and tid in (s.detail.get("params") or ())}
+        # two optimizers hold it: one's zero_grad clears the other's
+        shared = len(owners) if via == "zero_grad()" and len(owners) > 1 and not zeroed else 0
+        return Explanation("set_to_none_timing", e.site, name, *say.timing_text(name, e, read, via, zeroed, shared),
+                           evidence=[e, read])
+
+    def _hook_replaced(self, h, name, arrived):
+        """A non-zero gradient arrived (norm ``arrived``; -1: sent, not measured) and the hook ``h`` zeroed it."""
+        site = self._hook_site(h)
+        return Explanation("hook_modified", site, name, *say.hook_replaced_text(self, name, h, site, arrived),
+                           evidence=[h])
+
+    def _zero_op_text(self, e, b, op, is_nd):
+        """(why, fix) for an op whose backward zeroed the gradient."""
+        single = not is_nd and self._single_class(e)
+        hinge = (not is_nd and not single and ("relu" in op or "clamp" in op)
+                 and self._feeds_loss_directly(e, b))
+        return say.zero_op_text(self, e, op, is_nd, single, hinge)

@@ -3,8 +3,8 @@ names (the sites, the names, the code the rules found). Rules decide (cause, sit
 No template names a model, a library or a value from a particular scenario (tests/test_rules.py scans them)."""
 from __future__ import annotations
 
-from .common import _opname
-from .wording import _at, _clear_call, _code, _plain, py_expr
+from .common import _opname, _receiver
+from .wording import _at, _clear_call, _code, _code_of, _plain, py_expr
 
 
 # --- autograd_grad_not_backward -----------------------------------------------------------------
@@ -86,6 +86,58 @@ def frozen_before_trace_text(name, note):
     return summary, detail, fix
 
 
+# --- set_to_none_timing ------------------------------------------------------------------------
+def timing_text(name, e, read, via, zeroed, shared):
+    """_timing_explanation (set_to_none_timing): `.grad` cleared by ``e`` (``via``: the call as written) before
+    ``read`` read it; ``zeroed``: zeros written (else set to None); ``shared``: how many optimizers hold it when
+    one's zero_grad() clears the other's (0: not that case). Summary, detail, fix."""
+    found = "zeros" if zeroed else "None"
+    if read.kind == "optimizer_step":
+        reader = (f"{_receiver(_code_of(read), '.step(') or read.op.split('.')[0]}.step(){_at(read.site)} read it "
+                  f"and found {found}"
+                  + ("" if zeroed else ", so it skipped the parameter"))
+    elif read.context == "clip":
+        reader = f"clipping{_at(read.site)}{_code(read.site)} read it and found {found}"
+    else:
+        reader = f"{_code(read.site).strip() or 'a read'}{_at(read.site)} read it and found {found}"
+    if shared:
+        return (f"{name}.grad is None: backward filled it, then {via}{_at(e.site)}{_code(e.site)} set it back "
+                f"to None, and {reader}: {name} is in the param_groups of {shared} optimizers, so "
+                f"this zero_grad() clears it too.",
+                "Each optimizer's zero_grad() clears every parameter it holds; an optimizer built from "
+                "model.parameters() holds the other model's parameters as well.",
+                "give each optimizer only the parameters of the model it trains (build it from that "
+                "model's .parameters(), not from a container that holds both).")
+    what = "wrote zeros into it" if zeroed else "set it back to None"
+    return (f"{name}.grad is {'all zeros' if zeroed else 'None'}: backward filled it, then {via}{_at(e.site)}"
+            f"{_code(e.site)} {what} before its consumer: {reader}.",
+            ("zero_grad() (set_to_none=False) writes zeros into the existing .grad tensors" if zeroed else
+             "zero_grad() sets gradients to None by default (set_to_none=True)")
+            + "; anything that reads them after it and before the next backward (clipping, logging, "
+              "optimizer.step()) sees no gradient.",
+            f"move {via} after the last read of the gradients (after optimizer.step()) or to the start of the "
+            f"step, before backward.")
+
+
+def hook_replaced_text(dx, name, h, site, arrived):
+    """_hook_replaced (hook_modified): the hook ``h`` (its body at ``site``) replaced or zeroed a non-zero
+    gradient (norm ``arrived``; -1: sent, not measured). Summary, detail, fix."""
+    post = bool(h.detail.get("post_accumulate"))
+    return (f"{name}.grad is all zeros: backward delivered a non-zero gradient"
+            f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the "
+            f"{'post-accumulate-grad ' if post else ''}hook {h.detail.get('hook', '')} registered"
+            f"{' before the trace' if h.detail.get('before_trace') else _at(h.site)} "
+            f"{'zeroed .grad' if post else 'replaced it'}{_at(site)}{_code(site)}.",
+            ("A post-accumulate-grad hook runs after the gradient is stored in .grad and can change it in "
+             "place (pruning masks, optimizer-in-backward)." if post else
+             "Tensor hooks run before the gradient is accumulated into .grad; what the hook returns "
+             "replaces the gradient."),
+            dx._hook_fix(h, f"check what the hook multiplies or overwrites .grad with in `{_plain(site)}` "
+                            f"(it is all zero here)." if post else
+                         f"check the hook's arithmetic in `{_plain(site)}` (it returns zero here); return None "
+                         f"from the hook to leave the gradient unchanged."))
+
+
 # --- hook_modified ------------------------------------------------------------------------------
 def module_backward_hook_zero_text(name, path, site):
     """module_backward_hook_zero (hook_modified): summary, detail, fix."""
@@ -161,12 +213,20 @@ def retain_grad_after_backward_text(name, site, rg):
     return summary, detail, fix
 
 
-def non_leaf_text(name, site, fix):
-    """non_leaf (non_leaf_no_retain_grad): summary, detail, fix."""
+def non_leaf_text(name, site, computed):
+    """non_leaf (non_leaf_no_retain_grad): ``computed``: the Parameter(...) call and the arithmetic after it when the
+    non-leaf is a temporary Parameter times a value (``"(...)"`` parts of the line; None: a plain non-leaf).
+    Summary, detail, fix."""
+    fix = (f"call `{name}.retain_grad()` right after it is created (before backward), or use "
+           f"torch.autograd.grad(loss, {name}).")
+    if computed is not None:
+        inside = f"`{computed[0]}({computed[1]} {computed[2]} {computed[3]})`" if computed else "the Parameter(...) call"
+        fix = (f"apply the arithmetic inside the Parameter: {inside}; as written, `{name}` is a computed "
+               f"tensor that the module does not register and the optimizer never sees (retain_grad() would "
+               f"show a .grad, but it would still never train).")
     summary = (f"{name}.grad is None: `{name}` is not a leaf (it was computed{_at(site)}{_code(site)}), and PyTorch "
                f"only fills .grad of leaves unless retain_grad() is called.")
     detail = ("Gradient flows through non-leaf tensors but is not stored on them by default.")
-    fix = (fix)
     return summary, detail, fix
 
 
@@ -369,13 +429,24 @@ def backward_failed_text(name, f):
 # === the texts of the helpers the rules share (data-path cuts, clears, hooks, replaced parameters) ===
 
 # --- frozen_param -------------------------------------------------------------------------------
-def unfreeze_missed_text(name, head, fix):
-    """_unfreeze_missed (frozen_param): summary, detail, fix."""
+def unfreeze_missed_text(name, on, site, guard, reached):
+    """_unfreeze_missed (frozen_param): the unfreeze ``on`` ran for ``reached`` other parameters, but the condition
+    ``guard`` (at ``site``) kept it from reaching ``name``. Summary, detail, fix."""
+    head = (f"the unfreeze{_at(on.site)}{_code(on.site)} ran for {reached} other parameter(s), but the "
+            f"condition{_at(site)}{_code(site)} kept it from reaching {name}, which stays frozen")
     summary = (f"{name}.grad is None: {head}, so autograd treats it as a constant.")
     detail = ("A parameter with requires_grad=False gets no gradient; an unfreeze only changes the parameters it "
               "is applied to.")
-    fix = (fix)
+    fix = (f"unfreeze without that condition for the parameters that should train (the condition `"
+           f"{guard.rstrip(':')}` is false for {name}), e.g. set requires_grad on every parameter you mean "
+           f"to train.")
     return summary, detail, fix
+
+
+def unfreeze_unreached_note(name, on, reached):
+    """_unfreeze_missed with no guard in sight: the note added to the freeze's explanation."""
+    return (f" (An unfreeze ran{_at(on.site)}{_code(on.site)} for {reached} other "
+            f"parameter(s), but it did not reach {name}.)")
 
 
 # --- hook_modified ------------------------------------------------------------------------------
@@ -454,8 +525,18 @@ def ok_cleared_text(name, now, root, n, by, how, clear, fill):
 
 
 # --- param_recreated ----------------------------------------------------------------------------
-def replaced_text(name, attr, e, fix):
-    """_replaced (param_recreated): summary, detail, fix."""
+def replaced_text(name, attr, e, rewrapped, lhs):
+    """_replaced (param_recreated): the module_set ``e`` replaced (or tied) ``attr``; ``rewrapped``: by a new
+    nn.Parameter around the old values, assigned to ``lhs``. Summary, detail, fix."""
+    if e.detail.get("tied"):
+        fix = "tie the weights before creating the optimizer (or create it again after tying)."
+    elif rewrapped:
+        fix = (f"change the values in place so the optimizer keeps its Parameter: "
+               f"`with torch.no_grad(): {lhs}.clamp_(...)` (or .copy_(new_values)), not a new "
+               f"nn.Parameter.")
+    else:
+        fix = ("create the optimizer after replacing layers (or add the new parameters with "
+               "optimizer.add_param_group), and drop the old module's parameters.")
     summary = (f"{name}.grad is None: {attr} was "
                + (f"tied to `{e.detail['tied_to']}`" if e.detail.get("tied_to") else
                   f"replaced by a new {e.detail.get('new_class')}")
@@ -463,7 +544,6 @@ def replaced_text(name, attr, e, fix):
                f"old instance (which the optimizer may still hold).")
     detail = ("Parameters are objects: an optimizer built before the replacement keeps updating the old "
               "module's parameters, which no longer take part in the forward.")
-    fix = (fix)
     return summary, detail, fix
 
 
@@ -507,6 +587,85 @@ def zero_retained_text(dx, name, op, zn, e):
     """_zero_retained (zero_gradient): summary, detail, fix."""
     summary = (f"{name}.grad is all zeros: gradient reaches {op}{_at(e.site)}{_code(e.site)} but comes out as "
                f"zero ({zn.name}), so nothing flows back to {name}.")
-    detail = (dx._zero_reason(op))
-    fix = (dx._zero_fix(op, e.site))
+    detail = (_zero_reason(op))
+    fix = (_zero_fix(op, e.site))
     return summary, detail, fix
+
+
+# --- unused_parameter: a child module skipped by an early return or a partial loop -----------------
+def skipped_child_text(name, cpath, info, f, site):
+    """_skipped_child (unused_parameter): `cpath` never ran; ``f``: the return (or loop) line at ``site``."""
+    detail = ("A module that is skipped in the forward gets no gradient for its parameters "
+              "(and DDP reports them as unused).")
+    if info.get("loop"):
+        return (f"{name}.grad is None: `{cpath}` was never called: the loop{_at(site)}{_code(site)} goes "
+                f"over only part of `{info['loop']}` ({info.get('ran')} of its {info.get('of')} modules ran).",
+                detail,
+                f"loop over all of `{info['loop']}` (check the slice, or a zip with a shorter list).")
+    return (f"{name}.grad is None: `{cpath}` was never called: "
+            + ("the forward" if f.function.endswith("forward") else f"`{f.function.rsplit('.', 1)[-1]}`")
+            + f" returned early{_at(site)}{_code(site)} before reaching it.",
+            detail,
+            f"check the condition under which `{_plain(site)}` runs: it returns before `{cpath}` is called.")
+
+
+# --- zero_gradient: the op whose backward zeroed it -------------------------------------------------
+def zero_op_text(dx, e, op, is_nd, single, hinge):
+    """(why, fix) for the op ``e`` (``op``) whose backward zeroed the gradient; ``is_nd``: its derivative is zero
+    almost everywhere (a sample, round/sign); ``single``: a softmax over a class dimension of size 1; ``hinge``:
+    a relu/clamp that is a hinge inside the loss."""
+    if is_nd and op.startswith("normal"):
+        why = "torch.normal(mean, std) draws a sample; PyTorch defines its gradient as zero"
+        fix = ("reparameterise: `mean + std * torch.randn_like(std)` (or "
+               "torch.distributions.Normal(mean, std).rsample()), so gradients reach mean and std.")
+    elif is_nd and op.startswith(("bernoulli", "poisson", "binomial", "multinomial")):
+        why = f"{op}() draws a random sample; PyTorch defines its gradient as zero"
+        fix = ("use a relaxed sample (torch.distributions.RelaxedBernoulli(...).rsample(), gumbel-sigmoid) "
+               "or a straight-through estimator `p + (torch.bernoulli(p) - p).detach()`.")
+    elif is_nd:
+        why = f"{op}() has a zero derivative almost everywhere"
+        f = op if op in ("round", "sign", "floor", "ceil", "trunc", "heaviside") else "round"
+        what_kept = {"sign": "sign", "heaviside": "step"}.get(f, f"{f}ed value").replace("trunced", "truncated")
+        fix = (f"use a straight-through estimator: `x + (torch.{f}(x) - x).detach()` keeps the {what_kept} "
+               f"in the forward and passes the gradient through unchanged.")
+    elif single:
+        why = (f"{op}() over a class dimension of size 1: the softmax of a single logit is always 1, so "
+               f"the loss is constant and its gradient is exactly zero.")
+        fix = ("for one output unit use BCEWithLogitsLoss (binary), or give the model one output per "
+               "class for cross_entropy (with integer class labels).")
+    elif hinge:
+        why = (f"{op}() here is a hinge inside the loss (max(0, ...)): every term was <= 0, so the "
+               f"loss is exactly 0 and sends no gradient back (all examples already satisfy it).")
+        fix = (f"check the margin in `{_plain(e.site)}` (it must be positive for the hinge to "
+               f"give gradient) or use harder examples (hard-negative mining).")
+    else:
+        why = _zero_reason(op)
+        fix = _zero_fix(op, e.site)
+    return why, fix
+
+
+def _zero_reason(op):
+    """The detail for an op whose backward zeroed the gradient (when no more specific one applies)."""
+    if "relu" in op:
+        return ("Every input to this ReLU was negative, so it passes back no gradient (a dead ReLU): "
+                "often from a large negative bias or a too-high learning rate.")
+    if "clamp" in op or "clip" in op or "hardtanh" in op:
+        return "Every value was outside the clamp range, so the clamp passes back no gradient (saturated)."
+    if "mask" in op or "mul" in op or "where" in op:
+        return "The gradient was multiplied by zero (a mask or gate that is all zero)."
+    if "embedding" in op:
+        return ("The rows looked up got no gradient: the embedding's padding_idx row never gets one, so when "
+                "every index is the padding index, the whole gradient is zero.")
+    return "This operation's gradient was exactly zero for this input."
+
+
+def _zero_fix(op, site=None):
+    """The fix for an op whose backward zeroed the gradient (when no more specific one applies)."""
+    code = f" `{_plain(site)}`" if _plain(site) else ""
+    if "relu" in op:
+        return f"check the initialisation of the layer before{code} (its bias), or use LeakyReLU/GELU."
+    if "clamp" in op or "clip" in op or "hardtanh" in op:
+        return f"check the scale of the values entering{code}: every one was outside the clamp range."
+    if "embedding" in op:
+        return f"check the indices passed to{code}: every one is the padding index."
+    return f"check the values entering{code or ' this operation'}."

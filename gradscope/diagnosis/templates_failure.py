@@ -71,8 +71,9 @@ def custom_function_gradients_text(first, site, node):
     return summary, detail, fix
 
 
-def no_grad_fn_text3(whole, root, shown, e, names):
+def no_grad_fn_text3(whole, root, e, names):
     """no_grad_fn (frozen_param): summary, detail, fix."""
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     summary = (f"backward on `{root}` failed: nothing in it requires grad because {shown} "
                f"{'was' if len(names) == 1 else 'were'} frozen{_at(e.site)}{_code(e.site)} and never unfrozen."
                + (f" {whole[0]}" if whole else ""))
@@ -103,8 +104,23 @@ def inference_tensor_saved_text(site, e):
     return summary, detail, fix
 
 
-def inplace_modified_saved_tensor_text(dx, op, who, what, saved_txt, e):
-    """inplace_modified_saved_tensor (inplace_saved_tensor): summary, detail, fix."""
+def saved_tensor_name(tname):
+    """The subject of an in-place failure: the written tensor's name, or a word for it when it has none."""
+    return tname if tname is not None else "a tensor"
+
+
+def inplace_modified_saved_tensor_text(dx, e, tname, view, se, node):
+    """inplace_modified_saved_tensor (inplace_saved_tensor): the write ``e`` modified ``tname`` (``view``: a view
+    of it) after ``se`` (or the backward node ``node``) saved it. Summary, detail, fix."""
+    what = f"a view of `{tname}`" if view else f"`{saved_tensor_name(tname)}`"
+    op = _opname(e) if e.op else "in-place write"
+    if op == "__setitem__":
+        op = "slice assignment"
+    if e.context == "optimizer" and e.op.endswith(".step"):
+        op = e.op.split(".")[0] + ".step()"
+    saved_txt = f"; {_opname(se)}{_at(se.site)} saved it for backward" if se is not None else (
+        f" (saved by {node})" if node else "")
+    who = " (inside optimizer.step())" if e.context == "optimizer" and not op.endswith(".step()") else ""
     summary = (f"backward failed: {op}{who}{_at(e.site)}{_code(e.site)} modified {what} in place after it was saved "
                f"for backward{saved_txt}.")
     detail = ("Autograd saves some inputs/outputs of an operation to compute its gradient; writing into them "
@@ -194,8 +210,21 @@ def reduction_unused_text(shown, reason, names, e, sub):
     return summary, detail, fix
 
 
-def no_grad_fn_text4(off, root, what, site, se, same, fix):
+def _cut_loop(what, se, labels, cut_fix):
+    """(what, fix) of a cut on one line that ran for several tensors (``labels``: theirs; none: a single cut)."""
+    if not labels:
+        return what, cut_fix
+    return ((f"every one of {len(labels)} tensors on that line ({', '.join(labels[:3])}"
+             + (", …" if len(labels) > 3 else "") + ")"),
+            (f"drop the {_opname(se)}() in that loop/comprehension for the tensors that should train "
+             f"(torch.func.functional_call and friends keep the graph through the tensors you pass); "
+             f"keep it only where no gradient is wanted."))
+
+
+def no_grad_fn_text4(off, root, what, site, se, labels, cut_fix):
     """no_grad_fn (cause): summary, detail, fix."""
+    what, fix = _cut_loop(what, se, labels, cut_fix)
+    same = labels or [what]
     summary = (f"backward on `{root}` failed: `{root}` does not require grad because {what} was computed while grad "
                f"was switched off{_at(site)}{_code(site)}; {off}." if off else
                f"backward on `{root}` failed: `{root}` does not require grad because {what} "
@@ -206,8 +235,9 @@ def no_grad_fn_text4(off, root, what, site, se, same, fix):
     return summary, detail, fix
 
 
-def no_grad_fn_text7(root, w, site, fix):
+def no_grad_fn_text7(root, w, site, se, labels, cut_fix):
     """no_grad_fn (cause): summary, detail, fix."""
+    fix = _cut_loop("", se, labels, cut_fix)[1]
     summary = (f"backward on `{root}` failed: `{w}` was rebound{_at(site)}{_code(site)} to the result of "
                f"an update made under no_grad, a new tensor that does not require grad, so `{root}` computed "
                f"from it has no grad_fn.")
