@@ -15,18 +15,20 @@ import gradscope.diagnosis as diagnosis
 PKG = pathlib.Path(diagnosis.__file__).parent
 DECIDING = sorted(p for p in PKG.glob("*.py") if not p.name.startswith("templates"))
 
-# What may stay, and why (module, function): each is a phrase the decision itself produces, not a sentence.
+# Labels that may stay, exactly (module, function, literal as written): a name for something the user did not
+# name, used as an Explanation's target and as a name inside the templates' sentences (a name, not a sentence).
+LABELS = {
+    ("common.py", "_opname", '"\'s indices"'), ("cuts.py", "_data_cut", "'the loss'"),
+    ("facts.py", "_late_binding", "'a variable'"), ("facts.py", "_root_label", "'the loss'"),
+    ("facts.py", "_lib_name", "'a parametrization'"), ("facts.py", "_cut_input_label", "'the value'"),
+    ("facts.py", "_cut_input_label", 'f"{p.module}\'s output"'), ("rules_failure.py", "no_grad_fn", "'the loss'"),
+    ("rules_failure.py", "numpy_of_grad_tensor", "'the tensor'"), ("rules_failure.py", "no_derivative", "'the loss'"),
+}
+# Functions that still build their text inline (module, function): NOT moved yet (out of time in session 5);
+# each is a gap to close by moving its sentences into a template, not a licence to add more.
 ALLOWED = {
-    # labels: a name for something the user did not name ("the loss", "the value", "fc's output"), used as an
-    # Explanation's target and as a name inside the templates' sentences (a name, not a sentence)
-    ("rules_failure.py", "no_grad_fn"), ("rules_failure.py", "numpy_of_grad_tensor"),
-    ("rules_failure.py", "no_derivative"), ("cuts.py", "_data_cut"), ("common.py", "_opname"),
-    ("facts.py", "_cut_input_label"), ("facts.py", "_late_binding"), ("facts.py", "_lib_name"),
-    ("facts.py", "_root_label"),
-    # kept: not moved yet (this session ran out of time); each still builds its text inline
-    ("rules_failure.py", "grad_input_unused"), ("rules_failure.py", "reduction_unused"),
-    ("rules_failure.py", "once_differentiable"),
-    ("rules_none.py", "backward_node_sent_none"), ("rules_none.py", "_hook_cleared"),
+    ("rules_failure.py", "grad_input_unused"),
+    ("rules_none.py", "backward_node_sent_none"),
     ("rules_received.py", "_ok_cleared"), ("rules_received.py", "_not_trained"), ("rules_received.py", "_corrupted"),
     ("rules_unused.py", "_stale_optimizer"), ("rules_unused.py", "result_discarded"),
     ("cuts.py", "_custom_output_cut"), ("facts.py", "_froze_everything"), ("rules_received.py", "_ok_facts"),
@@ -98,7 +100,8 @@ def prose_outside_templates():
                             values += n.args[3:6]
                 for v in values:
                     for lit in _prose_in(v):
-                        found.add((path.name, fn.name, lit.lineno))
+                        if (path.name, fn.name, ast.unparse(lit)) not in LABELS:
+                            found.add((path.name, fn.name, lit.lineno))
     return found
 
 

@@ -8,7 +8,6 @@ from ..explanation import Explanation, PathStep
 from . import templates_failure as say
 from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _sgd_rebind
 from .registry import rule
-from .wording import _at, _code
 
 
 @rule("failure", 10)
@@ -260,8 +259,7 @@ def once_differentiable(dx, q):
     site = dx._frame_site(f)
     fn = node.name.replace("Backward", "")
     cg = [e for e in dx._backward_events() if e.detail.get("create_graph")]
-    where = f" (create_graph=True{_at(cg[-1].site)}{_code(cg[-1].site)})" if cg and cg[-1].site else ""
-    return Explanation("custom_function", site, fn, *say.once_differentiable_text(fn, where, site), evidence=cg[-1:])
+    return Explanation("custom_function", site, fn, *say.once_differentiable_text(fn, cg, site), evidence=cg[-1:])
 
 
 @rule("failure", 70)
@@ -342,9 +340,7 @@ def reduction_unused(dx, q):
         return None
     sub = dx.why(missing[0].tid)
     names = [dx.label(t.tid) for t in missing]
-    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-    reason = sub.summary.split(": ", 1)[1] if ": " in sub.summary else sub.summary
     site = sub.site or (e.site if e else None) or dx.d.exception.site
     return Explanation(
-        "unused_parameter", site, names[0], *say.reduction_unused_text(shown, reason, names, e, sub),
+        "unused_parameter", site, names[0], *say.reduction_unused_text(names, e, sub),
         path=sub.path, evidence=([e] if e else []) + list(sub.evidence)[:1])

@@ -10,7 +10,7 @@ from ..model import Site
 from . import templates as say
 from .common import _TO_OPS, _opname, _sgd_rebind
 from .registry import rule
-from .wording import _at, _code, _plain
+from .wording import _code, _plain
 
 
 def _subject(dx, q):
@@ -399,10 +399,9 @@ class NoneMixin:
                 continue
             h = hooks[-1]
             site = self._hook_site(h)
-            where = " before the trace" if h.detail.get("before_trace") else _at(h.site)
             steps = [e for e in self.ev if e.kind == "optimizer_step" and e.index > b.event
                      and tid in (e.detail.get("params") or ())]
             return Explanation(
-                "hook_modified", site, name, *say.hook_cleared_text(name, steps, where, site, arrived, h),
+                "hook_modified", site, name, *say.hook_cleared_text(name, steps, site, arrived, h),
                 evidence=[h])
         return None

@@ -450,8 +450,9 @@ def unfreeze_unreached_note(name, on, reached):
 
 
 # --- hook_modified ------------------------------------------------------------------------------
-def hook_cleared_text(name, steps, where, site, arrived, h):
+def hook_cleared_text(name, steps, site, arrived, h):
     """_hook_cleared (hook_modified): summary, detail, fix."""
+    where = " before the trace" if h.detail.get("before_trace") else _at(h.site)
     summary = (f"{name}.grad is None: backward delivered a gradient"
                f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the post-accumulate-grad hook"
                f"{' `' + h.detail['hook'].rsplit('.', 1)[-1] + '`' if h.detail.get('hook') else ''} registered{where} cleared .grad{_at(site)}{_code(site)}"

@@ -49,8 +49,9 @@ def backward_twice_text3(dx, name, bw, p, prev):
     return summary, detail, fix
 
 
-def once_differentiable_text(fn, where, site):
-    """once_differentiable (custom_function): summary, detail, fix."""
+def once_differentiable_text(fn, cg, site):
+    """once_differentiable (custom_function): ``cg``: the backward calls made with create_graph=True."""
+    where = f" (create_graph=True{_at(cg[-1].site)}{_code(cg[-1].site)})" if cg and cg[-1].site else ""
     summary = (f"backward failed: {fn}.backward{_at(site)} is decorated with @once_differentiable, but the step "
                f"differentiates through it a second time{where}.")
     detail = ("@once_differentiable runs backward without recording a graph, so its result cannot be "
@@ -199,8 +200,11 @@ def grad_input_unused_text():
     return summary, detail, fix
 
 
-def reduction_unused_text(shown, reason, names, e, sub):
-    """reduction_unused (unused_parameter): summary, detail, fix."""
+def reduction_unused_text(names, e, sub):
+    """reduction_unused (unused_parameter): the parameters ``names`` got no gradient; ``sub``: why the first did not
+    (its explanation)."""
+    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    reason = sub.summary.split(": ", 1)[1] if ": " in sub.summary else sub.summary
     summary = (f"DistributedDataParallel stopped{_at(e.site if e else None)}: {len(names)} parameter(s) did not receive "
                f"a gradient in the previous iteration: {shown}; {reason}")
     detail = ("DDP waits for a gradient for every parameter it holds; a parameter the forward did not use "
