@@ -24,7 +24,7 @@ from torch.optim import optimizer as _O
 
 from torch.utils._python_dispatch import _disable_current_modes
 
-from . import _frames
+from ._record import _frames
 from .watchlog import Alert, WatchLog
 from .watchrules import ALERT_TEXT, TRIGGERS, WatchConfig
 
@@ -125,7 +125,7 @@ def rank_path(path, rank: int) -> str:
 
 
 def _recorder_globals(on: bool) -> None:
-    from . import _recorder
+    from . import _record as _recorder
 
     _recorder._install_globals() if on else _recorder._remove_globals()
 

@@ -17,7 +17,7 @@ from torch.optim import optimizer as O
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import gradscope
-from gradscope._recorder import Recorder
+from gradscope._record import Recorder
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -14,10 +14,10 @@ import sysconfig
 
 import torch
 
-from .model import Frame, Site
+from ..model import Frame, Site
 
 TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
-GS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+GS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # the gradscope package
 _STDLIB = sysconfig.get_paths().get("stdlib") or os.path.dirname(os.__file__)
 STDLIB_DIR = os.path.abspath(_STDLIB) + os.sep
 _SITE_PACKAGES = ("site-packages" + os.sep, "dist-packages" + os.sep)
