@@ -22,9 +22,8 @@ import torch
 from torch.nn.modules import module as _M
 from torch.optim import optimizer as _O
 
-from torch.utils._python_dispatch import _disable_current_modes
 
-from ._record import _frames
+from ._record import _compat, _frames
 from .watchlog import Alert, WatchLog
 from .watchrules import ALERT_TEXT, TRIGGERS, WatchConfig
 
@@ -53,7 +52,7 @@ def _unwrap_optimizer(opt):
     for _ in range(4):
         inner = getattr(opt, "optimizer", None)
         if inner is None:
-            inner = getattr(opt, "_optimizer", None)
+            inner = _compat.wrapped_optimizer(opt)
         if not isinstance(inner, torch.optim.Optimizer):
             return opt
         opt = inner
@@ -67,9 +66,9 @@ class _quiet:
     __slots__ = ("_cms",)
 
     def __enter__(self):
-        cms = [torch.no_grad(), torch._C.DisableTorchFunction()]
-        if torch._C._len_torch_dispatch_stack():
-            cms.append(_disable_current_modes())
+        cms = [torch.no_grad(), _compat.disable_torch_function()]
+        if _compat.dispatch_stack_len():
+            cms.append(_compat.disable_dispatch_modes())
         for cm in cms:
             cm.__enter__()
         self._cms = cms
@@ -93,7 +92,7 @@ def _quiet_norms(grads) -> list:
     with _quiet():
         dense = [g for g in grads if g.layout == torch.strided]
         if len(dense) == len(grads) and dense:
-            return torch.stack(torch._foreach_norm(dense)).tolist()
+            return torch.stack(_compat.foreach_norm(dense)).tolist()
         return [float(torch.linalg.vector_norm(g.coalesce().values() if g.is_sparse else g)) for g in grads]
 
 
@@ -313,7 +312,7 @@ class Watcher:
             if p is not None:
                 # fused kernels update in place without bumping the version counter: a few sampled
                 # values tell whether they moved
-                self._versions[i] = (p._version, _sample(p) if id(p) in fused else None)
+                self._versions[i] = (_compat.version(p), _sample(p) if id(p) in fused else None)
         return None
 
     def _opt_post(self, opt, args, kwargs):
@@ -338,7 +337,7 @@ class Watcher:
                     self._pending_norms[i] = None
             if i in self._versions:
                 ver, sample = self._versions[i]
-                moved = p._version != ver or (sample is not None and not torch.equal(_sample(p), sample))
+                moved = _compat.version(p) != ver or (sample is not None and not torch.equal(_sample(p), sample))
                 self._changed[i] = self._changed.get(i, False) or moved
         if grads:
             for i, n in zip(keep, _quiet_norms(grads)):

@@ -23,6 +23,7 @@ from ._graph import (
     _M_LOST, _MUST_HOOK, _must_hook, _node_post, _edge_norms, _build_backward,
 )
 from ._saved import _PROBES, _FREED
+from ._compat import backward_hooks, node_sequence_nr, post_accumulate_grad_hooks
 
 
 class _Backward:
@@ -122,17 +123,18 @@ class _Backward:
                     leaves.append((i, leaf))
                 # what reached it is its .grad after backward, if it had none before and no hooks
                 # (a post-accumulate hook may step and clear it: optimizer-in-backward)
-                post_acc = getattr(var, "_post_accumulate_grad_hooks", None)
-                if post_acc or var._backward_hooks:  # a hook may rewrite the gradient in place (`g.zero_()`,
+                post_acc = post_accumulate_grad_hooks(var)
+                bw_hooks = backward_hooks(var)
+                if post_acc or bw_hooks:  # a hook may rewrite the gradient in place (`g.zero_()`,
                     hooked_leaves.append(i)  # a mask on .grad): what was sent is measured as it is sent
-                if (post_acc or var._backward_hooks) and id(var) not in self._hooked and leaf is not None:
+                if (post_acc or bw_hooks) and id(var) not in self._hooked and leaf is not None:
                     self._hooks_before_trace(var, leaf)
                 mode = _M_LEAF_SEEN if (leaf_obs and leaf is not None and var.grad is None
-                                        and not var._backward_hooks and not post_acc) else _M_LEAF
+                                        and not bw_hooks and not post_acc) else _M_LEAF
                 raw_nodes.append([nm, None, nxt, leaf, tp, mode, nrs])
             else:
                 try:
-                    sq = n._sequence_nr()
+                    sq = node_sequence_nr(n)
                     ev_i = node_ev.get(sq)
                     if sq in prehooked:  # a tensor hook changes what it receives
                         opaque.add(i)
@@ -210,7 +212,7 @@ class _Backward:
         """Hooks on a leaf registered before the trace began: recorded (once) as hook events without a
         registration site, so the diagnosis can still name the hook's line."""
         self._hooked.add(id(var))
-        for hooks, post in ((var._backward_hooks, False), (getattr(var, "_post_accumulate_grad_hooks", None), True)):
+        for hooks, post in ((backward_hooks(var), False), (post_accumulate_grad_hooks(var), True)):
             for fn in list((hooks or {}).values()):
                 detail = {"hook": getattr(fn, "__qualname__", repr(fn))[:200], "before_trace": True}
                 fr = _frames.return_lines(fn)

@@ -13,7 +13,8 @@ from ._frames import (
     F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM, F_SETUP,
     F_TORCH,
 )
-from ._compat import _is_compiling, _jit_tracing, _seq, _RF_ENTER, _RF_EXIT
+from ._compat import jit_tracing_state as _jit_tracing, next_sequence_nr as _seq, RECORD_FUNCTION_ENTER as _RF_ENTER, RECORD_FUNCTION_EXIT as _RF_EXIT
+from ._ops import _is_compiling
 from ._ops import (
     _T, _SKIP, _DETACH, _CONVERT, _BACKWARD, _ZERO_GRAD_OPS, _CAST_NAMES, _SHAPE_ONLY, _POST_ACC_HOOK, _GRAD_GET,
     _DATA_SET, _SPECIAL, _NAMES, _name, _short, _C_OP, _C_INPLACE, _C_IGNORE, _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD,
@@ -21,6 +22,7 @@ from ._ops import (
 )
 from ._refs import _pk, _tid_of, _Ref, _Held, _GradRef
 from ._trampoline import _caller
+from ._compat import base as _base, node_sequence_nr, version as _version
 
 
 class _Calls:
@@ -82,7 +84,7 @@ class _Calls:
             detail["target"] = self._tid(target)
             detail["version_before"] = before
             try:
-                detail["version_after"] = target._version
+                detail["version_after"] = _version(target)
             except RuntimeError:
                 detail["version_after"] = -1
             if saved is not None:
@@ -235,7 +237,7 @@ class _Calls:
         if inplace_target is not None:
             kind = "inplace"
             try:
-                before = inplace_target._version
+                before = _version(inplace_target)
             except RuntimeError:
                 before = -1
             saved = self._saved_info(inplace_target)
@@ -312,7 +314,7 @@ class _Calls:
                     # made is its output's (touching grad_fn gives the node a Python object, and a
                     # graph of such nodes is freed recursively: a deep one overflows the C stack)
                     s0 = self._s0
-                    seq = s0 if _seq() - s0 == 1 else o.grad_fn._sequence_nr()
+                    seq = s0 if _seq() - s0 == 1 else node_sequence_nr(o.grad_fn)
                     self._node_ev[seq] = idx
                     self._recent.append((o.data_ptr(), tid, idx, o.numel(), True))
                 except Exception:
@@ -348,7 +350,7 @@ class _Calls:
                 rv = (r >> 34) - 1  # _ver
                 if rv >= 0:
                     try:
-                        v = t._version
+                        v = _version(t)
                     except RuntimeError:
                         continue
                     if v != rv:
@@ -365,12 +367,13 @@ class _Calls:
                     detail["grad_of"] = gl
             detail["version_before"] = before
             try:
-                detail["version_after"] = target._version
+                detail["version_after"] = _version(target)
             except RuntimeError:
                 detail["version_after"] = -1
             detail["target"] = self._tid(target)
-            if target._base is not None:
-                detail["base"] = self._tid(target._base)
+            tb = _base(target)
+            if tb is not None:
+                detail["base"] = self._tid(tb)
             if saved is not None:  # an event index, 0 included
                 detail["saved"] = True
                 detail["saved_by"] = saved
@@ -440,7 +443,7 @@ class _Calls:
                 self._hooked.add(id(ins[0]))
             gf = ins[0].grad_fn if ins else None
             if gf is not None:  # the hook rewrites what this node receives: its hook sees it afterwards
-                self._prehooked.add(gf._sequence_nr())
+                self._prehooked.add(node_sequence_nr(gf))
         elif special == "retain":
             for t in ins:
                 self.tensors[self._tid(t)].retains_grad = True

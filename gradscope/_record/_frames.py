@@ -12,11 +12,11 @@ import os
 import sys
 import sysconfig
 
-import torch
 
 from ..model import Frame, Site
+from . import _compat as L  # (torch's file layout)
+from ._compat import TORCH_DIR
 
-TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 GS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # the gradscope package
 _STDLIB = sysconfig.get_paths().get("stdlib") or os.path.dirname(os.__file__)
 STDLIB_DIR = os.path.abspath(_STDLIB) + os.sep
@@ -40,9 +40,9 @@ F_BACKWARD = 1024  # inside torch.autograd.backward / grad
 F_SETUP = 2048  # torch code working on the user's behalf on parameters, not a computation (module.to / .double)
 
 #: (file under torch/, function) that runs ops on parameters on the user's behalf: what they do there (a
-#: `param.data = ...` of a dtype/device conversion) is not the user's cut. One list, so that other such
-#: setup code (a wrapper's constructor) is one more entry.
-ON_BEHALF = {("nn/modules/module.py", "_apply")}
+#: `param.data = ...` of a dtype/device conversion) is not the user's cut. One list (in _compat, with the
+#: rest of torch's file layout), so that other such setup code (a wrapper's constructor) is one more entry.
+ON_BEHALF = L.ON_BEHALF
 
 # Categories are cached by id(code): hashing a code object hashes its bytecode and constants
 # every time, which made the walk several times slower. _CODES keeps each categorized code
@@ -58,27 +58,27 @@ def _categorize(co) -> int:
     elif fn.startswith(TORCH_DIR):
         rel = fn[len(TORCH_DIR):].replace(os.sep, "/")
         cat = F_TORCH
-        if rel.startswith("optim/"):
+        if rel.startswith(L.OPTIM_FILES):
             cat |= F_OPTIM
-        elif rel.startswith("utils/checkpoint"):
+        elif rel.startswith(L.CHECKPOINT_FILES):
             cat |= F_CHECKPOINT
-        elif rel == "autograd/function.py":
+        elif rel == L.FUNCTION_APPLY_FILE:
             cat |= F_APPLY
-        elif rel == "nn/init.py" or (rel.startswith("nn/modules/") and co.co_name in ("__init__", "reset_parameters", "_reset_parameters")):
+        elif rel == L.INIT_FILE or (rel.startswith(L.MODULES_DIR) and co.co_name in L.INIT_FUNCTIONS):
             cat |= F_INIT
         elif (rel, co.co_name) in ON_BEHALF:
             cat |= F_SETUP
-        elif rel.startswith("nn/utils/clip_grad"):
+        elif rel.startswith(L.CLIP_FILES):
             cat |= F_CLIP
-        elif rel.startswith("utils/data/"):
+        elif rel.startswith(L.DATA_FILES):
             cat |= F_DATA
-        elif rel.startswith(("_functorch/", "func/")):
+        elif rel.startswith(L.FUNCTORCH_FILES):
             cat |= F_FUNCTORCH
-        elif rel.startswith(("_dynamo/", "_inductor/")):
+        elif rel.startswith(L.COMPILE_FILES):
             cat |= F_COMPILE
-        elif rel.startswith("autograd/__init__"):
+        elif rel.startswith(L.BACKWARD_FILE):
             cat |= F_BACKWARD
-    elif fn.startswith("<eval_with_key") or "torchinductor" in fn:
+    elif fn.startswith(L.GENERATED_PREFIX) or L.GENERATED_MARK in fn:
         cat = F_GENERATED
     elif fn.startswith(STDLIB_DIR) and not any(s in fn for s in _SITE_PACKAGES):
         cat = 0
@@ -196,9 +196,9 @@ def fx_user_frames(f):
         if _FX_LINE is None:
             _FX_LINE = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
         gm = locals_of(f).get("self")
-        lines = getattr(gm, "_lineno_map", None)
+        lines, start = L.fx_line_map(gm)
         if lines:
-            idx = lines.get(f.f_lineno - (getattr(gm, "_prologue_start", 0) or 0))
+            idx = lines.get(f.f_lineno - start)
             if idx is not None:
                 node = next(n for i, n in enumerate(gm.graph.nodes) if i == idx)
                 frames = [(fn, int(ln), name) for fn, ln, name in _FX_LINE.findall(node.meta.get("stack_trace") or "")
@@ -491,7 +491,7 @@ def _scan_for_attr(co, attr, cls, depth):
     return "none", None
 
 
-_CTX_FILES = ("autograd/grad_mode.py", "utils/_contextlib.py", "autograd/grad_mode")
+_CTX_FILES = L.GRAD_MODE_FILES
 
 
 def library_caller(f) -> str | None:
@@ -506,7 +506,7 @@ def library_caller(f) -> str | None:
         fn = co.co_filename
         if fn.startswith(TORCH_DIR):
             rel = fn[len(TORCH_DIR):].replace(os.sep, "/")
-            if not rel.startswith(_CTX_FILES) and not rel.startswith(("overrides", "_C", "nn/modules/module.py")):
+            if not rel.startswith(_CTX_FILES) and not rel.startswith(L.DISPATCH_FILES):
                 lib = getattr(co, "co_qualname", co.co_name)
         f = f.f_back
     return None

@@ -10,9 +10,11 @@ from ..model import (
     BackwardNode,
 )
 from . import _frames
-from ._compat import _dispatch_len, _stack_len
+from ._compat import dispatch_stack_len as _dispatch_len, function_stack_len as _stack_len
 from ._ops import _T
 from ._norms import _Own, _flush_norms, _norm
+from ._compat import backward_hooks
+from ._compat import ACCUMULATE_GRAD, BACKWARD_HOOK_NODE, COMPILED_NODE, PASS_THROUGH_NODES, forward_cls
 
 
 PRESENT = -1.0  # an edge norm that was not measured: a gradient was sent (non-zero as far as we know)
@@ -24,16 +26,10 @@ _CUSTOM_BW: dict = {}  # node type -> Frame of its custom backward's return (or 
 _NODE_NAMES: dict = {}  # node type -> node.name()
 
 
-_ACCUMULATE = "torch::autograd::AccumulateGrad"
+_ACCUMULATE = ACCUMULATE_GRAD
 
 
-# norm-preserving single-edge nodes: a gradient goes through them unchanged up to layout
-_PASS_THROUGH = frozenset([
-    "TBackward0", "ViewBackward0", "UnsafeViewBackward0", "ReshapeAliasBackward0", "PermuteBackward0",
-    "TransposeBackward0", "TransposeBackward1", "SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2",
-    "SqueezeBackward3", "SqueezeBackward4", "UnsqueezeBackward0", "AliasBackward0", "CloneBackward0",
-    "SelectBackward0", "SliceBackward0", "ViewAsRealBackward0", "ViewAsComplexBackward0",
-])
+_PASS_THROUGH = PASS_THROUGH_NODES
 
 
 # how each graph node is watched during one backward call
@@ -48,7 +44,7 @@ def _must_hook(tp, nm) -> bool:
     compiled regions (the diagnosis looks at exactly what they sent)."""
     r = _MUST_HOOK.get(tp)
     if r is None:
-        r = getattr(tp, "_forward_cls", None) is not None or "BackwardHook" in nm or "CompiledFunction" in nm
+        r = forward_cls(tp) is not None or BACKWARD_HOOK_NODE in nm or COMPILED_NODE in nm
         if tp.__name__ in nm:  # (a type per node kind)
             _MUST_HOOK[tp] = r
     return r
@@ -120,7 +116,7 @@ def _keep_big(state, nid, grads, sent):
             leaf = raw_nodes[c][3] if c is not None and c < len(raw_nodes) else None
             if leaf is not None:
                 var = refs[leaf]() if leaf in refs else None
-                if var is not None and not var._backward_hooks:
+                if var is not None and not backward_hooks(var):
                     outs.append(PRESENT)
                     continue
         nb = n * g.element_size()
@@ -218,13 +214,13 @@ def _build_backward(rec, raw_nodes, seen, leaf_val, note):
     for nid, (nm, ev_i, nxt, leaf, tp, mode, _) in enumerate(raw_nodes):
         cb = _CUSTOM_BW.get(tp, _MISSING)
         if cb is _MISSING:
-            fwd = getattr(tp, "_forward_cls", None)
+            fwd = forward_cls(tp)
             bwf = getattr(fwd, "backward", None) if fwd is not None else None
             while bwf is not None and hasattr(bwf, "__wrapped__"):  # @once_differentiable, user decorators
                 bwf = bwf.__wrapped__
             fr = _frames.return_lines(bwf) if bwf is not None else None
             cb = _CUSTOM_BW[tp] = None if fr is None or fr.filename.startswith(_frames.TORCH_DIR) else fr
-        if "CompiledFunction" in nm and not rec.compiled:
+        if COMPILED_NODE in nm and not rec.compiled:
             rec.compiled = True
             note("a torch.compile'd region ran: gradscope cannot see the source lines inside it; which "
                  "parameters got gradients is decided from the gradients that actually arrived")

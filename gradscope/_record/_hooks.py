@@ -6,9 +6,10 @@ from __future__ import annotations
 import sys
 import threading
 
-import torch
 
-from ._compat import _NO_TF, _is_compiling, _stack_len, _stack_at
+from ._compat import disable_torch_function as _NO_TF, function_stack_len as _stack_len, function_stack_at as _stack_at
+from ._ops import _is_compiling
+from ._compat import pop_function_mode
 
 
 # --- per-thread active recorders, shared global hooks -------------------------------------------
@@ -128,5 +129,5 @@ def _suspend_for_step():
         top = _stack_at(n - 1) if n else None
         if top is None or top not in active or not (top._in_opt or top._opt_closure) or top._suspended:
             break
-        torch._C._pop_torch_function_stack()
+        pop_function_mode()
         top._suspended = True

@@ -16,9 +16,10 @@ from . import _frames, _names
 from ._frames import (
     F_COMPILE, F_INIT, F_OPTIM,
 )
-from ._compat import _CALL_IMPL
+from ._compat import CALL_IMPL_CODE as _CALL_IMPL
 from ._ops import _T, _CTX_FLAGS, _tensors
 from ._refs import _pk, _Held
+from ._compat import module_children, module_parameters
 
 
 _CLASS_DETAIL: dict = {}  # module class name -> its (shared) module-event detail  # shared by events without details: never mutate
@@ -222,7 +223,7 @@ class _Modules:
                 or (m is not None and m is not root and not _names.contains(root, m))]
         try:
             inner = _names.unwrap(root)
-            keep.append(_Root(weakref.ref(root), var, _names.flat(root), type(inner).__name__, not inner._modules))
+            keep.append(_Root(weakref.ref(root), var, _names.flat(root), type(inner).__name__, not module_children(inner)))
         except TypeError:
             return
         self._roots = keep
@@ -357,7 +358,7 @@ class _Modules:
         self.data.meta["model_tensors"] = sorted(self._tid_src)  # tensors of a model the trace called
 
     def _module_registered(self, module, name, sub):
-        old = module._modules.get(name) if hasattr(module, "_modules") else None
+        old = module_children(module).get(name)
         if old is None or old is sub:
             return
         raw, flags = _frames.walk(sys._getframe(), self._entry)
@@ -434,7 +435,7 @@ class _Modules:
         if param is None:
             return
         raw, flags = _frames.walk(sys._getframe(), self._entry, limit=6)
-        old = getattr(module, "_parameters", {}).get(name)
+        old = module_parameters(module).get(name)
         if (old is not None and old is not param and not (flags & F_INIT and not raw)
                 and not _names.constructing(_frames.first_user_frame(sys._getframe(), self._entry), self._entry,
                                             module)):

@@ -7,7 +7,8 @@ import math
 
 import torch
 
-from ._compat import _NO_TF, _dispatch_len
+from ._compat import disable_torch_function as _NO_TF, dispatch_stack_len as _dispatch_len
+from ._compat import disable_dispatch_modes, foreach_norm, set_grad_enabled
 
 
 _INF = float("inf")
@@ -25,9 +26,7 @@ class _Own:
         self._tf.__enter__()
         self._dm = None
         if _dispatch_len():
-            from torch.utils._python_dispatch import _disable_current_modes
-
-            self._dm = _disable_current_modes()
+            self._dm = disable_dispatch_modes()
             try:
                 self._dm.__enter__()
             except BaseException:
@@ -79,11 +78,11 @@ def _grad_statuses(grads):
         try:
             with _Own():  # our own arithmetic: invisible to an enclosing trace or user mode
                 prev = torch.is_grad_enabled()
-                torch._C._set_grad_enabled(False)  # (cheaper than detaching each gradient)
+                set_grad_enabled(False)  # (cheaper than detaching each gradient)
                 try:
-                    norms = torch._foreach_norm(gs)
+                    norms = foreach_norm(gs)
                 finally:
-                    torch._C._set_grad_enabled(prev)
+                    set_grad_enabled(prev)
                 if mixed:
                     norms = [v.float() for v in norms]
                 vals = torch.stack(norms).tolist()
@@ -108,7 +107,7 @@ def _flush_norms(pending):
             gs = [g.detach() for _, _, g in items]
             if any(g.is_sparse or not (g.is_floating_point() or g.is_complex()) for g in gs):
                 raise TypeError("mixed")
-            vals = torch.stack([v.float() for v in torch._foreach_norm(gs)]).tolist()
+            vals = torch.stack([v.float() for v in foreach_norm(gs)]).tolist()
     except Exception:
         vals = [_norm(g) for _, _, g in items]
     for (outs, j, _), v in zip(items, vals):

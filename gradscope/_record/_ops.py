@@ -15,20 +15,20 @@ from ..model import (
 from ._frames import (
     F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM, F_SETUP,
 )
-from ._compat import _SET_GRAD
+from ._compat import PRIVATE_TENSOR_METHODS, PRIVATE_TENSOR_PROPS, set_grad_enabled as _SET_GRAD, tensor_getsets
 
 
 _T = torch.Tensor
 
 
 _P = nn.Parameter
+_is_compiling = torch.compiler.is_compiling
 
 
 # --- what the mode skips or classifies --------------------------------------------------------
-_PROPS = {"shape", "dtype", "device", "grad", "requires_grad", "is_sparse", "grad_fn", "is_leaf", "_version", "_base",
+_PROPS = {"shape", "dtype", "device", "grad", "requires_grad", "is_sparse", "grad_fn", "is_leaf",
           "layout", "ndim", "is_cuda", "is_nested", "is_quantized", "is_meta", "output_nr", "retains_grad", "is_cpu",
-          "itemsize", "nbytes", "is_mps", "is_xpu", "is_mkldnn", "is_sparse_csr", "names", "_backward_hooks",
-          "_post_accumulate_grad_hooks"}
+          "itemsize", "nbytes", "is_mps", "is_xpu", "is_mkldnn", "is_sparse_csr", "names", *PRIVATE_TENSOR_PROPS}
 
 
 _TENSOR_PROPS = {"H", "T", "mH", "mT", "real", "imag", "data"}  # reads that make a tensor: recorded
@@ -36,7 +36,7 @@ _TENSOR_PROPS = {"H", "T", "mH", "mT", "real", "imag", "data"}  # reads that mak
 
 _SKIP = frozenset([getattr(_T, n).__get__ for n in _PROPS if hasattr(_T, n)] + [
     getattr(_T, n) for n in ("dim", "size", "numel", "stride", "data_ptr", "storage_offset", "is_contiguous",
-                             "is_floating_point", "is_complex", "_is_view", "element_size", "nelement", "get_device",
+                             "is_floating_point", "is_complex", *PRIVATE_TENSOR_METHODS, "element_size", "nelement", "get_device",
                              "untyped_storage", "__len__", "__repr__", "__format__", "__hash__", "__reduce_ex__",
                              "__deepcopy__", "is_inference", "__contains__", "has_names", "is_shared", "is_pinned")
     if hasattr(_T, n)] + [
@@ -44,7 +44,7 @@ _SKIP = frozenset([getattr(_T, n).__get__ for n in _PROPS if hasattr(_T, n)] + [
     # (`t._backward_hooks = None`): PyTorch performs these itself, some while holding a tensor's
     # autograd lock (rebasing a view marked dirty), and reading is_leaf there would deadlock.
     d.__get__ if m == "get" else d.__set__
-    for n, d in vars(torch._C.TensorBase).items() if type(d).__name__ == "getset_descriptor"
+    for n, d in tensor_getsets()
     for m in ("get", "set")
     if (m == "get" and n not in _TENSOR_PROPS) or (m == "set" and n.startswith("_"))] + [
     # load_state_dict's step before torch.utils.swap_tensors: its result is swapped at once, and

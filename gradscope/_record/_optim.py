@@ -12,9 +12,10 @@ from ..model import (
     Event,
 )
 from . import _frames
-from ._compat import _is_compiling
+from ._ops import _is_compiling
 from ._refs import _pk
 from ._hooks import _active, _dispatch, _suspend_for_step
+from ._compat import version as _version
 
 
 _record_optimizer_step = _dispatch("_optimizer_step", 1)  # (optimizer, args, kwargs)
@@ -107,7 +108,7 @@ class _Optim:
                         found_none.append(tid)
                     continue
                 tensors.append((p, tid))
-                before.append(p._version)
+                before.append(_version(p))
                 if probe:
                     sv = self._saved_info(p)
                     if sv is not None:
@@ -130,7 +131,7 @@ class _Optim:
         step_idx, raw, tensors, before, saved, cls = pend
         tids, vb, va, refs = [], [], [], []
         for (p, tid), v in zip(tensors, before):
-            now = p._version
+            now = _version(p)
             if now != v:
                 tids.append(tid)
                 vb.append(v)

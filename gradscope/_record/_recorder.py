@@ -40,7 +40,7 @@ from . import _frames
 from ._frames import (
     F_COMPILE, F_TORCH,
 )
-from ._compat import _NO_TF, _stack_len, _stack_at
+from ._compat import disable_torch_function as _NO_TF, function_stack_len as _stack_len, function_stack_at as _stack_at
 from ._hooks import _local, _install_globals, _remove_globals
 from ._saved import _PROBES
 from ._modules import _ModulePaths, _Modules
@@ -51,6 +51,7 @@ from ._saved import _Saved
 from ._backward import _Backward
 from ._optim import _Optim
 from ._sync import _Sync
+from ._compat import current_function_modes, pop_function_mode, pop_function_mode_above, push_function_mode, push_function_mode_back
 
 
 class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim, _Sync, TorchFunctionMode):
@@ -158,7 +159,7 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         if self._suspended:
             self._suspended = False
             if not self._left_stack:
-                torch._C._push_on_torch_function_stack(self)
+                push_function_mode(self)
 
     # --- stopping means stopping: steps= / max_events= reached ----------------------------------
     def _limit_reached(self):
@@ -182,10 +183,10 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
             i -= 1
         if i < 0:
             return False
-        above = [torch._C._pop_torch_function_stack() for _ in range(n - 1 - i)]
-        torch._C._pop_torch_function_stack()
+        above = [pop_function_mode() for _ in range(n - 1 - i)]
+        pop_function_mode()
         for m in reversed(above):
-            torch._C._push_on_torch_function_stack(m)
+            push_function_mode(m)
         self._left_stack = True
         return True
 
@@ -209,7 +210,7 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
             except Exception as e:
                 self._internal(e)
         try:
-            cur = torch.overrides._get_current_function_mode_stack()
+            cur = current_function_modes()
             if self._left_stack:  # the recording ended early (steps=/max_events=): already off the stack
                 pass
             elif self._suspended:  # optimizer.step() raised: the mode is already off the stack
@@ -233,17 +234,15 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
             self._synced_tensors = -1  # the per-event conversion is left to the first query (sync)
 
     def _pop_out_of_order(self):
-        from torch.overrides import _pop_mode, _push_mode
-
         above = []
-        cur = torch.overrides._get_current_function_mode_stack()
+        cur = current_function_modes()
         while cur and cur[-1] is not self:
-            above.append(_pop_mode())
-            cur = torch.overrides._get_current_function_mode_stack()
+            above.append(pop_function_mode_above())
+            cur = current_function_modes()
         if cur:
             self.__exit__(None, None, None)
         for m in reversed(above):
-            _push_mode(m)
+            push_function_mode_back(m)
         self.data.unseen.append("another TorchFunctionMode was still active when the trace ended")
 
     def _guard(self, fn, *args):

@@ -11,8 +11,10 @@ from ..model import (
     TensorInfo,
 )
 from . import _frames, _names
-from ._compat import _NO_TF
+from ._compat import disable_torch_function as _NO_TF
 from ._ops import _T, _P, _DTYPES, _is_leaf
+from ._compat import base as _base, is_view as _is_view, version as _version
+from ._compat import module_buffers, module_parameters
 
 
 # A raw tensor ref is one int (ints are not tracked by the garbage collector; tuples of them get
@@ -74,7 +76,7 @@ class _Slot:
         m = self.m()
         if m is None:
             return None
-        t = (m._parameters if self.kind == "p" else m._buffers).get(self.name)
+        t = (module_parameters(m) if self.kind == "p" else module_buffers(m)).get(self.name)
         if t is not None and self.grad:
             t = t.grad
         return t if t is not None and id(t) == self.key else None
@@ -133,7 +135,7 @@ class _Identity:
             shape = self._shapes.setdefault(shape, shape)  # long-lived objects cost every full GC: share them
         except Exception:
             shape = ()
-        base = t._base if t._is_view() else None
+        base = _base(t) if _is_view(t) else None
         dt = _DTYPES.get(t.dtype)
         if dt is None:
             dt = _DTYPES[t.dtype] = str(t.dtype).replace("torch.", "")
@@ -203,7 +205,7 @@ class _Identity:
             r = ids.get(id(t))
             tid = r.tid if r is not None and r() is t else self._tid(t)
             try:
-                v = t._version
+                v = _version(t)
             except RuntimeError:  # inference tensors have no version counter
                 v = -1
             try:
@@ -224,7 +226,7 @@ class _Identity:
         slots = {}
         for m, _path in self._mod_path.items():
             m_ref = weakref.ref(m)
-            for kind, d in (("p", getattr(m, "_parameters", None)), ("b", getattr(m, "_buffers", None))):
+            for kind, d in (("p", module_parameters(m)), ("b", module_buffers(m))):
                 for name, t in (d or {}).items():
                     if isinstance(t, _T):
                         slots.setdefault(id(t), (m_ref, kind, name, False))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 
 from ._ops import _T, _is_leaf
+from ._compat import SAVED_PREFIX, base as _base, node_sequence_nr
 
 
 _PROBES = 2000  # in-place writes per graph checked against saved tensors (see Recorder._saved_info)
@@ -25,7 +26,7 @@ class _Saved:
             return None
         if not ptr:
             return None
-        if not _is_leaf(t) or t._base is not None:
+        if not _is_leaf(t) or _base(t) is not None:
             # probing reads graph nodes, which gives them Python objects, and a graph of such nodes is
             # freed recursively: bounded per graph, so a deep chain of in-place writes still frees
             self._probes -= 1
@@ -38,7 +39,7 @@ class _Saved:
         cands = []
         if t.grad_fn is not None:
             cands.append((t.grad_fn, None))
-        base = t._base
+        base = _base(t)
         if base is not None and base.grad_fn is not None:
             cands.append((base.grad_fn, None))  # e.g. y = x.exp(); y[:2].mul_(2)
         tid = self.tid_of(t)
@@ -56,7 +57,7 @@ class _Saved:
                     continue
                 if o.grad_fn is not None:
                     cands.append((o.grad_fn, otid))
-                if len(fam) < 16 and otid not in fam and o._base is not None:
+                if len(fam) < 16 and otid not in fam and _base(o) is not None:
                     try:
                         if o.untyped_storage().data_ptr() == ptr:
                             fam.append(otid)  # a view of the target: its consumers may save it
@@ -69,7 +70,10 @@ class _Saved:
                 continue
             seen.add(node)
             if self._node_saves(node, ptr):
-                return self._node_ev.get(node._sequence_nr(), -1) if hasattr(node, "_sequence_nr") else -1
+                try:
+                    return self._node_ev.get(node_sequence_nr(node), -1)
+                except AttributeError:  # (a node type without a sequence number)
+                    return -1
         return None
 
     def _node_saves(self, node, ptr):
@@ -81,7 +85,7 @@ class _Saved:
         tp = type(node)
         names = self._SAVED_ATTRS.get(tp)
         if names is None:
-            names = self._SAVED_ATTRS[tp] = tuple(a for a in dir(node) if a.startswith("_saved_"))
+            names = self._SAVED_ATTRS[tp] = tuple(a for a in dir(node) if a.startswith(SAVED_PREFIX))
         for a in names:
             try:
                 v = getattr(node, a)

@@ -10,6 +10,7 @@ from ..model import (
 from ..naming import infer_names
 from . import _frames
 from ._refs import _tid_of, _ver
+from ._compat import module_hooks
 
 
 class _Sync:
@@ -121,17 +122,17 @@ class _Sync:
             by_path.setdefault(path, m)
         for m, path in self._mod_path.items():
             try:
-                hk = list(getattr(m, "_backward_hooks", {}).values()) + list(getattr(m, "_backward_pre_hooks", {}).values())
+                hk = module_hooks(m, "backward") + module_hooks(m, "backward_pre")
                 if hk:
                     frs = [_frames.return_lines(h) for h in hk]
                     hooks[path] = [f.to_json() for f in frs if f is not None]
-                fh = list(getattr(m, "_forward_hooks", {}).values())
+                fh = module_hooks(m, "forward")
                 if fh:  # a forward hook that returns a value replaces the module's output (after our hook saw it)
                     frs = [_frames.value_return(h) for h in fh]
                     frs = [f.to_json() for f in frs if f is not None]
                     if frs:
                         fwd_hooks[path] = frs
-                    for h in fh + list(getattr(m, "_forward_pre_hooks", {}).values()):
+                    for h in fh + module_hooks(m, "forward_pre"):
                         self._hook_modules(h, path, hook_params)
                 if path not in called and (path or "") != "":
                     if isinstance(m, (nn.ModuleList, nn.ModuleDict)) and path:

@@ -7,7 +7,7 @@ import sys
 
 
 from . import _frames
-from ._compat import _HTF_CODE
+from ._compat import HANDLE_TORCH_FUNCTION_CODE as _HTF_CODE
 from ._ops import _tensors
 
 
