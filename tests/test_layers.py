@@ -88,7 +88,7 @@ def test_import_contracts_hold():
 
 # --- private torch access only through gradscope/_record/_compat.py -----------------------------
 #: private attributes that are not torch's (the standard library's)
-NOT_TORCH = {"_getframe"}  # sys._getframe
+NOT_TORCH = {"_getframe", "_make", "_replace", "_fields", "_asdict"}  # sys._getframe, named tuples' API
 
 
 def _private(name: str) -> bool:

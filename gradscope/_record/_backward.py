@@ -24,6 +24,7 @@ from ._graph import (
 )
 from ._saved import _PROBES, _FREED
 from ._compat import backward_hooks, node_sequence_nr, post_accumulate_grad_hooks
+from ._records import BackwardState, HookState, PendingBackward, RawNode
 
 
 class _Backward:
@@ -81,7 +82,7 @@ class _Backward:
                 order.append(gf)
         rec.root_nodes = tuple(nodes[t.grad_fn] for t in roots if t.grad_fn is not None)
         node_ev, prehooked = self._node_ev, self._prehooked
-        raw_nodes = []  # by nid: [name, event index, next nids, leaf tid, node type, mode, input_nr per edge]
+        raw_nodes = []  # [RawNode] by nid
         got = []  # by run order: (nid, gradients it sent, gradients it received) - or their norms
         leaves = []  # (nid, tid)
         names = _NODE_NAMES
@@ -131,7 +132,7 @@ class _Backward:
                     self._hooks_before_trace(var, leaf)
                 mode = _M_LEAF_SEEN if (leaf_obs and leaf is not None and var.grad is None
                                         and not bw_hooks and not post_acc) else _M_LEAF
-                raw_nodes.append([nm, None, nxt, leaf, tp, mode, nrs])
+                raw_nodes.append(RawNode(nm, None, nxt, leaf, tp, mode, nrs))
             else:
                 try:
                     sq = node_sequence_nr(n)
@@ -147,7 +148,7 @@ class _Backward:
                     mode = _M_PASS  # a transpose/view inside a torch function: it sends what it got
                 else:
                     mode = _M_NODE  # hooked or not: decided below
-                raw_nodes.append([nm, ev_i, nxt, None, tp, mode, nrs])
+                raw_nodes.append(RawNode(nm, ev_i, nxt, None, tp, mode, nrs))
             i += 1
         # Every edge's gradient must be seen from one end: the sender's hook (what it sent) or the
         # receiver's (what it got, when that edge is its only input), a leaf's .grad, or through a
@@ -156,31 +157,31 @@ class _Backward:
         hooked = []
         for i in range(len(raw_nodes) - 1, -1, -1):
             rn = raw_nodes[i]
-            mode = rn[5]
+            mode = rn.mode
             if mode == _M_NODE:
-                for c in rn[2]:
+                for c in rn.next:
                     if c is not None and not seen_in[c]:
-                        rn[5] = _M_HOOK
+                        rn.mode = _M_HOOK
                         hooked.append(i)
                         # (what a node behind a tensor hook receives is not what was sent)
                         seen_in[i] = indeg[i] == 1 and i >= n_roots and i not in opaque
                         break
                 else:
-                    rn[5] = _M_SKIP
+                    rn.mode = _M_SKIP
             elif mode == _M_LEAF_SEEN:
                 seen_in[i] = indeg[i] == 1
             elif mode == _M_PASS:
-                c = rn[2][0]
+                c = rn.next[0]
                 seen_in[i] = indeg[i] == 1 and c is not None and seen_in[c]
             elif mode == _M_HOOK:  # always hooked; what it receives is not read
                 hooked.append(i)
         # what a hooked node receives is only needed where an un-hooked parent's edge is read there
         need_go = [False] * len(raw_nodes)
         for rn in raw_nodes:
-            if rn[5] == _M_SKIP:
-                for c in rn[2]:
-                    while c is not None and raw_nodes[c][5] == _M_PASS:
-                        c = raw_nodes[c][2][0]
+            if rn.mode == _M_SKIP:
+                for c in rn.next:
+                    while c is not None and raw_nodes[c].mode == _M_PASS:
+                        c = raw_nodes[c].next[0]
                     if c is not None:
                         need_go[c] = True
         # senders into leaves whose .grad a post-accumulate hook may rewrite in place (and .grad may
@@ -191,22 +192,22 @@ class _Backward:
         if hooked_leaves or opaque:
             targets = set(hooked_leaves) | opaque
             for i, rn in enumerate(raw_nodes):
-                for c in rn[2]:
-                    while c is not None and raw_nodes[c][5] == _M_PASS:
-                        c = raw_nodes[c][2][0]
+                for c in rn.next:
+                    while c is not None and raw_nodes[c].mode == _M_PASS:
+                        c = raw_nodes[c].next[0]
                     if c in targets:
                         now.add(i)
         handles = []
-        hstate = [got, raw_nodes, self._refs, 0, need_go, now]  # (.., bytes of big gradients kept so far, ..)
+        hstate = HookState(got, raw_nodes, self._refs, need_go, now)
         for i in hooked:
             try:
                 handles.append(order[i].register_hook(partial(_node_post, hstate, i)))
             except Exception:
-                raw_nodes[i][5] = _M_LOST
+                raw_nodes[i].mode = _M_LOST
         keep = bool(kwargs.get("retain_graph") or kwargs.get("create_graph")
                     or (api == "Tensor.backward" and len(args) > 2 and args[2]))
-        return rec, handles, (raw_nodes, got, leaves, inputs_t and [self._tid(t) for t in inputs_t],
-                              None if keep else order)
+        return rec, handles, BackwardState(raw_nodes, got, leaves, inputs_t and [self._tid(t) for t in inputs_t],
+                                           None if keep else order)
 
     def _hooks_before_trace(self, var, tid):
         """Hooks on a leaf registered before the trace began: recorded (once) as hook events without a
@@ -226,19 +227,19 @@ class _Backward:
                                          torch.is_grad_enabled(), False, None, "user", None, detail))
 
     def _backward_post(self, rec, state, out, err):
-        raw_nodes, got, leaves, input_tids, graph = state
+        raw_nodes, got, leaves, input_tids, graph = state  # BackwardState
         if graph and err is None and not input_tids:
             self._probes = _PROBES  # (a new graph follows)
             # this graph's saved tensors are freed now: remember it on the nodes that _saved_info
             # may probe later (those made by recorded ops), so it never has to
             for n, rn in zip(graph, raw_nodes):
-                if rn[1] is not None:
+                if rn.event is not None:
                     try:
                         n.metadata[_FREED] = True
                     except Exception:
                         pass
             if self._open:
-                covered = {rn[1] for rn in raw_nodes if rn[1] is not None}
+                covered = {rn.event for rn in raw_nodes if rn.event is not None}
                 self._open = [x for x in self._open if x[0] not in covered]
         # Edge norms locate a zeroing or non-finite node; they are only needed when a leaf ends up
         # with a zero or non-finite gradient (or backward failed). Otherwise: "a gradient was sent".
@@ -288,7 +289,7 @@ class _Backward:
                     outs.append(_pk(self._tid(g, producer=rec.event, link=False), g.requires_grad, g.is_leaf))
             ev.outputs = tuple(self._tref(o, self.tensors) for o in outs) if rec.event < self._synced else tuple(outs)
         self.data.backwards.append(rec)
-        self._bw_raw[id(rec)] = (rec, raw_nodes, outs_of, leaf_val)
+        self._bw_raw[id(rec)] = PendingBackward(rec, raw_nodes, outs_of, leaf_val)
         if len(self.data.backwards) > 8:  # keep the graph details of the recent backward calls only
             old = self.data.backwards[-9]
             if self._bw_raw.pop(id(old), None) is not None or old.nodes:
@@ -304,5 +305,5 @@ class _Backward:
         backward calls recorded since the last query (pure: from the lists _backward_post kept)."""
         pend = self._bw_raw
         self._bw_raw = {}
-        for rec, raw_nodes, seen, leaf_val in pend.values():
+        for rec, raw_nodes, seen, leaf_val in pend.values():  # PendingBackward
             _build_backward(rec, raw_nodes, seen, leaf_val, self._note)

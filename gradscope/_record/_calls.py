@@ -145,7 +145,7 @@ class _Calls:
 
     def _module(self):
         st = self._mod_stack
-        return st[-1][0] if st else None
+        return st[-1].path if st else None
 
     @staticmethod
     def _context(flags, grad_on):
@@ -316,7 +316,7 @@ class _Calls:
                     s0 = self._s0
                     seq = s0 if _seq() - s0 == 1 else node_sequence_nr(o.grad_fn)
                     self._node_ev[seq] = idx
-                    self._recent.append((o.data_ptr(), tid, idx, o.numel(), True))
+                    self._recent.append((o.data_ptr(), tid, idx, o.numel(), True))  # a Recent
                 except Exception:
                     pass
             elif rg:
@@ -329,7 +329,7 @@ class _Calls:
         if out_rg and grad_on:
             op = self._open
             if len(op) < 100_000:
-                op.append((idx, (orefs[0] >> 2) & 0xFFFFFFFF))
+                op.append((idx, (orefs[0] >> 2) & 0xFFFFFFFF))  # an Open (event, tid)
             else:
                 self._open_overflow = True
         in_rg = False
@@ -393,7 +393,7 @@ class _Calls:
                     ctx = "library"
                 for o, r in zip(outs_t, orefs):
                     try:
-                        self._recent.append((o.data_ptr(), _tid_of(r), idx, o.numel(), False))
+                        self._recent.append((o.data_ptr(), _tid_of(r), idx, o.numel(), False))  # a Recent
                     except Exception:
                         pass
         elif special == "convert":
@@ -475,7 +475,7 @@ class _Calls:
         st = self._mod_stack
         name = _NAMES.get(func) or _name(func)
         events.append(Event(idx, kind, name, raw, refs, tuple(orefs), grad_on, inference,
-                            st[-1][0] if st else None, ctx, cut, detail or _NO_DETAIL))
+                            st[-1].path if st else None, ctx, cut, detail or _NO_DETAIL))
         if out_rg and in_rg and grad_on and cut is None and kind == "op" and len(orefs) > 1 and special is None:
             # max(dim=...), topk, sort, max_pool(return_indices=True): the values carry gradient, the
             # indices do not. Taking the indices is a cut of its own (a second event on the same line).
@@ -486,7 +486,7 @@ class _Calls:
                 for r in nd:
                     tens[(r >> 2) & 0xFFFFFFFF].producer = j
                 events.append(Event(j, "cut", name, raw, refs, tuple(nd), grad_on, inference,
-                                    st[-1][0] if st else None, ctx, "nondiff", {"outputs_of": idx}))
+                                    st[-1].path if st else None, ctx, "nondiff", {"outputs_of": idx}))
 
     # --- grad mode -------------------------------------------------------------------------
     def _grad_mode(self, func, args, kwargs):

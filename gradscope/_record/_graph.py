@@ -65,14 +65,14 @@ def _node_post(state, nid, gi, go):
     within a memory budget (_HOLD_BYTES per backward call) and measured at once beyond it; one sent
     straight into a hook-free leaf is not kept (its accumulated .grad is measured afterwards, and
     holding it would make AccumulateGrad copy it)."""
-    got = state[0]
-    if nid in state[5]:
+    got = state.got
+    if nid in state.measure_now:
         gi = tuple(g if g is None or isinstance(g, float) else _norm(g) for g in gi)
     for g in gi:
         if g is not None and not isinstance(g, float) and g.numel() > _BIG:
             gi = _keep_big(state, nid, gi, True)
             break
-    if state[4][nid]:
+    if state.need_received[nid]:
         for g in go:
             if g is not None and g.numel() > _BIG:
                 go = _keep_big(state, nid, go, False)
@@ -100,8 +100,8 @@ def _held(grads):
 
 
 def _keep_big(state, nid, grads, sent):
-    raw_nodes, refs = state[1], state[2]
-    nxt = raw_nodes[nid][2]
+    raw_nodes, refs = state.raw_nodes, state.refs
+    nxt = raw_nodes[nid].next
     outs = []
     for j, g in enumerate(grads):
         if g is None or isinstance(g, float):
@@ -113,15 +113,15 @@ def _keep_big(state, nid, grads, sent):
             continue
         if sent:
             c = nxt[j] if j < len(nxt) else None
-            leaf = raw_nodes[c][3] if c is not None and c < len(raw_nodes) else None
+            leaf = raw_nodes[c].leaf if c is not None and c < len(raw_nodes) else None
             if leaf is not None:
                 var = refs[leaf]() if leaf in refs else None
                 if var is not None and not backward_hooks(var):
                     outs.append(PRESENT)
                     continue
         nb = n * g.element_size()
-        if state[3] + nb <= _HOLD_BYTES:
-            state[3] += nb
+        if state.held_bytes + nb <= _HOLD_BYTES:
+            state.held_bytes += nb
             outs.append(g)
         else:
             outs.append(_norm(g))
@@ -160,58 +160,59 @@ def _build_backward(rec, raw_nodes, seen, leaf_val, note):
 
     def received(c, k, depth=0):  # what node c got on its input k (c has only that input edge)
         rc = raw_nodes[c]
-        m = rc[5]
+        m = rc.mode
         if m == _M_HOOK:
             d = seen.get(c)
             if d is None:
                 return None  # it never ran: nothing reached it
             return d[1][k] if k < len(d[1]) else None
         if m == _M_LEAF_SEEN:
-            return leaf_val.get(rc[3])
-        if m == _M_PASS and depth < 64 and rc[2][0] is not None:
-            return received(rc[2][0], rc[6][0], depth + 1)
+            return leaf_val.get(rc.leaf)
+        if m == _M_PASS and depth < 64 and rc.next[0] is not None:
+            return received(rc.next[0], rc.input_nrs[0], depth + 1)
         return PRESENT
 
     sent: dict = {}  # nid -> tuple of what it sent along each edge (for nodes that ran)
     for nid, rn in enumerate(raw_nodes):
-        m = rn[5]
+        m = rn.mode
         if m == _M_HOOK:
             d = seen.get(nid)
             if d is not None:
                 sent[nid] = d[0]
         elif m == _M_SKIP:
-            sent[nid] = tuple(None if c is None else received(c, rn[6][j]) for j, c in enumerate(rn[2]))
+            sent[nid] = tuple(None if c is None else received(c, rn.input_nrs[j]) for j, c in enumerate(rn.next))
     # pass-through nodes (and nodes whose hook could not be set) send on what their parents sent them
     parents: dict = {}
     for nid, rn in enumerate(raw_nodes):
-        for j, c in enumerate(rn[2]):
+        for j, c in enumerate(rn.next):
             if c is not None:
                 parents.setdefault(c, []).append((nid, j))
     changed = True
     while changed:  # the rest, from their parents (a few rounds at most)
         changed = False
         for nid, rn in enumerate(raw_nodes):
-            if rn[5] in (_M_PASS, _M_LOST) and nid not in sent:
+            if rn.mode in (_M_PASS, _M_LOST) and nid not in sent:
                 vals = [sent[p][j] for p, j in parents.get(nid, ()) if p in sent and j < len(sent[p])]
                 got = [v for v in vals if v is not None]
                 if got or (vals and len(vals) == len(parents.get(nid, ()))):
                     v = (got[0] if len(got) == 1 else PRESENT) if got else None
-                    sent[nid] = (v,) * max(len(rn[2]), 1) if rn[5] == _M_LOST else (v,)
+                    sent[nid] = (v,) * max(len(rn.next), 1) if rn.mode == _M_LOST else (v,)
                     changed = True
     # incoming gradient per node; a node that is not hooked ran when something reached it
     incoming: dict = {}
     for nid, outs in sent.items():
-        for j, c in enumerate(raw_nodes[nid][2]):
+        for j, c in enumerate(raw_nodes[nid].next):
             if c is not None:
                 incoming.setdefault(c, []).append(outs[j] if j < len(outs) else None)
     ran = list(seen)  # hooked ones, in the order they ran
     roots = set(rec.root_nodes)
     for nid, rn in enumerate(raw_nodes):
-        if rn[5] != _M_HOOK and nid in sent and rn[3] is None:
+        if rn.mode != _M_HOOK and nid in sent and rn.leaf is None:
             if nid in roots or any(v is not None for v in incoming.get(nid, ())):
                 ran.append(nid)
     ran_set = set(ran)
-    for nid, (nm, ev_i, nxt, leaf, tp, mode, _) in enumerate(raw_nodes):
+    for nid, rn in enumerate(raw_nodes):
+        nm, ev_i, nxt, leaf, tp = rn.name, rn.event, rn.next, rn.leaf, rn.type
         cb = _CUSTOM_BW.get(tp, _MISSING)
         if cb is _MISSING:
             fwd = forward_cls(tp)

@@ -16,6 +16,7 @@ from . import _frames
 from ._ops import _floats
 from ._refs import _pk
 from ._norms import _Own
+from ._records import Array, Recent
 
 
 class _Lineage:
@@ -29,17 +30,18 @@ class _Lineage:
             return False
         if not ptr:
             return False
-        for aptr, nbytes, _, _ in self._arrays:
-            if aptr <= ptr < aptr + max(nbytes, 1):
+        for a in self._arrays:
+            if a.ptr <= ptr < a.ptr + max(a.nbytes, 1):
                 return False  # memory that went through NumPy: torch.from_numpy (_link_external)
         n = len(self.events)
-        for rptr, htid, hidx, numel, hrg in reversed(self._recent):
-            if rptr == ptr and htid != info.tid:
+        for rec in map(Recent._make, reversed(self._recent)):
+            htid, hrg = rec.tid, rec.has_history
+            if rec.ptr == ptr and htid != info.tid:
                 # the same address can be reused by a new allocation: trust the match only while the
                 # original is alive, or for a fresh leaf made right after the original
                 r = self._refs.get(htid)
                 alive = r is not None and r() is not None
-                if not alive and not (t.requires_grad and numel == t.numel() and hidx >= n - 3):
+                if not alive and not (t.requires_grad and rec.numel == t.numel() and rec.event >= n - 3):
                     return False
                 idx = len(self.events)
                 info.producer = idx
@@ -83,14 +85,14 @@ class _Lineage:
         except Exception:
             return
         link, how, op = None, None, "torch.from_numpy"
-        for aptr, nbytes, shape, idx in reversed(self._arrays):
-            if aptr <= ptr < aptr + max(nbytes, 1):
-                link, how = idx, "memory"
+        for a in reversed(self._arrays):
+            if a.ptr <= ptr < a.ptr + max(a.nbytes, 1):
+                link, how = a.event, "memory"
                 break
         if link is None:
-            for aptr, nbytes, shape, idx in reversed(self._arrays):
-                if tuple(shape) == info.shape:
-                    link, how = idx, "shape"
+            for a in reversed(self._arrays):
+                if tuple(a.shape) == info.shape:
+                    link, how = a.event, "shape"
                     break
         if link is None and self._values and t.numel() <= 256 and t.dtype.is_floating_point:
             try:
@@ -122,7 +124,7 @@ class _Lineage:
         elif hasattr(out, "__array_interface__"):
             try:
                 ai = out.__array_interface__
-                self._arrays.append((ai["data"][0], out.nbytes, tuple(out.shape), idx))
+                self._arrays.append(Array(ai["data"][0], out.nbytes, tuple(out.shape), idx))
                 if len(self._arrays) > 256:
                     del self._arrays[:128]
             except Exception:

@@ -20,6 +20,9 @@ from ._compat import CALL_IMPL_CODE as _CALL_IMPL
 from ._ops import _T, _CTX_FLAGS, _tensors
 from ._refs import _pk, _Held
 from ._compat import module_children, module_parameters
+from ._records import Call
+from ._records import Recent
+from ._records import LateAttr, ModelPath, Named, Owner, Source
 
 
 _CLASS_DETAIL: dict = {}  # module class name -> its (shared) module-event detail  # shared by events without details: never mutate
@@ -100,7 +103,7 @@ class _Modules:
         raw, flags = self._where(frame)
         # (without F_TORCH: the ops inside inherit only region flags; F_TORCH on an op then means that
         # torch code between it and its nearest user frame made the call: see _post, library detach)
-        st.append((path, id(frame), id(frame.f_back), raw, flags & self._inherit))
+        st.append(Call(path, id(frame), id(frame.f_back), raw, flags & self._inherit))
 
     def _fast_path_off(self, module, path):
         """nn.MultiheadAttention / nn.TransformerEncoder(Layer) in eval without autograd take a fused fast
@@ -127,15 +130,15 @@ class _Modules:
         to the innermost running module call and reuses that call's walk for the rest."""
         st = self._mod_stack
         top = st[-1] if st else None
-        user, flags, hit = _frames.walk_until(f, self._entry, top[1] if top else -1)
+        user, flags, hit = _frames.walk_until(f, self._entry, top.frame if top else -1)
         if not hit:
             if top is not None and self._drop_stale(f):
                 return self._where(f)
             return self._raws.setdefault(user, user), flags
         if not user:
-            return top[3], flags | top[4]
-        raw = (user + top[3])[:16]
-        return self._raws.setdefault(raw, raw), flags | top[4]
+            return top.raw, flags | top.flags
+        raw = (user + top.raw)[:16]
+        return self._raws.setdefault(raw, raw), flags | top.flags
 
     def _drop_stale(self, f):
         """Entries of module calls whose forward raised (their forward hook never ran): those whose frame
@@ -146,19 +149,19 @@ class _Modules:
             f = f.f_back
         st = self._mod_stack
         n = len(st)
-        while st and st[-1][1] not in live:
+        while st and st[-1].frame not in live:
             st.pop()
         return len(st) != n
 
     def _module_post(self, module, args, output, frame):
         st = self._mod_stack
         fid = id(frame)
-        if st and st[-1][1] == fid:
+        if st and st[-1].frame == fid:
             entry = st.pop()
         else:  # forward raised (called from _call_impl), or entries left by calls that raised
             entry = None
             for k in range(len(st) - 1, -1, -1):
-                if st[k][1] == fid or st[k][2] == fid:
+                if st[k].frame == fid or st[k].caller == fid:
                     entry = st[k]
                     del st[k:]
                     break
@@ -166,7 +169,7 @@ class _Modules:
                 return  # (forward raised: no module event)
         if self._max_events is not None and self._full():
             return
-        path, _, _, raw, flags = entry
+        path, raw, flags = entry.path, entry.raw, entry.flags
         ins = _tensors(args, [])
         outs = [output] if isinstance(output, _T) else _tensors(output, [])
         if not ins and not outs:
@@ -190,7 +193,7 @@ class _Modules:
                     detail["return_line"] = fr.to_json()
         events = self.events
         events.append(Event(len(events), "module", path or cls, raw, tuple(in_refs), tuple(out_refs),
-                            torch.is_grad_enabled(), torch.is_inference_mode_enabled(), st[-1][0] if st else None,
+                            torch.is_grad_enabled(), torch.is_inference_mode_enabled(), st[-1].path if st else None,
                             "user" if not flags & _CTX_FLAGS else self._context(flags, True), None, detail))
 
     def _ensure_root(self, module, force=False):
@@ -217,7 +220,7 @@ class _Modules:
             var = _frames.outer_var(self._callers(f), self._entry, root, skip=taken) or var
         # drop roots that are inside the new one (their tensors are renamed under it), and gone ones that
         # named no tensor (a parameter-free module made in each forward: `nn.Dropout(p)(x)`)
-        owners = {r for r, _ in self._tid_src.values()}
+        owners = {mp.root for mp in self._tid_src.values()}
         keep = [r for r in self._roots
                 if ((m := r.ref()) is None and r in owners)
                 or (m is not None and m is not root and not _names.contains(root, m))]
@@ -264,14 +267,14 @@ class _Modules:
             for path, t in tens:
                 k = id(t)
                 if k in src:
-                    if src[k][1] is r:
+                    if src[k].root is r:
                         tied.setdefault(k, []).append(p + path)
                     continue
                 # strong while recording, through the module after it: never a weak reference on a module's
                 # tensor (torch.utils.swap_tensors refuses those; see _Held)
                 ref = _Held(t) if self._slots is None else self._unpinned(t)
-                src[k] = (ref, r, path)
-                names[k] = (ref, p + path)
+                src[k] = Source(ref, r, path)
+                names[k] = Named(ref, p + path)
         self._param_src = src
         self._param_names = names
         self._tied_names = tied
@@ -280,7 +283,7 @@ class _Modules:
             t = ref()
             tid = self.tid_of(t) if t is not None else None
             if tid is not None:
-                tsrc[tid] = (r, path)
+                tsrc[tid] = ModelPath(r, path)
                 info = self.tensors[tid]
                 if info.role == "tensor":
                     info.role = "param" if isinstance(t, nn.Parameter) else "buffer"
@@ -343,11 +346,11 @@ class _Modules:
         # a tied weight (lm_head.weight = wte.weight) answers to its other module paths too
         for pid, others in self._tied_names.items():
             ent = self._param_src.get(pid)
-            p = ent[0]() if ent is not None else None
+            p = ent.ref() if ent is not None else None
             tid = self.tid_of(p) if p is not None else None
             if tid is None:
                 continue
-            r = ent[1]
+            r = ent.root
             pre = self._prefix.get(r, "")
             for o in others:
                 bare = o[len(pre):] if pre and o.startswith(pre) else o
@@ -385,7 +388,7 @@ class _Modules:
             info = self.tensors[tid]
             if info.name is None:
                 ent = self._param_names.get(id(p))
-                info.name = ent[1] if ent and ent[0]() is p else f"{name}.{pn}"
+                info.name = ent.name if ent and ent.ref() is p else f"{name}.{pn}"
         idx = len(self.events)
         path = self._mod_path.get(module)
         attr = f"{path}.{name}" if path else name
@@ -399,7 +402,7 @@ class _Modules:
 
     def _late_attr(self, module, name, idx, old, new=None):
         try:
-            self._late_attrs.append((weakref.ref(module), name, idx, old, _Held(new) if new is not None else None))
+            self._late_attrs.append(LateAttr(weakref.ref(module), name, idx, old, _Held(new) if new is not None else None))
         except TypeError:
             pass
 
@@ -407,11 +410,12 @@ class _Modules:
         """Paths of modules changed before the model was called (now that its root is known), and
         whether a parameter put in place of another belongs to another module (tied weights)."""
         keep = []
-        for r, name, idx, old, newr in self._late_attrs:
-            m = r()
+        for la in self._late_attrs:
+            name, idx, old, newr = la.name, la.event, la.old, la.new
+            m = la.module()
             path = self._mod_path.get(m) if m is not None else None
             if path is None:
-                keep.append((r, name, idx, old, newr))
+                keep.append(la)
                 continue
             attr = f"{path}.{name}" if path else name
             e = self.events[idx]
@@ -419,11 +423,11 @@ class _Modules:
             e.detail["attr"] = attr
             new = newr() if newr is not None else None
             ent = self._param_names.get(id(new)) if new is not None else None
-            if ent is not None and ent[0]() is new and ent[1] != attr:
+            if ent is not None and ent.ref() is new and ent.name != attr:
                 e.detail["tied"] = True
-                e.detail["tied_to"] = ent[1]
+                e.detail["tied_to"] = ent.name
                 own = self._param_owner.get(id(new))
-                if own is not None and own[3] is e.site:  # (the tying line did not create it)
+                if own is not None and own.raw is e.site:  # (the tying line did not create it)
                     del self._param_owner[id(new)]
             for tid, short in old.items():  # the old parameters still carry the fallback name
                 info = self.tensors.get(tid)
@@ -447,7 +451,7 @@ class _Modules:
             attr = f"{path}.{name}" if path else name
             if info.name is None:
                 ent = self._param_names.get(id(old))
-                info.name = ent[1] if ent and ent[0]() is old else attr
+                info.name = ent.name if ent and ent.ref() is old else attr
             idx = len(self.events)
             # (its path, if the model was not called yet, and whether the new parameter is another
             # module's, i.e. tied weights, are filled in at stop)
@@ -465,8 +469,9 @@ class _Modules:
                 ptr = 0
             if ptr:
                 n = len(self.events)
-                for rptr, htid, hidx, numel, hrg in reversed(self._recent):
-                    if rptr == ptr and hrg and hidx >= n - 3 and numel == param.numel():
+                for rec in map(Recent._make, reversed(self._recent)):
+                    htid = rec.tid
+                    if rec.ptr == ptr and rec.has_history and rec.event >= n - 3 and rec.numel == param.numel():
                         idx = len(self.events)
                         ptid = self._tid(param, producer=idx)
                         self.events.append(Event(idx, "cut", "torch.nn.Parameter", raw, (_pk(htid, True, False),),
@@ -475,9 +480,9 @@ class _Modules:
                                                  self._context(flags, True), "rewrap", {"attr": name}))
                         break
         prev = self._param_owner.get(id(param))
-        if prev is not None and prev[0]() is param:
+        if prev is not None and prev.ref() is param:
             return  # (tied: the module that created it stays its owner)
         try:
-            self._param_owner[id(param)] = (_Held(param), type(module).__name__, name, raw)
+            self._param_owner[id(param)] = Owner(_Held(param), type(module).__name__, name, raw)
         except TypeError:
             pass

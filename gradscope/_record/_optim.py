@@ -16,6 +16,8 @@ from ._ops import _is_compiling
 from ._refs import _pk
 from ._hooks import _active, _dispatch, _suspend_for_step
 from ._compat import version as _version
+from ._records import Open
+from ._records import PendingStep
 
 
 _record_optimizer_step = _dispatch("_optimizer_step", 1)  # (optimizer, args, kwargs)
@@ -81,7 +83,7 @@ class _Optim:
         op = self._open
         if op:
             refs = self._refs
-            op[:] = [(i, t) for i, t in op if (r := refs.get(t)) is not None and r() is not None]
+            op[:] = [o for o in op if (r := refs.get(Open._make(o).tid)) is not None and r() is not None]
         return bool(op)
 
     def _optimizer_step(self, opt):
@@ -121,14 +123,14 @@ class _Optim:
             detail["found_none"] = found_none
         self.events.append(Event(idx, "optimizer_step", f"{type(opt).__name__}.step", raw, (), (),
                                  torch.is_grad_enabled(), False, None, "user", None, detail))
-        self._opt_pending = (idx, raw, tensors, before, saved, type(opt).__name__)
+        self._opt_pending = PendingStep(idx, raw, tensors, before, saved, type(opt).__name__)
 
     def _optimizer_step_done(self, opt):
         pend, self._opt_pending = self._opt_pending, None
         self._in_opt = False
         if pend is None or self._full():
             return
-        step_idx, raw, tensors, before, saved, cls = pend
+        step_idx, raw, tensors, before, saved, cls = pend  # PendingStep
         tids, vb, va, refs = [], [], [], []
         for (p, tid), v in zip(tensors, before):
             now = _version(p)

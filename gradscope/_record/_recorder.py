@@ -87,19 +87,18 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._mod_path = _ModulePaths()
         self._roots: list = []  # _Root of each model called (kept when gone: its tensors keep their names)
         self._names_dirty = True
-        self._param_names: dict = {}  # id(param or buffer) -> (weakref, name)
-        self._param_src: dict = {}  # id(param or buffer) -> (weakref, _Root, path in it)
-        self._tid_src: dict = {}  # tid -> (_Root, path): module tensors the trace saw
+        self._param_names: dict = {}  # id(param or buffer) -> Named
+        self._param_src: dict = {}  # id(param or buffer) -> Source
+        self._tid_src: dict = {}  # tid -> ModelPath: module tensors the trace saw
         self._prefix: dict = {}  # _Root -> prefix of its names
         self._tied_names: dict = {}  # id(param) -> its other names (tied weights)
-        self._param_owner: dict = {}  # id(param) -> (weakref(param), class name, attr, raw site)
-        # module_set events made before the model's root was seen: (weakref(module), attr name, event
-        # index, {old param tid: name within the old module}); their paths are filled in at stop
+        self._param_owner: dict = {}  # id(param) -> Owner
+        # module_set events made before the model's root was seen ([LateAttr]): their paths are filled in at stop
         self._late_attrs: list = []
         self._hooked: set = set()  # id() of tensors whose hook registration was recorded
         self._consumers: dict = {}  # tid -> list of output tids (grad-recording ops that used it)
         self._values: dict = {}  # escaped python float -> event index
-        self._arrays: list = []  # (ptr, nbytes, shape, event index)
+        self._arrays: list = []  # [Array] that went through NumPy
         self._trainable: set = set()
         self._errors: list = []
         self._error_event = None
@@ -109,21 +108,21 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._leave_pending = False  # recording ended (steps=/max_events=): leave at the next chance
         self._left_stack = False  # off the mode stack for good
         self._left_hooks = False  # out of the global hooks
-        self._opt_pending = None
+        self._opt_pending = None  # PendingStep: inside optimizer.step()
         self._grad_of: dict = {}  # id(.grad tensor) -> leaf tid
         self._grad_of_limit = 1024
         self._seen_compiled = False
         self._seen_jit = False
         self._metas: dict = {}  # interned (shape, dtype, device) tuples
-        self._recent = collections.deque(maxlen=64)  # (storage ptr, tid) of recent results with history
+        self._recent = collections.deque(maxlen=64)  # Recent tuples: recent results (with history or detached)
         self._user_grad_stack: list = []
-        self._bw_raw: dict = {}  # id(BackwardRecord) -> what _build_backwards turns into its nodes
+        self._bw_raw: dict = {}  # id(BackwardRecord) -> PendingBackward (turned into its nodes on query)
         self._zg = None  # inside Optimizer.zero_grad(): [] or [its grad_set event]
         # leaves whose .grad was set to None (zero_grad(), `.grad = None`) since a backward last filled
         # it: tid -> that grad_set event. A read that finds None then is recorded (_grad_read).
         self._cleared: dict = {}
         self._watch = False  # bool(self._cleared), read on the hot path
-        self._open: list = []  # (event, output tid) of grad-requiring results not yet freed by a backward
+        self._open: list = []  # Open tuples: grad-requiring results not yet freed by a backward
         self._open_overflow = False
         self.exception: BaseException | None = None
 

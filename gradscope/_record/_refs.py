@@ -15,6 +15,7 @@ from ._compat import disable_torch_function as _NO_TF
 from ._ops import _T, _P, _DTYPES, _is_leaf
 from ._compat import base as _base, is_view as _is_view, version as _version
 from ._compat import module_buffers, module_parameters
+from ._records import ModelPath, Named, Source
 
 
 # A raw tensor ref is one int (ints are not tracked by the garbage collector; tuples of them get
@@ -148,9 +149,9 @@ class _Identity:
         named = False
         if producer is None:
             src = self._param_src.get(id(t))
-            if src is not None and src[0]() is t:  # a tensor of a called model: its module path
-                self._tid_src[tid] = (src[1], src[2])
-                info.name = self._prefix.get(src[1], "") + src[2]
+            if src is not None and src.ref() is t:  # a tensor of a called model: its module path
+                self._tid_src[tid] = ModelPath(src.root, src.path)
+                info.name = self._prefix.get(src.root, "") + src.path
                 if not is_param:
                     info.role = "buffer"
                 named = True
@@ -243,9 +244,9 @@ class _Identity:
                 if ids.get(id(t)) is r:
                     ids[id(t)] = new
         # (names stay: a parameter no call used is named from them when it is asked about)
-        self._param_names = {k: (self._unpinned(r()), name) for k, (r, name) in self._param_names.items()
+        self._param_names = {k: Named(self._unpinned(r()), name) for k, (r, name) in self._param_names.items()
                              if r() is not None}
-        self._param_src = {k: (self._unpinned(r()), root, path) for k, (r, root, path) in self._param_src.items()
+        self._param_src = {k: Source(self._unpinned(r()), root, path) for k, (r, root, path) in self._param_src.items()
                            if r() is not None}
         self._param_owner = {}
         self._late_attrs = []

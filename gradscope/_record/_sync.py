@@ -64,7 +64,7 @@ class _Sync:
         tied = {}  # a Parameter registered under several names (tied weights): its other names
         for pid, others in self._tied_names.items():
             ent = self._param_src.get(pid)
-            p = ent[0]() if ent is not None else None
+            p = ent.ref() if ent is not None else None
             tid = self.tid_of(p) if isinstance(p, nn.Parameter) else None
             if tid is not None:
                 tied[str(tid)] = others
@@ -73,7 +73,7 @@ class _Sync:
         self.data.meta["trainable"] = sorted(self._trainable)
         self.data.meta["internal_errors"] = list(self._errors)
         owners = {}
-        for pid, (r, cls, attr, raw) in self._param_owner.items():
+        for pid, (r, cls, attr, raw) in self._param_owner.items():  # Owner
             p = r()
             if p is None:
                 continue
