@@ -69,7 +69,10 @@ class Trace:
     def __exit__(self, et, ev, tb):
         rec = self._stop()
         if ev is not None and not isinstance(ev, (SystemExit, GeneratorExit)):
-            rec.record_exception(ev)
+            try:
+                rec.record_exception(ev)
+            except Exception as e:  # never mask the user's exception
+                rec._internal(e)
             if isinstance(ev, Exception):
                 try:
                     exp = self.failure

@@ -33,7 +33,7 @@ class _Backward:
         self._in_opt = False
         try:
             rec, handles, state = self._backward_pre(api, args, kwargs)
-        except Exception as e:
+        except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
             self._internal(e)
             return func(*args, **kwargs)
         try:
@@ -139,7 +139,7 @@ class _Backward:
                     ev_i = node_ev.get(sq)
                     if sq in prehooked:  # a tensor hook changes what it receives
                         opaque.add(i)
-                except Exception:
+                except (AttributeError, RuntimeError):  # (a node type without a sequence number)
                     ev_i = None
                 mh = _MUST_HOOK.get(tp)
                 if mh or (mh is None and _must_hook(tp, nm)):
@@ -202,7 +202,7 @@ class _Backward:
         for i in hooked:
             try:
                 handles.append(order[i].register_hook(partial(_node_post, hstate, i)))
-            except Exception:
+            except RuntimeError:  # (torch refuses a hook on this node: what it sent is taken from its neighbours)
                 raw_nodes[i].mode = _M_LOST
         keep = bool(kwargs.get("retain_graph") or kwargs.get("create_graph")
                     or (api == "Tensor.backward" and len(args) > 2 and args[2]))
@@ -236,7 +236,7 @@ class _Backward:
                 if rn.event is not None:
                     try:
                         n.metadata[_FREED] = True
-                    except Exception:
+                    except (AttributeError, RuntimeError):  # (a node without metadata)
                         pass
             if self._open:
                 covered = {rn.event for rn in raw_nodes if rn.event is not None}

@@ -49,7 +49,7 @@ class _Calls:
             return self._jit_traced(func, args, kwargs)
         try:
             pre = self._pre(func, args, kwargs, code)
-        except Exception as e:
+        except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
             self._internal(e)
             return func(*args, **kwargs)
         self._s0 = _seq()
@@ -60,7 +60,7 @@ class _Calls:
             raise
         try:
             self._post(pre, func, args, kwargs, out)
-        except Exception as e:
+        except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
             self._internal(e)
             self._guard(self._post_minimal, pre, func, e)
         return out
@@ -100,7 +100,7 @@ class _Calls:
             if out is None and self._cleared:
                 try:
                     self._grad_read(args[0])
-                except Exception as e:
+                except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
                     self._internal(e)
             return out
         if code == _C_IGNORE:
@@ -118,13 +118,13 @@ class _Calls:
                     old = self._ids.get(id(args[0].grad))
                     if type(old) is _GradRef:
                         old.gone = True
-                except Exception as e:
+                except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
                     self._internal(e)
             if self._zg is not None and len(args) > 1 and args[1] is None:
                 out = func(*args, **kwargs)
                 try:
                     self._zero_grad_set(args[0])
-                except Exception as e:
+                except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
                     self._internal(e)
                 return out
             code = _C_OP
@@ -317,7 +317,7 @@ class _Calls:
                     seq = s0 if _seq() - s0 == 1 else node_sequence_nr(o.grad_fn)
                     self._node_ev[seq] = idx
                     self._recent.append((o.data_ptr(), tid, idx, o.numel(), True))  # a Recent
-                except Exception:
+                except (AttributeError, RuntimeError):  # no storage (data_ptr raises), or a node without a sequence number
                     pass
             elif rg:
                 out_rg = 2
@@ -394,7 +394,7 @@ class _Calls:
                 for o, r in zip(outs_t, orefs):
                     try:
                         self._recent.append((o.data_ptr(), _tid_of(r), idx, o.numel(), False))  # a Recent
-                    except Exception:
+                    except RuntimeError:  # a tensor without storage (data_ptr raises): nothing to match re-wrapped memory to
                         pass
         elif special == "convert":
             kind, cut = "cut", _CONVERT[func]
@@ -504,6 +504,6 @@ class _Calls:
                 idx = len(self.events)
                 self.events.append(Event(idx, "grad_mode", "torch.set_grad_enabled", raw, (), (), prev,
                                          torch.is_inference_mode_enabled(), self._module(), ctx, None, detail))
-        except Exception as e:
+        except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
             self._internal(e)
         return out

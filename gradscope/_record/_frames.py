@@ -207,8 +207,8 @@ def fx_user_frames(f):
                     r = (tuple((id(_stand_in(fn, name)), ln) for fn, ln, name in reversed(frames)),
                          (frames[0][0], frames[0][2].rsplit(".", 1)[-1]))
                     _CODES[id(f.f_code)] = f.f_code  # (keeps the key's code object alive)
-    except Exception:  # a graph without line information: the compiled function's line stands
-        r = ()
+    except (AttributeError, KeyError, StopIteration, TypeError, ValueError):  # a graph without line information:
+        r = ()  # the compiled function's line stands
     _FX_CACHE[key] = r
     return r
 
@@ -258,7 +258,7 @@ def locals_of(f) -> dict:
     loc = f.f_locals
     try:
         out = dict(loc)
-    except Exception:
+    except (RuntimeError, TypeError):  # (a frame whose locals cannot be read now)
         return {}
     if (sys.version_info < (3, 13) and type(loc) is dict and f.f_code.co_flags & _CO_OPTIMIZED
             and sys.getrefcount(loc) <= 3):  # the frame, `loc`, getrefcount's argument
@@ -534,7 +534,7 @@ def cell_label(filename: str) -> str:
                 fmt = ip.compile.format_code_name(filename) if ip is not None else None
                 if fmt:
                     lab = fmt[1]
-            except Exception:
+            except (AttributeError, TypeError, ValueError, IndexError):  # IPython's naming API differs by version
                 lab = ""
         if lab or "ipykernel_" not in filename:  # a cell not run yet may get its number later
             _CELL_LABELS[filename] = lab

@@ -95,7 +95,8 @@ def _held(grads):
             with _Own():
                 return tuple([g.detach() if type(g) is _T or isinstance(g, _T) else g for g in grads])
         return tuple([g.detach() if type(g) is _T or isinstance(g, _T) else g for g in grads])
-    except Exception:  # (a gradient that cannot be detached here, e.g. a batched one under vmap: kept as is)
+    except (RuntimeError, NotImplementedError):  # (a gradient that cannot be detached here, e.g. a batched one under
+        # vmap, or a subclass without detach: kept as is)
         return grads
 
 

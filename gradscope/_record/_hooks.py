@@ -97,7 +97,7 @@ def _dispatch(method: str, nargs: int, with_frame: bool = False, leave: bool = F
                 try:  # (Recorder._guard, written out: module hooks run twice per module call)
                     with _NO_TF():
                         getattr(r, method)(*call)
-                except Exception as e:
+                except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
                     r._internal(e)
             elif leave and r._leave_pending:
                 r._leave()

@@ -26,7 +26,7 @@ class _Lineage:
         torch.Tensor(t), Tensor._make_subclass). That is a cut."""
         try:
             ptr = t.data_ptr()
-        except Exception:
+        except RuntimeError:  # a tensor without storage
             return False
         if not ptr:
             return False
@@ -82,7 +82,7 @@ class _Lineage:
         else same shape), or from escaped Python numbers (legacy torch.Tensor([...]))?"""
         try:
             ptr = t.data_ptr()
-        except Exception:
+        except RuntimeError:  # a tensor without storage
             return
         link, how, op = None, None, "torch.from_numpy"
         for a in reversed(self._arrays):
@@ -98,7 +98,7 @@ class _Lineage:
             try:
                 with _Own():
                     vals = t.detach().flatten().tolist()
-            except Exception:
+            except (RuntimeError, NotImplementedError):  # values that cannot be read (meta, a subclass)
                 vals = ()
             for v in vals:
                 e = self._values.get(v)
@@ -127,7 +127,7 @@ class _Lineage:
                 self._arrays.append(Array(ai["data"][0], out.nbytes, tuple(out.shape), idx))
                 if len(self._arrays) > 256:
                     del self._arrays[:128]
-            except Exception:
+            except (AttributeError, KeyError, TypeError):  # an array-like without a usable __array_interface__
                 pass
         if len(self._values) > 200_000:
             self._values.clear()

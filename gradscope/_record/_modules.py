@@ -210,7 +210,7 @@ class _Modules:
         f = _frames.first_user_frame(sys._getframe(), self._entry)
         try:
             var, root = _names.find_root(f, self._entry, module, self._mod_path.get)
-        except Exception as e:
+        except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
             self._internal(e)
             var, root = None, module
         taken = {r.var for r in self._roots if r.ref() is not None and r.ref() is not root}
@@ -247,7 +247,7 @@ class _Modules:
                 continue
             try:
                 mods, tens = _names.walk(root)
-            except Exception as e:
+            except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
                 self._internal(e)
                 continue
             walked.append((r, mods, tens))
@@ -465,7 +465,7 @@ class _Modules:
         if self.tid_of(param) is None and self.events:
             try:
                 ptr = param.data_ptr()
-            except Exception:
+            except RuntimeError:  # a parameter without storage (meta, lazy)
                 ptr = 0
             if ptr:
                 n = len(self.events)

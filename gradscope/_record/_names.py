@@ -108,14 +108,14 @@ def walk(root):
 def contains(big, m) -> bool:
     try:
         return any(x is m for x in big.modules())
-    except Exception:
+    except (AttributeError, TypeError, RuntimeError):  # (a module whose modules() is broken or overridden)
         return False
 
 
 def _size(m) -> int:
     try:
         return sum(1 for _ in m.modules())
-    except Exception:
+    except (AttributeError, TypeError, RuntimeError):  # (as in contains)
         return 0
 
 
@@ -179,7 +179,7 @@ def find_root(f, stop, module, path_of):
     try:
         g = f.f_globals
         hit = _scan(list(g.items()), module, public=True) if g is not loc else None
-    except Exception:
+    except (AttributeError, TypeError, RuntimeError):  # (globals whose values cannot be inspected)
         hit = None
     if hit is not None:
         return hit[1], hit[2]

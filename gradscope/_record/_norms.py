@@ -52,8 +52,8 @@ def _grad_status(g):
             if g.is_sparse:
                 g = g.coalesce().values()
             n = float(torch.linalg.vector_norm(g.detach().float()))
-    except Exception:
-        return "received", None
+    except (RuntimeError, NotImplementedError, TypeError):  # a norm torch cannot take (dtype, layout, subclass):
+        return "received", None  # a gradient arrived, of unknown size
     if not math.isfinite(n):
         return "nonfinite", n
     if n == 0.0:
@@ -91,7 +91,7 @@ def _grad_statuses(grads):
                 out[i] = ("received", n) if 0.0 < n < _INF else ("zero", 0.0) if n == 0.0 else ("nonfinite", n)
             if len(dense) == len(out):
                 return out
-        except Exception:
+        except (RuntimeError, NotImplementedError, TypeError):  # (one foreach call for mixed devices/subclasses: one at a time below)
             pass
     return [o if o is not None else _grad_status(g) for o, g in zip(out, grads)]
 
@@ -108,7 +108,7 @@ def _flush_norms(pending):
             if any(g.is_sparse or not (g.is_floating_point() or g.is_complex()) for g in gs):
                 raise TypeError("mixed")
             vals = torch.stack([v.float() for v in foreach_norm(gs)]).tolist()
-    except Exception:
+    except (RuntimeError, NotImplementedError, TypeError):  # (mixed, or not foreach-able: one at a time)
         vals = [_norm(g) for _, _, g in items]
     for (outs, j, _), v in zip(items, vals):
         outs[j] = v
@@ -120,5 +120,5 @@ def _norm(g):
     try:
         with _Own():
             return float(torch.linalg.vector_norm(g.detach().float()))
-    except Exception:
+    except (RuntimeError, NotImplementedError, TypeError):  # (as in _grad_status: unknown size)
         return None

@@ -128,7 +128,7 @@ def _name(func) -> str:
     if n is None:
         try:
             n = resolve_name(func)
-        except Exception:
+        except (AttributeError, TypeError, KeyError):  # (a callable torch.overrides cannot name)
             n = None
         if n is None:
             mod = getattr(func, "__module__", None) or ""

@@ -101,6 +101,10 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._arrays: list = []  # [Array] that went through NumPy
         self._trainable: set = set()
         self._errors: list = []
+        self._n_errors = 0
+        self._error_note = None  # index of the internal-error note in data.unseen
+        self._error_text = None
+        self._first_where = ""
         self._error_event = None
         self._in_opt = False
         self._suspended = False  # taken off the mode stack during optimizer.step()
@@ -206,7 +210,7 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
             stance, self._stance = self._stance, None
             try:
                 stance.__exit__(None, None, None)
-            except Exception as e:
+            except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
                 self._internal(e)
         try:
             cur = current_function_modes()
@@ -228,8 +232,12 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
                 self._left_hooks = True
                 _remove_globals()
             self._entry = None
-            self._sync_live()
-            self._release_params()
+            self._guard(self._sync_live)  # (a failure of ours here must not raise out of the user's block)
+            try:
+                self._release_params()
+            except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
+                self._internal(e)
+                self._drop_held()  # and no strong reference may stay on the user's tensors
             self._synced_tensors = -1  # the per-event conversion is left to the first query (sync)
 
     def _pop_out_of_order(self):
@@ -256,8 +264,41 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
             self.data.unseen.append(text)
 
     def _internal(self, e):
+        """A failure of gradscope's own, caught where it must not reach the user's program: kept (the
+        first 20 in meta["internal_errors"]) and said in the trace's notes, so the report shows the gap."""
+        self._n_errors += 1
         if len(self._errors) < 20:
-            self._errors.append(f"{type(e).__name__}: {e}")
+            self._errors.append(f"{type(e).__name__}: {e}"[:500])
+            self.data.meta["internal_errors"] = list(self._errors)  # (also when the sync itself failed)
+        if self._n_errors == 1:
+            self._first_where = _where_raised(e)
+        note = _internal_note(self._errors[0], self._n_errors, self._first_where)
+        un = self.data.unseen
+        if self._error_note is not None and self._error_note < len(un) and un[self._error_note] == self._error_text:
+            un[self._error_note] = note
+        else:
+            self._error_note = len(un)
+            un.append(note)
+        self._error_text = note
+
+
+def _where_raised(e) -> str:
+    """The gradscope function an exception was raised in (the innermost of ours in its traceback)."""
+    tb, name = e.__traceback__, ""
+    while tb is not None:
+        co = tb.tb_frame.f_code
+        if co.co_filename.startswith(_frames.GS_DIR):
+            name = co.co_name
+        tb = tb.tb_next
+    return name
+
+
+def _internal_note(first: str, n: int, where: str) -> str:
+    times = f"{n} times, first" if n > 1 else "once"
+    at = f" in {where}" if where else ""
+    return (f"gradscope failed internally while recording ({times}{at}: {first[:200]}); the calls it was recording "
+            "ran normally but some may be missing from the trace (all errors: trace.data.meta['internal_errors']). "
+            "Please report it with that message")
 
 
 _frames.mark_internal(

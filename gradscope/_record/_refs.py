@@ -70,7 +70,7 @@ class _Slot:
             return False
         try:
             return (t.data_ptr(), tuple(t.shape)) == self.mark
-        except Exception:
+        except RuntimeError:  # (no storage, or no shape: a nested tensor)
             return False
 
     def __call__(self):
@@ -134,7 +134,7 @@ class _Identity:
         try:
             shape = tuple(t.shape)
             shape = self._shapes.setdefault(shape, shape)  # long-lived objects cost every full GC: share them
-        except Exception:
+        except RuntimeError:  # (a nested tensor has no single shape)
             shape = ()
         base = _base(t) if _is_view(t) else None
         dt = _DTYPES.get(t.dtype)
@@ -251,6 +251,19 @@ class _Identity:
         self._param_owner = {}
         self._late_attrs = []
 
+    def _drop_held(self):
+        """_release_params failed: forget every strong reference (those tensors are no longer found)."""
+        for tid, r in list(self._refs.items()):
+            if type(r) is _Held:
+                dead = _DeadRef()
+                dead.tid = tid
+                self._refs[tid] = dead
+                t = r.t
+                if self._ids.get(id(t)) is r:
+                    self._ids[id(t)] = dead
+        self._slots = self._slots or {}
+        self._param_names, self._param_src, self._param_owner, self._late_attrs = {}, {}, {}, []
+
     def _unpinned(self, t):
         """A reference to ``t`` after the recording: through its module if it is a module's parameter,
         buffer or parameter .grad, else weak."""
@@ -258,7 +271,7 @@ class _Identity:
         if s is not None:
             try:
                 mark = (t.data_ptr(), tuple(t.shape))
-            except Exception:
+            except RuntimeError:  # (no storage, or no shape)
                 mark = None
             return _Slot(*s, id(t), mark)
         try:

@@ -22,7 +22,7 @@ class _Saved:
         Returns the event index of the op that saved it (or -1 when unknown), else None."""
         try:
             ptr = t.untyped_storage().data_ptr()
-        except Exception:
+        except (RuntimeError, NotImplementedError):  # no storage to be saved (meta, a subclass)
             return None
         if not ptr:
             return None
@@ -61,7 +61,7 @@ class _Saved:
                     try:
                         if o.untyped_storage().data_ptr() == ptr:
                             fam.append(otid)  # a view of the target: its consumers may save it
-                    except Exception:
+                    except (RuntimeError, NotImplementedError):  # (no storage)
                         pass
             i += 1
         seen = set()
@@ -80,7 +80,7 @@ class _Saved:
         try:
             if node.metadata.get(_FREED):
                 return False
-        except Exception:
+        except (AttributeError, RuntimeError):  # (a node without metadata)
             pass
         tp = type(node)
         names = self._SAVED_ATTRS.get(tp)
@@ -93,7 +93,7 @@ class _Saved:
                 if "inplace" in str(e):
                     return True
                 return False  # freed graph
-            except Exception:
+            except (AttributeError, TypeError, NotImplementedError):  # a saved value that cannot be read
                 continue
             vs = v if isinstance(v, (tuple, list)) else (v,)
             for x in vs:
@@ -101,6 +101,6 @@ class _Saved:
                     try:
                         if x.untyped_storage().data_ptr() == ptr:
                             return True
-                    except Exception:
+                    except (RuntimeError, NotImplementedError):  # (no storage)
                         pass
         return False

@@ -94,7 +94,8 @@ class _Sync:
                 continue
             try:
                 ids.update(id(p) for p in root.parameters())
-            except Exception:
+            except Exception as e:  # a user's module whose parameters() raises: which left the model is unknown
+                self._internal(e)
                 return None
         if not ids:
             return None
@@ -154,7 +155,7 @@ class _Sync:
                     df = _frames.attr_definition(m, cname)
                     if df is not None:  # where the never-called child is defined (self.extra = ...)
                         defined[cpath] = df.to_json()
-            except Exception as e:
+            except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
                 self._internal(e)
         self.data.meta["skipped_children"] = skipped
         self.data.meta["uncalled_defined"] = defined

@@ -29,7 +29,7 @@ if sys.version_info >= (3, 11):  # no column ranges: a traceback through it show
             _table += bytes([0x80 | (13 << 3) | (min(_n, 8) - 1), 0])
             _n -= 8
         _TRAMP_CODE = _TRAMP_CODE.replace(co_linetable=bytes(_table))
-    except Exception:
+    except (ValueError, TypeError):  # (a code layout this Python does not accept: carets stay)
         pass
 
 
@@ -59,7 +59,7 @@ def _caller(f):
             names["co_qualname"] = co.co_qualname
         code = _TRAMP_CODE.replace(co_filename=co.co_filename, co_firstlineno=max(int(f.f_lineno or 1), 1), **names)
         fn = type(_direct)(code, f.f_globals)
-    except Exception:
+    except (TypeError, ValueError, AttributeError):  # (an odd code object or globals: called plainly)
         return _direct
     _frames.mark_internal(code)  # never a site of its own
     if len(_TRAMPS) > 50_000:
