@@ -398,7 +398,6 @@ class _Modules:
                                  self._module(), self._context(flags, True), None,
                                  {"attr": attr, "old_class": type(old).__name__, "new_class": type(sub).__name__,
                                   "old_params": old_params}))
-        self._names_dirty = True
 
     def _late_attr(self, module, name, idx, old, new=None):
         try:
@@ -460,8 +459,7 @@ class _Modules:
                                      self._module(), self._context(flags, True), None,
                                      {"attr": attr, "old_class": "Parameter", "new_class": "Parameter",
                                       "old_params": [tid], "tied": False}))
-            self._names_dirty = True
-        # nn.Parameter(t) around a tensor with history: a re-wrap that cuts the graph
+            # nn.Parameter(t) around a tensor with history: a re-wrap that cuts the graph
         if self.tid_of(param) is None and self.events:
             try:
                 ptr = param.data_ptr()

@@ -86,7 +86,6 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._mod_stack: list = []
         self._mod_path = _ModulePaths()
         self._roots: list = []  # _Root of each model called (kept when gone: its tensors keep their names)
-        self._names_dirty = True
         self._param_names: dict = {}  # id(param or buffer) -> Named
         self._param_src: dict = {}  # id(param or buffer) -> Source
         self._tid_src: dict = {}  # tid -> ModelPath: module tensors the trace saw
@@ -119,7 +118,6 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._seen_jit = False
         self._metas: dict = {}  # interned (shape, dtype, device) tuples
         self._recent = collections.deque(maxlen=64)  # Recent tuples: recent results (with history or detached)
-        self._user_grad_stack: list = []
         self._bw_raw: dict = {}  # id(BackwardRecord) -> PendingBackward (turned into its nodes on query)
         self._zg = None  # inside Optimizer.zero_grad(): [] or [its grad_set event]
         # leaves whose .grad was set to None (zero_grad(), `.grad = None`) since a backward last filled
