@@ -427,7 +427,7 @@ def return_before_attr(module, attr: str, ran=()) -> Frame | None:
 def attr_definition(module, attr: str) -> Frame | None:
     """The line of the module's class source that assigns the child ``attr`` (``self.extra = nn.Linear(...)``),
     found with ``ast`` in the user's classes of ``type(module).__mro__``; None when not found."""
-    from . import _source
+    from .. import _source
 
     for klass in getattr(type(module), "__mro__", ()):
         if klass.__module__.startswith("torch.") or klass is object:

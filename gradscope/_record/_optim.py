@@ -14,7 +14,7 @@ from ..model import (
 from . import _frames
 from ._ops import _is_compiling
 from ._refs import _pk
-from ._hooks import _active, _dispatch, _suspend_for_step
+from ._active import _active, _dispatch, _suspend_for_step
 from ._compat import version as _version
 from ._records import Open
 from ._records import PendingStep

@@ -41,7 +41,8 @@ from ._frames import (
     F_COMPILE, F_TORCH,
 )
 from ._compat import disable_torch_function as _NO_TF, function_stack_len as _stack_len, function_stack_at as _stack_at
-from ._hooks import _local, _install_globals, _remove_globals
+from ._active import _local
+from ._hooks import _install_globals, _remove_globals
 from ._saved import _PROBES
 from ._modules import _ModulePaths, _Modules
 from ._refs import _Identity
