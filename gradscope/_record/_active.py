@@ -6,8 +6,10 @@ from __future__ import annotations
 import sys
 import threading
 
-from ._compat import disable_torch_function as _NO_TF, function_stack_at as _stack_at, function_stack_len as _stack_len
-from ._compat import pop_function_mode
+from ._compat import (
+    disable_torch_function as _NO_TF, function_stack_at as _stack_at, function_stack_len as _stack_len,
+    pop_function_mode,
+)
 from ._ops import _is_compiling
 
 _local = threading.local()

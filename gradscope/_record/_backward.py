@@ -8,23 +8,19 @@ from functools import partial
 
 import torch
 
-from ..model import (
-    BackwardRecord, Event, GradInfo,
-)
+from ..model import BackwardRecord, Event, GradInfo
 from . import _frames
-from ._frames import (
-    F_BACKWARD,
-)
-from ._ops import _T, _tensors
-from ._refs import _pk, _tid_of
-from ._norms import _grad_status, _grad_statuses
+from ._compat import backward_hooks, node_sequence_nr, post_accumulate_grad_hooks
+from ._frames import F_BACKWARD
 from ._graph import (
     PRESENT, _NODE_NAMES, _ACCUMULATE, _PASS_THROUGH, _M_LEAF, _M_LEAF_SEEN, _M_PASS, _M_NODE, _M_HOOK, _M_SKIP,
     _M_LOST, _MUST_HOOK, _must_hook, _node_post, _edge_norms, _build_backward,
 )
-from ._saved import _PROBES, _FREED
-from ._compat import backward_hooks, node_sequence_nr, post_accumulate_grad_hooks
+from ._norms import _grad_status, _grad_statuses
+from ._ops import _T, _tensors
 from ._records import BackwardState, HookState, PendingBackward, RawNode
+from ._refs import _pk, _tid_of
+from ._saved import _PROBES, _FREED
 
 
 class _Backward:

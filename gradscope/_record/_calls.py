@@ -5,24 +5,24 @@ import sys
 
 import torch
 
-from ..model import (
-    Event,
-)
+from ..model import Event
 from . import _frames
-from ._frames import (
-    F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM, F_SETUP,
-    F_TORCH,
+from ._compat import (
+    jit_tracing_state as _jit_tracing, next_sequence_nr as _seq, RECORD_FUNCTION_ENTER as _RF_ENTER,
+    RECORD_FUNCTION_EXIT as _RF_EXIT, base as _base, node_sequence_nr, version as _version,
 )
-from ._compat import jit_tracing_state as _jit_tracing, next_sequence_nr as _seq, RECORD_FUNCTION_ENTER as _RF_ENTER, RECORD_FUNCTION_EXIT as _RF_EXIT
-from ._ops import _is_compiling
+from ._frames import (
+    F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM,
+    F_SETUP, F_TORCH,
+)
 from ._ops import (
-    _T, _SKIP, _DETACH, _CONVERT, _BACKWARD, _ZERO_GRAD_OPS, _CAST_NAMES, _SHAPE_ONLY, _POST_ACC_HOOK, _GRAD_GET,
-    _DATA_SET, _SPECIAL, _NAMES, _name, _short, _C_OP, _C_INPLACE, _C_IGNORE, _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD,
-    _C_GRAD_GET, _FCODE, _classify, _ZERO_GRAD_DETAIL, _CTX_FLAGS, _NO_DETAIL, _tensors,
+    _is_compiling, _T, _SKIP, _DETACH, _CONVERT, _BACKWARD, _ZERO_GRAD_OPS, _CAST_NAMES, _SHAPE_ONLY,
+    _POST_ACC_HOOK, _GRAD_GET, _DATA_SET, _SPECIAL, _NAMES, _name, _short, _C_OP, _C_INPLACE, _C_IGNORE,
+    _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET, _FCODE, _classify, _ZERO_GRAD_DETAIL, _CTX_FLAGS,
+    _NO_DETAIL, _tensors,
 )
 from ._refs import _pk, _tid_of, _Ref, _Held, _GradRef
 from ._trampoline import _caller
-from ._compat import base as _base, node_sequence_nr, version as _version
 
 
 class _Calls:

@@ -6,15 +6,14 @@ from __future__ import annotations
 import math
 
 
-from ..model import (
-    BackwardNode,
-)
+from ..model import BackwardNode
 from . import _frames
-from ._compat import dispatch_stack_len as _dispatch_len, function_stack_len as _stack_len
-from ._ops import _T
+from ._compat import (
+    dispatch_stack_len as _dispatch_len, function_stack_len as _stack_len, backward_hooks, ACCUMULATE_GRAD,
+    BACKWARD_HOOK_NODE, COMPILED_NODE, PASS_THROUGH_NODES, forward_cls,
+)
 from ._norms import _Own, _flush_norms, _norm
-from ._compat import backward_hooks
-from ._compat import ACCUMULATE_GRAD, BACKWARD_HOOK_NODE, COMPILED_NODE, PASS_THROUGH_NODES, forward_cls
+from ._ops import _T
 
 
 PRESENT = -1.0  # an edge norm that was not measured: a gradient was sent (non-zero as far as we know)

@@ -9,14 +9,12 @@ import sys
 
 import torch
 
-from ..model import (
-    Event,
-)
+from ..model import Event
 from . import _frames
-from ._ops import _floats
-from ._refs import _pk
 from ._norms import _Own
+from ._ops import _floats
 from ._records import Array, Recent
+from ._refs import _pk
 
 
 class _Lineage:

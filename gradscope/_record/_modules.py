@@ -9,20 +9,13 @@ import weakref
 import torch
 import torch.nn as nn
 
-from ..model import (
-    Event,
-)
+from ..model import Event
 from . import _frames, _names
-from ._frames import (
-    F_COMPILE, F_INIT, F_OPTIM,
-)
-from ._compat import CALL_IMPL_CODE as _CALL_IMPL
+from ._compat import CALL_IMPL_CODE as _CALL_IMPL, module_children, module_parameters
+from ._frames import F_COMPILE, F_INIT, F_OPTIM
 from ._ops import _T, _CTX_FLAGS, _tensors
+from ._records import Call, Recent, LateAttr, ModelPath, Named, Owner, Source
 from ._refs import _pk, _Held
-from ._compat import module_children, module_parameters
-from ._records import Call
-from ._records import Recent
-from ._records import LateAttr, ModelPath, Named, Owner, Source
 
 
 _CLASS_DETAIL: dict = {}  # module class name -> its (shared) module-event detail  # shared by events without details: never mutate

@@ -21,8 +21,8 @@ import sys
 
 import torch.nn as nn
 
-from ._frames import first_user_frame, locals_of
 from ._compat import module_buffers, module_children, module_parameters
+from ._frames import first_user_frame, locals_of
 
 __all__ = ["walk", "unwrap", "find_root", "attr_name", "join"]
 

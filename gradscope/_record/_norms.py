@@ -7,8 +7,10 @@ import math
 
 import torch
 
-from ._compat import disable_torch_function as _NO_TF, dispatch_stack_len as _dispatch_len
-from ._compat import disable_dispatch_modes, foreach_norm, set_grad_enabled
+from ._compat import (
+    disable_torch_function as _NO_TF, dispatch_stack_len as _dispatch_len, disable_dispatch_modes, foreach_norm,
+    set_grad_enabled,
+)
 
 
 _INF = float("inf")

@@ -8,16 +8,13 @@ from functools import partial
 
 import torch
 
-from ..model import (
-    Event,
-)
+from ..model import Event
 from . import _frames
-from ._ops import _is_compiling
-from ._refs import _pk
 from ._active import _active, _dispatch, _suspend_for_step
 from ._compat import version as _version
-from ._records import Open
-from ._records import PendingStep
+from ._ops import _is_compiling
+from ._records import Open, PendingStep
+from ._refs import _pk
 
 
 _record_optimizer_step = _dispatch("_optimizer_step", 1)  # (optimizer, args, kwargs)

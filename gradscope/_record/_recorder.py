@@ -33,26 +33,23 @@ import sys
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ..model import (
-    TraceData,
-)
+from ..model import TraceData
 from . import _frames
-from ._frames import (
-    F_COMPILE, F_TORCH,
-)
-from ._compat import disable_torch_function as _NO_TF, function_stack_len as _stack_len, function_stack_at as _stack_at
 from ._active import _local
-from ._hooks import _install_globals, _remove_globals
-from ._saved import _PROBES
-from ._modules import _ModulePaths, _Modules
-from ._refs import _Identity
-from ._calls import _Calls
-from ._lineage import _Lineage
-from ._saved import _Saved
 from ._backward import _Backward
+from ._calls import _Calls
+from ._compat import (
+    disable_torch_function as _NO_TF, function_stack_len as _stack_len, function_stack_at as _stack_at,
+    current_function_modes, pop_function_mode, pop_function_mode_above, push_function_mode, push_function_mode_back,
+)
+from ._frames import F_COMPILE, F_TORCH
+from ._hooks import _install_globals, _remove_globals
+from ._lineage import _Lineage
+from ._modules import _ModulePaths, _Modules
 from ._optim import _Optim
+from ._refs import _Identity
+from ._saved import _PROBES, _Saved
 from ._sync import _Sync
-from ._compat import current_function_modes, pop_function_mode, pop_function_mode_above, push_function_mode, push_function_mode_back
 
 
 class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim, _Sync, TorchFunctionMode):

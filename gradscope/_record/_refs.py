@@ -7,14 +7,13 @@ import sys
 import weakref
 
 
-from ..model import (
-    TensorInfo,
-)
+from ..model import TensorInfo
 from . import _frames, _names
-from ._compat import disable_torch_function as _NO_TF
+from ._compat import (
+    disable_torch_function as _NO_TF, base as _base, is_view as _is_view, version as _version, module_buffers,
+    module_parameters,
+)
 from ._ops import _T, _P, _DTYPES, _is_leaf
-from ._compat import base as _base, is_view as _is_view, version as _version
-from ._compat import module_buffers, module_parameters
 from ._records import ModelPath, Named, Source
 
 

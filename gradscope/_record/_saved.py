@@ -3,8 +3,8 @@ from __future__ import annotations
 
 
 
-from ._ops import _T, _is_leaf
 from ._compat import SAVED_PREFIX, base as _base, node_sequence_nr
+from ._ops import _T, _is_leaf
 
 
 _PROBES = 2000  # in-place writes per graph checked against saved tensors (see Recorder._saved_info)

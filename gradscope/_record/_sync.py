@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import torch.nn as nn
 
-from ..model import (
-    ExceptionInfo, TensorRef,
-)
+from ..model import ExceptionInfo, TensorRef
 from ..naming import infer_names
 from . import _frames
-from ._refs import _tid_of, _ver
 from ._compat import module_hooks
+from ._refs import _tid_of, _ver
 
 
 class _Sync:
