@@ -9,7 +9,7 @@ from ..model import Event
 from . import _frames
 from ._compat import (
     jit_tracing_state as _jit_tracing, next_sequence_nr as _seq, RECORD_FUNCTION_ENTER as _RF_ENTER,
-    RECORD_FUNCTION_EXIT as _RF_EXIT, base as _base, node_sequence_nr, version as _version,
+    RECORD_FUNCTION_EXIT as _RF_EXIT, node_sequence_nr,
 )
 from ._frames import (
     F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM,
@@ -84,7 +84,7 @@ class _Calls:
             detail["target"] = self._tid(target)
             detail["version_before"] = before
             try:
-                detail["version_after"] = _version(target)
+                detail["version_after"] = target._version
             except RuntimeError:
                 detail["version_after"] = -1
             if saved is not None:
@@ -237,7 +237,7 @@ class _Calls:
         if inplace_target is not None:
             kind = "inplace"
             try:
-                before = _version(inplace_target)
+                before = inplace_target._version  # (direct: _compat.DIRECT_TENSOR_ATTRS)
             except RuntimeError:
                 before = -1
             saved = self._saved_info(inplace_target)
@@ -350,7 +350,7 @@ class _Calls:
                 rv = (r >> 34) - 1  # _ver
                 if rv >= 0:
                     try:
-                        v = _version(t)
+                        v = t._version  # (direct: _compat.DIRECT_TENSOR_ATTRS)
                     except RuntimeError:
                         continue
                     if v != rv:
@@ -367,11 +367,11 @@ class _Calls:
                     detail["grad_of"] = gl
             detail["version_before"] = before
             try:
-                detail["version_after"] = _version(target)
+                detail["version_after"] = target._version
             except RuntimeError:
                 detail["version_after"] = -1
             detail["target"] = self._tid(target)
-            tb = _base(target)
+            tb = target._base
             if tb is not None:
                 detail["base"] = self._tid(tb)
             if saved is not None:  # an event index, 0 included

@@ -18,6 +18,7 @@ from ._records import Call, Recent, LateAttr, ModelPath, Named, Owner, Source
 from ._refs import _pk, _Held
 
 
+_new = tuple.__new__
 _CLASS_DETAIL: dict = {}  # module class name -> its (shared) module-event detail  # shared by events without details: never mutate
 
 
@@ -96,7 +97,8 @@ class _Modules:
         raw, flags = self._where(frame)
         # (without F_TORCH: the ops inside inherit only region flags; F_TORCH on an op then means that
         # torch code between it and its nearest user frame made the call: see _post, library detach)
-        st.append(Call(path, id(frame), id(frame.f_back), raw, flags & self._inherit))
+        st.append(_new(Call, (path, id(frame), id(frame.f_back), raw, flags & self._inherit)))  # (a Call, built
+        # without its Python-level __new__: this runs on every module call)
 
     def _fast_path_off(self, module, path):
         """nn.MultiheadAttention / nn.TransformerEncoder(Layer) in eval without autograd take a fused fast

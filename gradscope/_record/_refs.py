@@ -10,7 +10,7 @@ import weakref
 from ..model import TensorInfo
 from . import _frames, _names
 from ._compat import (
-    disable_torch_function as _NO_TF, base as _base, is_view as _is_view, version as _version, module_buffers,
+    disable_torch_function as _NO_TF, is_view as _is_view, module_buffers,
     module_parameters,
 )
 from ._ops import _T, _P, _DTYPES, _is_leaf
@@ -135,7 +135,7 @@ class _Identity:
             shape = self._shapes.setdefault(shape, shape)  # long-lived objects cost every full GC: share them
         except RuntimeError:  # (a nested tensor has no single shape)
             shape = ()
-        base = _base(t) if _is_view(t) else None
+        base = t._base if _is_view(t) else None  # (direct: see _compat.DIRECT_TENSOR_ATTRS)
         dt = _DTYPES.get(t.dtype)
         if dt is None:
             dt = _DTYPES[t.dtype] = str(t.dtype).replace("torch.", "")
@@ -205,7 +205,7 @@ class _Identity:
             r = ids.get(id(t))
             tid = r.tid if r is not None and r() is t else self._tid(t)
             try:
-                v = _version(t)
+                v = t._version  # (direct: see _compat.DIRECT_TENSOR_ATTRS)
             except RuntimeError:  # inference tensors have no version counter
                 v = -1
             try:
