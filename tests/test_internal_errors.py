@@ -88,3 +88,20 @@ def test_the_note_counts_repeated_failures(monkeypatch):
     (note,) = [n for n in tr.data.unseen if "failed internally" in n]
     assert "5 times" in note, note
     assert len(tr.data.meta["internal_errors"]) == 5
+
+
+def test_a_refused_write_into_a_stale_no_grad_view_is_recorded_not_an_internal_error():
+    """Found by the internal-error note on PyTorch's own test_autograd_inplace_views_creation_meta: reading
+    grad_fn of a view made under no_grad whose base was then written in place raises; the probe before
+    the write must not fail on it (the write was left unrecorded, with an internal error)."""
+    a = torch.rand(3, requires_grad=True).clone()
+    with torch.no_grad():
+        v = a[:2]
+    with gradscope.trace() as tr:
+        a.mul_(2)
+        with pytest.raises(RuntimeError, match="view was created in no_grad mode"):
+            v.add_(1)  # L:refused
+    assert tr.data.meta["internal_errors"] == []
+    assert not any("failed internally" in n for n in tr.data.unseen)
+    last = tr.data.events[-1]
+    assert last.kind == "inplace" and last.op.endswith("add_") and "view was created" in last.detail["error"]

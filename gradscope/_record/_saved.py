@@ -37,8 +37,12 @@ class _Saved:
                                "recursively)")
                 return None
         cands = []
-        if t.grad_fn is not None:
-            cands.append((t.grad_fn, None))
+        try:
+            gf = t.grad_fn
+        except RuntimeError:  # a view made under no_grad whose base was then written in place: torch refuses
+            return None  # the write itself, and the view has no history of its own to save anything
+        if gf is not None:
+            cands.append((gf, None))
         base = _base(t)
         if base is not None and base.grad_fn is not None:
             cands.append((base.grad_fn, None))  # e.g. y = x.exp(); y[:2].mul_(2)
