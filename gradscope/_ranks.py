@@ -56,7 +56,8 @@ class Exchange:
             from torch.distributed import TCPStore
 
             store = TCPStore(host, int(port), is_master=False, timeout=timedelta(seconds=timeout_s))
-        except Exception:  # no store to reach (not torchrun, or it is gone): each rank reports alone
+        except (RuntimeError, ValueError, OSError):  # no store to reach (not torchrun, or it is gone; DistError is a
+            # RuntimeError, a bad port a ValueError): each rank reports alone
             return None
         run = os.environ.get("TORCHELASTIC_RUN_ID", "none")
         attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
@@ -70,7 +71,8 @@ class Exchange:
         try:
             self.store.wait([key], timedelta(seconds=timeout_s))
             return json.loads(self.store.get(key))
-        except Exception:  # that rank never finished (killed, hung, crashed before its summary)
+        except (RuntimeError, ValueError, OSError):  # that rank never finished (killed, hung, crashed before its
+            # summary: the store's wait times out with a DistError, a RuntimeError), or sent no JSON
             return None
 
 

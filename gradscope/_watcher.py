@@ -7,7 +7,7 @@ parameter changed. Nothing else runs per op: no TorchFunctionMode (a global forw
 exists only to find the models when none was given, until the first step).
 
 A parameter frozen between two steps (outside any trace) is named at the user's line that froze it:
-while the watch runs, ``gradscope._flags`` sees requires_grad writes on nn.Parameters (two class
+while the watch runs, ``gradscope._record._flags`` sees requires_grad writes on nn.Parameters (two class
 attributes; nothing per op or per step), the watch keeps the last freeze's line per parameter, the
 alert carries it (``Alert.frozen_at``) and the next step's trace records it as its first event.
 
@@ -27,9 +27,9 @@ import torch
 from torch.nn.modules import module as _M
 from torch.optim import optimizer as _O
 
-from torch.utils._python_dispatch import _disable_current_modes
 
-from . import _flags, _frames, _source
+from . import _source
+from ._record import _compat, _flags, _frames
 from .model import Site
 from .watchlog import Alert, WatchLog
 from .watchrules import ALERT_TEXT, TRIGGERS, WatchConfig
@@ -59,7 +59,7 @@ def _unwrap_optimizer(opt):
     for _ in range(4):
         inner = getattr(opt, "optimizer", None)
         if inner is None:
-            inner = getattr(opt, "_optimizer", None)
+            inner = _compat.wrapped_optimizer(opt)
         if not isinstance(inner, torch.optim.Optimizer):
             return opt
         opt = inner
@@ -73,9 +73,9 @@ class _quiet:
     __slots__ = ("_cms",)
 
     def __enter__(self):
-        cms = [torch.no_grad(), torch._C.DisableTorchFunction()]
-        if torch._C._len_torch_dispatch_stack():
-            cms.append(_disable_current_modes())
+        cms = [torch.no_grad(), _compat.disable_torch_function()]
+        if _compat.dispatch_stack_len():
+            cms.append(_compat.disable_dispatch_modes())
         for cm in cms:
             cm.__enter__()
         self._cms = cms
@@ -99,7 +99,7 @@ def _quiet_norms(grads) -> list:
     with _quiet():
         dense = [g for g in grads if g.layout == torch.strided]
         if len(dense) == len(grads) and dense:
-            return torch.stack(torch._foreach_norm(dense)).tolist()
+            return torch.stack(_compat.foreach_norm(dense)).tolist()
         return [float(torch.linalg.vector_norm(g.coalesce().values() if g.is_sparse else g)) for g in grads]
 
 
@@ -131,7 +131,7 @@ def rank_path(path, rank: int) -> str:
 
 
 def _recorder_globals(on: bool) -> None:
-    from . import _recorder
+    from . import _record as _recorder
 
     _recorder._install_globals() if on else _recorder._remove_globals()
 
@@ -333,7 +333,7 @@ class Watcher:
             if p is not None:
                 # fused kernels update in place without bumping the version counter: a few sampled
                 # values tell whether they moved
-                self._versions[i] = (p._version, _sample(p) if id(p) in fused else None)
+                self._versions[i] = (_compat.version(p), _sample(p) if id(p) in fused else None)
         return None
 
     def _opt_post(self, opt, args, kwargs):
@@ -358,7 +358,7 @@ class Watcher:
                     self._pending_norms[i] = None
             if i in self._versions:
                 ver, sample = self._versions[i]
-                moved = p._version != ver or (sample is not None and not torch.equal(_sample(p), sample))
+                moved = _compat.version(p) != ver or (sample is not None and not torch.equal(_sample(p), sample))
                 self._changed[i] = self._changed.get(i, False) or moved
         if grads:
             for i, n in zip(keep, _quiet_norms(grads)):
@@ -473,7 +473,7 @@ class Watcher:
         return i is not None and self._params[i]() is p
 
     def _flag_written(self, p, value, f) -> None:
-        """(gradscope._flags) A write from frame ``f`` changed the requires_grad of ``p``, a watched parameter:
+        """(gradscope._record._flags) A write from frame ``f`` changed the requires_grad of ``p``, a watched parameter:
         keep the user's line that froze it (an unfreeze only forgets it: nothing to walk)."""
         i = self._index[id(p)]
         if value:

@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     except UsageError as e:
         return _error(str(e))
-    except Exception as e:
+    except Exception as e:  # (re-raised below unless it is one of ours, imported only when one happens)
         from .errors import GradscopeError
         from .model import TraceFileError
 
@@ -532,7 +532,7 @@ def _cmd_doctor(args) -> int:
     def version(mod: str) -> str | None:
         try:
             m = importlib.import_module(mod)
-        except Exception:
+        except Exception:  # a broken install raises anything on import: the row says "not importable"
             return None
         v = getattr(m, "__version__", None)
         if v is None:
@@ -540,7 +540,7 @@ def _cmd_doctor(args) -> int:
                 from importlib.metadata import version as dist_version
 
                 v = dist_version(mod)
-            except Exception:
+            except ImportError:  # (importlib.metadata.PackageNotFoundError)
                 v = "installed"
         return str(v)
 
@@ -561,7 +561,7 @@ def _cmd_doctor(args) -> int:
         try:
             p = subprocess.run([dot, "-V"], capture_output=True, text=True, timeout=20)
             dv = (p.stderr or p.stdout).strip().splitlines()[0] if (p.stderr or p.stdout).strip() else "unknown version"
-        except Exception as e:  # dot present but broken
+        except (OSError, subprocess.SubprocessError, IndexError) as e:  # dot present but broken
             dv = f"found but `dot -V` failed: {e}"
             ok = False
         rows.append(("ok", "dot (graphviz)", f"{dot}: {dv}"))

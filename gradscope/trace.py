@@ -54,7 +54,7 @@ class Trace:
     def __init__(self, *, max_events=None, steps=None, eager_compile=False, data: TraceData | None = None,
                  source: str | None = None):
         self._opts = dict(max_events=max_events, steps=steps, eager_compile=eager_compile)
-        self._rec = None  # the live recorder (gradscope._recorder.Recorder) while/after recording
+        self._rec = None  # the live recorder (gradscope._record.Recorder) while/after recording
         self._data = data
         self._source = source
         self._diag = None
@@ -68,7 +68,10 @@ class Trace:
     def __exit__(self, et, ev, tb):
         rec = self._stop()
         if ev is not None and not isinstance(ev, (SystemExit, GeneratorExit)):
-            rec.record_exception(ev)
+            try:
+                rec.record_exception(ev)
+            except Exception as e:  # never mask the user's exception
+                rec._internal(e)
             if isinstance(ev, Exception):
                 try:
                     exp = self.failure
@@ -83,7 +86,7 @@ class Trace:
         or for a trace started by gradscope.watch, the outermost user frame)."""
         if self._rec is not None and self._rec._on:
             raise GradscopeError("this trace is already recording; use a new gradscope.trace() to nest traces")
-        from ._recorder import Recorder  # torch is needed to record, not to read a saved trace
+        from ._record import Recorder  # torch is needed to record, not to read a saved trace
 
         self._rec = Recorder(**self._opts)
         self._data = None
@@ -175,7 +178,8 @@ class Trace:
             return None
         import torch
 
-        from ._recorder import _grad_status, _Quiet
+        from ._record import _grad_status
+        from ._record._quiet import _Quiet
 
         t = self._rec.live(tid)
         if t is None:
@@ -385,7 +389,7 @@ def _torch():
 
 def _caller_name(t, frame) -> str | None:
     """The caller's variable name for tensor ``t`` (``tr.why(x)`` -> "x")."""
-    from ._frames import locals_of
+    from ._record._frames import locals_of
 
     for scope in (locals_of(frame), frame.f_globals):
         for k, v in scope.items():

@@ -198,7 +198,7 @@ def test_inplace_error_carries_gradscope_note():
 
 
 def test_recorder_failure_never_breaks_the_program(monkeypatch):
-    from gradscope._recorder import Recorder
+    from gradscope._record import Recorder
 
     def broken(self, *a, **k):
         raise RuntimeError("recorder bug")

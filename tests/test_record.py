@@ -751,10 +751,10 @@ def test_hooks_and_retain_grad_are_recorded():
 def test_zeroing_node_found_with_big_gradients(budget, monkeypatch):
     """Gradients above 16k elements are kept until backward ends within a byte budget, else
     measured when they pass: either way the node that zeroed the gradient is found."""
-    from gradscope import _recorder
+    from gradscope._record import _graph
 
     if budget == "measured at once":
-        monkeypatch.setattr(_recorder, "_HOLD_BYTES", 0)
+        monkeypatch.setattr(_graph, "_HOLD_BYTES", 0)
     torch.manual_seed(0)
     w = torch.randn(256, 256, requires_grad=True)
     x = torch.randn(256, 256)
@@ -796,9 +796,9 @@ def test_accumulating_into_existing_grads_measures_nothing_in_a_healthy_step():
 
 
 def _recorder_present():
-    from gradscope import _recorder
+    from gradscope import _record
 
-    return _recorder.PRESENT
+    return _record.PRESENT
 
 
 def test_transpose_inside_linear_is_filled_in_from_its_parent():
@@ -988,12 +988,12 @@ def test_write_through_a_view_made_under_no_grad_is_recorded():
 def test_a_failing_recording_step_still_leaves_the_event(monkeypatch):
     """If turning a call into an event fails (a gradscope bug, an odd tensor), the call is still
     recorded, with its inputs and, for a write, its target."""
-    from gradscope import _recorder
+    from gradscope import _record
 
     def broken(self, *a, **k):
         raise RuntimeError("injected")
 
-    monkeypatch.setattr(_recorder.Recorder, "_post", broken)
+    monkeypatch.setattr(_record.Recorder, "_post", broken)
     x = torch.randn(3)
     with gradscope.trace() as tr:
         x.add_(1)  # L:broken

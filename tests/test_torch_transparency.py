@@ -17,7 +17,7 @@ from torch.optim import optimizer as O
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import gradscope
-from gradscope._recorder import Recorder
+from gradscope._record import Recorder
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -390,10 +390,10 @@ def _shown(action: str, traced: bool):
     import contextlib
     import warnings
 
-    from gradscope import _recorder
+    from gradscope._record import _ops
 
-    _recorder._NAMES.clear()
-    _recorder._FCODE.clear()
+    _ops._NAMES.clear()
+    _ops._FCODE.clear()
     raised = []
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter(action)

@@ -214,8 +214,8 @@ class _Full:
                 seen_src.add((src, ref.tid))
                 kind, label = self._classify(e, ref, out_rg, verdict)
                 self.edges.append(_E(src, key, kind, label, ref.tid))
-            for src_key, tid in self._links(e, writer, exits):
-                self.edges.append(_E(src_key, key, "inferred", "inferred link", tid))
+            for src_key in self._links(e):
+                self.edges.append(_E(src_key, key, "inferred", "inferred link", None))
             for ref in e.outputs:
                 writer[ref.tid] = key
                 if e.kind == "inplace":
@@ -333,45 +333,16 @@ class _Full:
             return "data", ""
         return "autograd", ""
 
-    def _links(self, e: Event, writer: dict, exits: dict) -> list:
-        """Inferred links of ``e``: [(source node key, tid)].
+    def _links(self, e: Event) -> list:
+        """Inferred links of ``e``: the node keys of the events whose values came back here.
 
-        The recorder writes ``detail["links"]``: indices of the events whose values came
-        back here (``numpy()`` then ``torch.from_numpy``, ``item()`` then ``torch.tensor``),
-        and ``detail["inferred"]``: how it knows (``"memory"``, ``"shape"``, ``"value"``).
-        Dicts ``{"tid": ..}`` / ``{"event": ..}`` are read too.
+        The recorder writes ``detail["links"]``: indices of those events (``numpy()`` then
+        ``torch.from_numpy``, ``item()`` then ``torch.tensor``), and ``detail["inferred"]``: how it
+        knows (``"memory"``, ``"shape"``, ``"value"``).
         """
-        raw = e.detail.get("links")
-        if not raw:
-            return []
-        items: list = []
-        if isinstance(raw, dict):
-            for v in raw.values():
-                items.extend(v if isinstance(v, (list, tuple)) else [v])
-        elif isinstance(raw, (list, tuple)):
-            items = list(raw)
-        else:
-            items = [raw]
-        out = []
-        for it in items:
-            tid = ev = None
-            if isinstance(it, bool):
-                continue
-            if isinstance(it, int):
-                ev = it
-            elif isinstance(it, dict):
-                tid = it.get("tid", it.get("from_tid", it.get("src")))
-                ev = it.get("event", it.get("from_event"))
-            elif isinstance(it, (list, tuple)) and it and isinstance(it[0], int):
-                tid = it[0]
-            src = None
-            if isinstance(ev, int) and ("e", ev) in self.nodes:
-                src = ("e", ev)
-            elif isinstance(tid, int):
-                src = exits.get(tid) or writer.get(tid) or self._tensor_node(tid)
-            if src is not None and src != ("e", e.index):
-                out.append((src, tid if isinstance(tid, int) else None))
-        return out
+        own = ("e", e.index)
+        return [("e", ev) for ev in e.detail.get("links") or () if type(ev) is int
+                and ("e", ev) in self.nodes and ("e", ev) != own]
 
 
 def _adjacency(edges: list) -> tuple:

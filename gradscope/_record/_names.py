@@ -21,6 +21,7 @@ import sys
 
 import torch.nn as nn
 
+from ._compat import module_buffers, module_children, module_parameters
 from ._frames import first_user_frame, locals_of
 
 __all__ = ["walk", "unwrap", "find_root", "attr_name", "join"]
@@ -37,7 +38,7 @@ def join(prefix: str, name: str) -> str:
 def _wrapped(m):
     """The module a torch wrapper (DDP, DataParallel, compile's OptimizedModule, FSDP) runs, else None.
     Only classes defined by torch itself: a user's ``self.module`` keeps its name."""
-    mods = m._modules
+    mods = module_children(m)
     if len(mods) != 1 or not type(m).__module__.startswith("torch."):
         return None
     (name, c), = mods.items()
@@ -57,7 +58,7 @@ def unwrap(m):
 def flat(m) -> bool:
     """A root whose own names would read badly without its variable: no children (``weight``), or
     numbered ones only (nn.Sequential / ModuleList: ``0.weight``)."""
-    kids = list(unwrap(m)._modules)
+    kids = list(module_children(unwrap(m)))
     return not kids or any(k[:1].isdigit() for k in kids)
 
 
@@ -75,26 +76,26 @@ def walk(root):
         if id(m) not in seen:
             seen.add(id(m))
             mods.append((path, m))
-        for n, p in m._parameters.items():
+        for n, p in module_parameters(m).items():
             if p is not None:
                 tens.append((join(path, n), p))
-        for n, b in m._buffers.items():
+        for n, b in module_buffers(m).items():
             if b is not None:
                 tens.append((join(path, n), b))
         kids = []
         inner = _wrapped(m)
-        for n, c in m._modules.items():
+        for n, c in module_children(m).items():
             if c is None:
                 continue
             if c is inner:
                 kids.append((path, c))  # the wrapper's module: same path
             elif n == "parametrizations" and isinstance(c, nn.ModuleDict):
-                for pn, plist in c._modules.items():
+                for pn, plist in module_children(c).items():
                     ppath = join(path, pn)
-                    for on, orig in plist._parameters.items():  # original -> weight; original0 -> weight.original0
+                    for on, orig in module_parameters(plist).items():  # original -> weight; original0 -> weight.original0
                         if orig is not None:
                             tens.append((ppath if on == "original" else join(ppath, on), orig))
-                    for on, orig in plist._buffers.items():
+                    for on, orig in module_buffers(plist).items():
                         if orig is not None:
                             tens.append((ppath if on == "original" else join(ppath, on), orig))
                     kids.append((join(path, f"parametrizations.{pn}"), plist))
@@ -107,14 +108,14 @@ def walk(root):
 def contains(big, m) -> bool:
     try:
         return any(x is m for x in big.modules())
-    except Exception:
+    except (AttributeError, TypeError, RuntimeError):  # (a module whose modules() is broken or overridden)
         return False
 
 
 def _size(m) -> int:
     try:
         return sum(1 for _ in m.modules())
-    except Exception:
+    except (AttributeError, TypeError, RuntimeError):  # (as in contains)
         return 0
 
 
@@ -130,7 +131,7 @@ def _scan(items, module, public=False):
         if isinstance(v, _Module):
             if v is module:
                 cand = (1.0, k, v)
-            elif v._modules and contains(v, module):
+            elif module_children(v) and contains(v, module):
                 cand = (1.0 + _size(v), k, v)
         elif type(v) in (list, tuple) and 0 < len(v) <= 4096:
             for i, x in enumerate(v):
@@ -178,7 +179,7 @@ def find_root(f, stop, module, path_of):
     try:
         g = f.f_globals
         hit = _scan(list(g.items()), module, public=True) if g is not loc else None
-    except Exception:
+    except (AttributeError, TypeError, RuntimeError):  # (globals whose values cannot be inspected)
         hit = None
     if hit is not None:
         return hit[1], hit[2]

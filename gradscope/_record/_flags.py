@@ -27,6 +27,8 @@ import threading
 
 import torch
 
+from ._compat import disable_torch_function as _NO_TF, tensorbase_requires_grad_get, torch_function_mode_enabled
+
 __all__ = ["add_listener", "remove_listener", "installed", "requires_grad", "seen_on"]
 
 _P = torch.nn.Parameter
@@ -36,7 +38,7 @@ _MISSING = object()
 _lock = threading.Lock()
 _listeners: list = []  # (wants(param) -> bool, told(param, value, the frame that made the write))
 _state: dict = {}  # while installed: name -> (what Parameter's own __dict__ held, what we put there)
-_mode_on = torch._C._is_torch_function_mode_enabled
+_mode_on = torch_function_mode_enabled
 _compiling = torch.compiler.is_compiling
 
 
@@ -51,7 +53,7 @@ def _resolved(name):
 def _quiet_read(get, p):
     if type(p) is _P and not _mode_on():  # (nn.Parameter's own __torch_function__ is disabled)
         return get(p)
-    with torch._C.DisableTorchFunction():  # our own read: no mode or subclass sees it
+    with _NO_TF():  # our own read: no mode or subclass sees it
         return get(p)
 
 
@@ -123,7 +125,7 @@ def remove_listener(wants, told) -> None:
         _state.clear()
 
 
-_BASE_GET = torch._C.TensorBase.requires_grad.__get__
+_BASE_GET = tensorbase_requires_grad_get
 
 
 def requires_grad(p) -> bool:

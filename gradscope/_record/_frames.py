@@ -12,12 +12,12 @@ import os
 import sys
 import sysconfig
 
-import torch
 
-from .model import Frame, Site
+from ..model import Frame, Site
+from . import _compat as L  # (torch's file layout)
+from ._compat import TORCH_DIR
 
-TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
-GS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+GS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # the gradscope package
 _STDLIB = sysconfig.get_paths().get("stdlib") or os.path.dirname(os.__file__)
 STDLIB_DIR = os.path.abspath(_STDLIB) + os.sep
 _SITE_PACKAGES = ("site-packages" + os.sep, "dist-packages" + os.sep)
@@ -40,9 +40,9 @@ F_BACKWARD = 1024  # inside torch.autograd.backward / grad
 F_SETUP = 2048  # torch code working on the user's behalf on parameters, not a computation (module.to / .double)
 
 #: (file under torch/, function) that runs ops on parameters on the user's behalf: what they do there (a
-#: `param.data = ...` of a dtype/device conversion) is not the user's cut. One list, so that other such
-#: setup code (a wrapper's constructor) is one more entry.
-ON_BEHALF = {("nn/modules/module.py", "_apply")}
+#: `param.data = ...` of a dtype/device conversion) is not the user's cut. One list (in _compat, with the
+#: rest of torch's file layout), so that other such setup code (a wrapper's constructor) is one more entry.
+ON_BEHALF = L.ON_BEHALF
 
 # Categories are cached by id(code): hashing a code object hashes its bytecode and constants
 # every time, which made the walk several times slower. _CODES keeps each categorized code
@@ -58,27 +58,27 @@ def _categorize(co) -> int:
     elif fn.startswith(TORCH_DIR):
         rel = fn[len(TORCH_DIR):].replace(os.sep, "/")
         cat = F_TORCH
-        if rel.startswith("optim/"):
+        if rel.startswith(L.OPTIM_FILES):
             cat |= F_OPTIM
-        elif rel.startswith("utils/checkpoint"):
+        elif rel.startswith(L.CHECKPOINT_FILES):
             cat |= F_CHECKPOINT
-        elif rel == "autograd/function.py":
+        elif rel == L.FUNCTION_APPLY_FILE:
             cat |= F_APPLY
-        elif rel == "nn/init.py" or (rel.startswith("nn/modules/") and co.co_name in ("__init__", "reset_parameters", "_reset_parameters")):
+        elif rel == L.INIT_FILE or (rel.startswith(L.MODULES_DIR) and co.co_name in L.INIT_FUNCTIONS):
             cat |= F_INIT
         elif (rel, co.co_name) in ON_BEHALF:
             cat |= F_SETUP
-        elif rel.startswith("nn/utils/clip_grad"):
+        elif rel.startswith(L.CLIP_FILES):
             cat |= F_CLIP
-        elif rel.startswith("utils/data/"):
+        elif rel.startswith(L.DATA_FILES):
             cat |= F_DATA
-        elif rel.startswith(("_functorch/", "func/")):
+        elif rel.startswith(L.FUNCTORCH_FILES):
             cat |= F_FUNCTORCH
-        elif rel.startswith(("_dynamo/", "_inductor/")):
+        elif rel.startswith(L.COMPILE_FILES):
             cat |= F_COMPILE
-        elif rel.startswith("autograd/__init__"):
+        elif rel.startswith(L.BACKWARD_FILE):
             cat |= F_BACKWARD
-    elif fn.startswith("<eval_with_key") or "torchinductor" in fn:
+    elif fn.startswith(L.GENERATED_PREFIX) or L.GENERATED_MARK in fn:
         cat = F_GENERATED
     elif fn.startswith(STDLIB_DIR) and not any(s in fn for s in _SITE_PACKAGES):
         cat = 0
@@ -237,9 +237,9 @@ def fx_user_frames(f):
         if _FX_LINE is None:
             _FX_LINE = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
         gm = locals_of(f).get("self")
-        lines = getattr(gm, "_lineno_map", None)
+        lines, start = L.fx_line_map(gm)
         if lines:
-            idx = lines.get(f.f_lineno - (getattr(gm, "_prologue_start", 0) or 0))
+            idx = lines.get(f.f_lineno - start)
             if idx is not None:
                 node = next(n for i, n in enumerate(gm.graph.nodes) if i == idx)
                 frames = [(fn, int(ln), name) for fn, ln, name in _FX_LINE.findall(node.meta.get("stack_trace") or "")
@@ -248,8 +248,8 @@ def fx_user_frames(f):
                     r = (tuple((id(_stand_in(fn, name)), ln) for fn, ln, name in reversed(frames)),
                          (frames[0][0], frames[0][2].rsplit(".", 1)[-1]))
                     _CODES[id(f.f_code)] = f.f_code  # (keeps the key's code object alive)
-    except Exception:  # a graph without line information: the compiled function's line stands
-        r = ()
+    except (AttributeError, KeyError, StopIteration, TypeError, ValueError):  # a graph without line information:
+        r = ()  # the compiled function's line stands
     _FX_CACHE[key] = r
     return r
 
@@ -299,7 +299,7 @@ def locals_of(f) -> dict:
     loc = f.f_locals
     try:
         out = dict(loc)
-    except Exception:
+    except (RuntimeError, TypeError):  # (a frame whose locals cannot be read now)
         return {}
     if (sys.version_info < (3, 13) and type(loc) is dict and f.f_code.co_flags & _CO_OPTIMIZED
             and sys.getrefcount(loc) <= 3):  # the frame, `loc`, getrefcount's argument
@@ -468,7 +468,7 @@ def return_before_attr(module, attr: str, ran=()) -> Frame | None:
 def attr_definition(module, attr: str) -> Frame | None:
     """The line of the module's class source that assigns the child ``attr`` (``self.extra = nn.Linear(...)``),
     found with ``ast`` in the user's classes of ``type(module).__mro__``; None when not found."""
-    from . import _source
+    from .. import _source
 
     for klass in getattr(type(module), "__mro__", ()):
         if klass.__module__.startswith("torch.") or klass is object:
@@ -532,7 +532,7 @@ def _scan_for_attr(co, attr, cls, depth):
     return "none", None
 
 
-_CTX_FILES = ("autograd/grad_mode.py", "utils/_contextlib.py", "autograd/grad_mode")
+_CTX_FILES = L.GRAD_MODE_FILES
 
 
 def library_caller(f) -> str | None:
@@ -547,7 +547,7 @@ def library_caller(f) -> str | None:
         fn = co.co_filename
         if fn.startswith(TORCH_DIR):
             rel = fn[len(TORCH_DIR):].replace(os.sep, "/")
-            if not rel.startswith(_CTX_FILES) and not rel.startswith(("overrides", "_C", "nn/modules/module.py")):
+            if not rel.startswith(_CTX_FILES) and not rel.startswith(L.DISPATCH_FILES):
                 lib = getattr(co, "co_qualname", co.co_name)
         f = f.f_back
     return None
@@ -575,7 +575,7 @@ def cell_label(filename: str) -> str:
                 fmt = ip.compile.format_code_name(filename) if ip is not None else None
                 if fmt:
                     lab = fmt[1]
-            except Exception:
+            except (AttributeError, TypeError, ValueError, IndexError):  # IPython's naming API differs by version
                 lab = ""
         if lab or "ipykernel_" not in filename:  # a cell not run yet may get its number later
             _CELL_LABELS[filename] = lab

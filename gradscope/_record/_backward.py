@@ -1,0 +1,308 @@
+"""Backward watching, the per-call part: the graph walk that decides which nodes to hook, and
+what the call leaves in the trace (leaf gradients, statuses, steps=).
+"""
+from __future__ import annotations
+
+import sys
+from functools import partial
+
+import torch
+
+from ..model import BackwardRecord, Event, GradInfo
+from . import _frames
+from ._compat import backward_hooks, node_sequence_nr, post_accumulate_grad_hooks
+from ._frames import F_BACKWARD
+from ._graph import (
+    PRESENT, _NODE_NAMES, _ACCUMULATE, _PASS_THROUGH, _M_LEAF, _M_LEAF_SEEN, _M_PASS, _M_NODE, _M_HOOK, _M_SKIP,
+    _M_LOST, _MUST_HOOK, _must_hook, _node_post, _edge_norms, _build_backward,
+)
+from ._norms import _grad_status, _grad_statuses
+from ._ops import _T, _tensors
+from ._records import BackwardState, HookState, PendingBackward, RawNode
+from ._refs import _pk, _tid_of
+from ._saved import _PROBES, _FREED
+from ._trampoline import _caller
+
+
+class _Backward:
+    # --- backward --------------------------------------------------------------------------
+    def _backward(self, api, func, args, kwargs):
+        self._in_opt = False
+        try:
+            rec, handles, state = self._backward_pre(api, args, kwargs)
+        except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
+            self._internal(e)
+            return func(*args, **kwargs)
+        try:
+            # (from the user's line, above _other_call and the mode: a warning torch.autograd.grad raises
+            # with stacklevel=2 points there, as plain; see _caller)
+            out = _caller(sys._getframe(3))(func, args, kwargs)
+        except BaseException as e:
+            for h in handles:
+                h.remove()
+            self._guard(self._backward_post, rec, state, None, e)
+            raise
+        for h in handles:
+            h.remove()
+        self._guard(self._backward_post, rec, state, out, None)
+        return out
+
+    def _backward_pre(self, api, args, kwargs):
+        if api == "torch.autograd.grad":
+            roots = args[0] if args else kwargs.get("outputs")
+            inputs = args[1] if len(args) > 1 else kwargs.get("inputs")
+        else:
+            roots = args[0] if args else kwargs.get("tensors")
+            inputs = kwargs.get("inputs")
+        roots = _tensors(roots if isinstance(roots, (list, tuple)) else [roots], [])
+        inputs_t = _tensors(inputs if isinstance(inputs, (list, tuple)) else [inputs], []) if inputs is not None else []
+        raw, flags = self._where(sys._getframe())
+        refs = tuple(self._pack(roots))
+        in_refs = tuple(self._pack(inputs_t))
+        idx = len(self.events)
+        ev = Event(idx, "backward", api, raw, refs, in_refs,
+                   torch.is_grad_enabled(), torch.is_inference_mode_enabled(), self._module(),
+                   # the torch/autograd/__init__ frame that dispatched this very call is not a region
+                   self._context(flags & ~F_BACKWARD, True), None,
+                   {"api": api, "roots": [_tid_of(r) for r in refs], "inputs": [self._tid(t) for t in inputs_t],
+                    "create_graph": bool(kwargs.get("create_graph", False)),
+                    "retain_graph": bool(kwargs.get("retain_graph") or (len(args) > 2 and api == "Tensor.backward" and args[2]))})
+        self.events.append(ev)
+        rec = BackwardRecord(idx, api, tuple(_tid_of(r) for r in refs))
+        # Walk the graph once: number the nodes (breadth first) and note what each is; then hook the
+        # nodes needed to see every edge (below) for this call. Everything else (BackwardNode objects, which nodes ran, what
+        # arrived where) is built from these plain lists when the trace is first queried.
+        nodes = {}  # node -> nid
+        order = []
+        for t in roots:
+            gf = t.grad_fn
+            if gf is not None and gf not in nodes:
+                nodes[gf] = len(order)
+                order.append(gf)
+        rec.root_nodes = tuple(nodes[t.grad_fn] for t in roots if t.grad_fn is not None)
+        node_ev, prehooked = self._node_ev, self._prehooked
+        raw_nodes = []  # [RawNode] by nid
+        got = []  # by run order: (nid, gradients it sent, gradients it received) - or their norms
+        leaves = []  # (nid, tid)
+        names = _NODE_NAMES
+        indeg = [0] * len(order)  # edges into each node
+        n_roots = len(order)
+        leaf_obs = api != "torch.autograd.grad" and not inputs_t  # a leaf's .grad shows what reached it
+        opaque = set()  # nodes whose hook does not see what their parent sent (tensor hooks)
+        hooked_leaves = []  # leaves with hooks (tensor or post-accumulate-grad)
+        ids = self._ids
+        i = 0
+        while i < len(order) and i < 200_000:
+            n = order[i]
+            nf = n.next_functions
+            nxt = []
+            for nx, _ in nf:
+                if nx is None:
+                    nxt.append(None)
+                else:
+                    j = nodes.get(nx)
+                    if j is None:
+                        j = nodes[nx] = len(order)
+                        order.append(nx)
+                        indeg.append(1)
+                    else:
+                        indeg[j] += 1
+                    nxt.append(j)
+            nrs = [nr for _, nr in nf]
+            tp = type(n)
+            nm = names.get(tp)
+            if nm is None:
+                nm = n.name()
+                if tp.__name__ in nm:  # a type per node kind (not a shared generic wrapper): cache it
+                    names[tp] = nm
+            if nm == _ACCUMULATE:
+                var = n.variable
+                r = ids.get(id(var))
+                leaf = r.tid if r is not None and r() is var else self._tid(var) if isinstance(var, _T) else None
+                if leaf is not None:
+                    leaves.append((i, leaf))
+                # what reached it is its .grad after backward, if it had none before and no hooks
+                # (a post-accumulate hook may step and clear it: optimizer-in-backward)
+                post_acc = post_accumulate_grad_hooks(var)
+                bw_hooks = backward_hooks(var)
+                if post_acc or bw_hooks:  # a hook may rewrite the gradient in place (`g.zero_()`,
+                    hooked_leaves.append(i)  # a mask on .grad): what was sent is measured as it is sent
+                if (post_acc or bw_hooks) and id(var) not in self._hooked and leaf is not None:
+                    self._hooks_before_trace(var, leaf)
+                mode = _M_LEAF_SEEN if (leaf_obs and leaf is not None and var.grad is None
+                                        and not bw_hooks and not post_acc) else _M_LEAF
+                raw_nodes.append(RawNode(nm, None, nxt, leaf, tp, mode, nrs))
+            else:
+                try:
+                    sq = node_sequence_nr(n)
+                    ev_i = node_ev.get(sq)
+                    if sq in prehooked:  # a tensor hook changes what it receives
+                        opaque.add(i)
+                except (AttributeError, RuntimeError):  # (a node type without a sequence number)
+                    ev_i = None
+                mh = _MUST_HOOK.get(tp)
+                if mh or (mh is None and _must_hook(tp, nm)):
+                    mode = _M_HOOK
+                elif ev_i is None and nm in _PASS_THROUGH and len(nxt) == 1:
+                    mode = _M_PASS  # a transpose/view inside a torch function: it sends what it got
+                else:
+                    mode = _M_NODE  # hooked or not: decided below
+                raw_nodes.append(RawNode(nm, ev_i, nxt, None, tp, mode, nrs))
+            i += 1
+        # Every edge's gradient must be seen from one end: the sender's hook (what it sent) or the
+        # receiver's (what it got, when that edge is its only input), a leaf's .grad, or through a
+        # pass-through node. Decided from the leaves up, about half the nodes of a chain need a hook.
+        seen_in = [False] * len(raw_nodes)  # what reaches this node (its only input) is observed there
+        hooked = []
+        for i in range(len(raw_nodes) - 1, -1, -1):
+            rn = raw_nodes[i]
+            mode = rn.mode
+            if mode == _M_NODE:
+                for c in rn.next:
+                    if c is not None and not seen_in[c]:
+                        rn.mode = _M_HOOK
+                        hooked.append(i)
+                        # (what a node behind a tensor hook receives is not what was sent)
+                        seen_in[i] = indeg[i] == 1 and i >= n_roots and i not in opaque
+                        break
+                else:
+                    rn.mode = _M_SKIP
+            elif mode == _M_LEAF_SEEN:
+                seen_in[i] = indeg[i] == 1
+            elif mode == _M_PASS:
+                c = rn.next[0]
+                seen_in[i] = indeg[i] == 1 and c is not None and seen_in[c]
+            elif mode == _M_HOOK:  # always hooked; what it receives is not read
+                hooked.append(i)
+        # what a hooked node receives is only needed where an un-hooked parent's edge is read there
+        need_go = [False] * len(raw_nodes)
+        for rn in raw_nodes:
+            if rn.mode == _M_SKIP:
+                for c in rn.next:
+                    while c is not None and raw_nodes[c].mode == _M_PASS:
+                        c = raw_nodes[c].next[0]
+                    if c is not None:
+                        need_go[c] = True
+        # senders into leaves whose .grad a post-accumulate hook may rewrite in place (and .grad may
+        # be the very buffer sent): measure what they send at once, not when backward ends
+        now = set()
+        # (also: nodes behind a tensor hook, and leaves with hooks: a hook may change the buffer in place,
+        # `g.zero_()`, before backward ends)
+        if hooked_leaves or opaque:
+            targets = set(hooked_leaves) | opaque
+            for i, rn in enumerate(raw_nodes):
+                for c in rn.next:
+                    while c is not None and raw_nodes[c].mode == _M_PASS:
+                        c = raw_nodes[c].next[0]
+                    if c in targets:
+                        now.add(i)
+        handles = []
+        hstate = HookState(got, raw_nodes, self._refs, need_go, now)
+        for i in hooked:
+            try:
+                handles.append(order[i].register_hook(partial(_node_post, hstate, i)))
+            except RuntimeError:  # (torch refuses a hook on this node: what it sent is taken from its neighbours)
+                raw_nodes[i].mode = _M_LOST
+        keep = bool(kwargs.get("retain_graph") or kwargs.get("create_graph")
+                    or (api == "Tensor.backward" and len(args) > 2 and args[2]))
+        return rec, handles, BackwardState(raw_nodes, got, leaves, inputs_t and [self._tid(t) for t in inputs_t],
+                                           None if keep else order)
+
+    def _hooks_before_trace(self, var, tid):
+        """Hooks on a leaf registered before the trace began: recorded (once) as hook events without a
+        registration site, so the diagnosis can still name the hook's line."""
+        self._hooked.add(id(var))
+        for hooks, post in ((backward_hooks(var), False), (post_accumulate_grad_hooks(var), True)):
+            for fn in list((hooks or {}).values()):
+                detail = {"hook": getattr(fn, "__qualname__", repr(fn))[:200], "before_trace": True}
+                fr = _frames.return_lines(fn)
+                if fr is not None:
+                    detail["hook_return"] = fr.to_json()
+                if post:
+                    detail["post_accumulate"] = True
+                idx = len(self.events)
+                self.events.append(Event(idx, "hook", "torch.Tensor.register_post_accumulate_grad_hook" if post else
+                                         "torch.Tensor.register_hook", (), (self._ref(var),), (),
+                                         torch.is_grad_enabled(), False, None, "user", None, detail))
+
+    def _backward_post(self, rec, state, out, err):
+        raw_nodes, got, leaves, input_tids, graph = state  # BackwardState
+        if graph and err is None and not input_tids:
+            self._probes = _PROBES  # (a new graph follows)
+            # this graph's saved tensors are freed now: remember it on the nodes that _saved_info
+            # may probe later (those made by recorded ops), so it never has to
+            for n, rn in zip(graph, raw_nodes):
+                if rn.event is not None:
+                    try:
+                        n.metadata[_FREED] = True
+                    except (AttributeError, RuntimeError):  # (a node without metadata)
+                        pass
+            if self._open:
+                covered = {rn.event for rn in raw_nodes if rn.event is not None}
+                self._open = [x for x in self._open if x[0] not in covered]
+        # Edge norms locate a zeroing or non-finite node; they are only needed when a leaf ends up
+        # with a zero or non-finite gradient (or backward failed). Otherwise: "a gradient was sent".
+        leaf_now = []  # (leaf tid, its .grad) right after this backward
+        if rec.api != "torch.autograd.grad":
+            refs = self._refs
+            for _, tid in leaves:
+                t = refs[tid]()
+                if t is not None:
+                    leaf_now.append((tid, t.grad))
+        statuses = _grad_statuses([g for _, g in leaf_now])
+        need = err is not None or rec.api == "torch.autograd.grad" or any(
+            st == "zero" or st == "nonfinite" for st, _ in statuses)
+        outs_of = _edge_norms(got, need)
+        got.clear()
+        if err is not None:
+            rec.error = f"{type(err).__name__}: {err}"[:2000]
+            self._error_event = rec.event
+        self._n_backward += 1
+        ev = self.events[rec.event]
+        leaf_val = {}  # tid -> norm of its .grad now (PRESENT: a gradient, not measurable; None: none)
+        if rec.api != "torch.autograd.grad":
+            grad_of = self._grad_of
+            if len(grad_of) > self._grad_of_limit:  # drop the .grad tensors that are gone (zero_grad)
+                grad_of = self._grad_of = {k: v for k, v in grad_of.items() if self._grad_leaf_alive(k, v)}
+                self._grad_of_limit = max(1024, 2 * len(grad_of))
+            tens = self.tensors
+            cleared = self._cleared
+            for (tid, g), (st, nm) in zip(leaf_now, statuses):
+                if g is not None and cleared:
+                    cleared.pop(tid, None)  # filled again
+                    if not cleared:
+                        self._watch = False
+                gi = GradInfo(st, nm, rec.event)
+                rec.leaf_grads[tid] = gi
+                tens[tid].grad = gi
+                leaf_val[tid] = None if g is None else (nm if nm is not None else PRESENT)
+                if g is not None:  # later writes into this .grad tensor are attributed to its leaf
+                    grad_of[id(g)] = tid
+        else:
+            grads = out if isinstance(out, (tuple, list)) else ()
+            outs = []
+            for tid, g in zip(input_tids or (), grads):
+                st, nm = _grad_status(g)
+                rec.leaf_grads[tid] = GradInfo(st, nm, rec.event)
+                if isinstance(g, _T):
+                    outs.append(_pk(self._tid(g, producer=rec.event, link=False), g.requires_grad, g.is_leaf))
+            ev.outputs = tuple(self._tref(o, self.tensors) for o in outs) if rec.event < self._synced else tuple(outs)
+        self.data.backwards.append(rec)
+        self._bw_raw[id(rec)] = PendingBackward(rec, raw_nodes, outs_of, leaf_val)
+        if len(self.data.backwards) > 8:  # keep the graph details of the recent backward calls only
+            old = self.data.backwards[-9]
+            if self._bw_raw.pop(id(old), None) is not None or old.nodes:
+                old.nodes = {}
+                self._note("graph details of backward calls older than the last 8 were dropped to save memory")
+        if self._steps is not None and self._n_backward >= self._steps:
+            self._limit_reached()
+            self.data.truncated = True
+            self.data.unseen.append(f"recording stopped after {self._steps} backward call(s) (steps={self._steps})")
+
+    def _build_backwards(self):
+        """BackwardNode objects, ran flags, arrived norms and the first non-finite node of the
+        backward calls recorded since the last query (pure: from the lists _backward_post kept)."""
+        pend = self._bw_raw
+        self._bw_raw = {}
+        for rec, raw_nodes, seen, leaf_val in pend.values():  # PendingBackward
+            _build_backward(rec, raw_nodes, seen, leaf_val, self._note)

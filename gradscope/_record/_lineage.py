@@ -1,0 +1,147 @@
+"""Value lineage: values that left autograd (``.item()``, ``.numpy()``) and came back as new
+tensors, and tensors re-wrapped by something the mode cannot see.
+"""
+from __future__ import annotations
+
+import linecache as _linecache
+import re
+import sys
+
+import torch
+
+from ..model import Event
+from . import _frames
+from ._norms import _Own
+from ._ops import _floats
+from ._records import Array, Recent
+from ._refs import _pk
+
+
+class _Lineage:
+    def _link_alias(self, t, info):
+        """A tensor first seen without a producer that shares memory with a recent result that has
+        history: re-wrapped by something the mode cannot see (torch.autograd.Variable(t),
+        torch.Tensor(t), Tensor._make_subclass). That is a cut."""
+        try:
+            ptr = t.data_ptr()
+        except RuntimeError:  # a tensor without storage
+            return False
+        if not ptr:
+            return False
+        for a in self._arrays:
+            if a.ptr <= ptr < a.ptr + max(a.nbytes, 1):
+                return False  # memory that went through NumPy: torch.from_numpy (_link_external)
+        n = len(self.events)
+        for rec in map(Recent._make, reversed(self._recent)):
+            htid, hrg = rec.tid, rec.has_history
+            if rec.ptr == ptr and htid != info.tid:
+                # the same address can be reused by a new allocation: trust the match only while the
+                # original is alive, or for a fresh leaf made right after the original
+                r = self._refs.get(htid)
+                alive = r is not None and r() is not None
+                if not alive and not (t.requires_grad and rec.numel == t.numel() and rec.event >= n - 3):
+                    return False
+                idx = len(self.events)
+                info.producer = idx
+                raw, flags = _frames.walk(sys._getframe(), self._entry)
+                raw = self._rewrap_line(raw, t)
+                self.events.append(Event(idx, "cut", "re-wrap (torch.autograd.Variable / torch.Tensor(t))", raw,
+                                         (_pk(htid, hrg, not hrg),), (_pk(info.tid, t.requires_grad, True),),
+                                         torch.is_grad_enabled(), False, self._module(), self._context(flags, True),
+                                         "rewrap", {"inferred": "memory"}))
+                return True
+        return False
+
+    def _rewrap_line(self, raw, t):
+        """The re-wrap is noticed where the new tensor is first used; if the user's variable for it was
+        assigned a few lines above by a re-wrapping call (`feats = Variable(feats, requires_grad=True)`),
+        that line is the site."""
+        if not raw:
+            return raw
+        f = _frames.first_user_frame(sys._getframe(), self._entry)
+        if f is None or id(f.f_code) != raw[0][0]:
+            return raw
+        name = next((k for k, v in _frames.locals_of(f).items() if v is t), None)
+        if name is None:
+            return raw
+        pat = re.compile(r"\s*%s\s*=[^=].*\b(Variable|Tensor|FloatTensor|_make_subclass|Parameter)\(" % re.escape(name))
+        lo = f.f_code.co_firstlineno
+        for ln in range(raw[0][1] - 1, max(lo, raw[0][1] - 30) - 1, -1):
+            text = _linecache.getline(f.f_code.co_filename, ln)
+            if pat.match(text):
+                if ".data" in text or ".detach(" in text or ".numpy(" in text:
+                    return raw  # (that line's own cut is recorded there and explains it)
+                new = ((raw[0][0], ln),) + tuple(raw[1:])
+                return self._raws.setdefault(new, new)
+        return raw
+
+    def _link_external(self, t, info):
+        """A tensor first seen without a producer: did it come back from NumPy (shared memory,
+        else same shape), or from escaped Python numbers (legacy torch.Tensor([...]))?"""
+        try:
+            ptr = t.data_ptr()
+        except RuntimeError:  # a tensor without storage
+            return
+        link, how, op = None, None, "torch.from_numpy"
+        for a in reversed(self._arrays):
+            if a.ptr <= ptr < a.ptr + max(a.nbytes, 1):
+                link, how = a.event, "memory"
+                break
+        if link is None:
+            for a in reversed(self._arrays):
+                if tuple(a.shape) == info.shape:
+                    link, how = a.event, "shape"
+                    break
+        if link is None and self._values and t.numel() <= 256 and t.dtype.is_floating_point:
+            try:
+                with _Own():
+                    vals = t.detach().flatten().tolist()
+            except (RuntimeError, NotImplementedError):  # values that cannot be read (meta, a subclass)
+                vals = ()
+            for v in vals:
+                e = self._values.get(v)
+                if e is not None:
+                    link, how, op = e, "value", "torch.Tensor(...)"
+                    break
+        if link is None:
+            return
+        idx = len(self.events)
+        raw, flags = _frames.walk(sys._getframe(), self._entry)
+        self.events.append(Event(idx, "external", op, raw, (), (_pk(info.tid, False, True),),
+                                 torch.is_grad_enabled(), False, self._module(), "user", None,
+                                 {"links": [link], "inferred": how}))
+        info.producer = idx
+
+    # --- value lineage ---------------------------------------------------------------------
+    def _escape(self, idx, func, out, ins):
+        if type(out) in (float, int, bool) and type(out) is not bool:
+            self._values[float(out)] = idx
+        elif type(out) is list:
+            for v in _floats(out, []):
+                self._values[v] = idx
+        elif hasattr(out, "__array_interface__"):
+            try:
+                ai = out.__array_interface__
+                self._arrays.append(Array(ai["data"][0], out.nbytes, tuple(out.shape), idx))
+                if len(self._arrays) > 256:
+                    del self._arrays[:128]
+            except (AttributeError, KeyError, TypeError):  # an array-like without a usable __array_interface__
+                pass
+        if len(self._values) > 200_000:
+            self._values.clear()
+
+    def _reentry(self, idx, args, detail):
+        if not self._values:
+            return
+        vals = _floats(args, [], budget=2048)
+        if not vals:
+            return
+        links = []
+        get = self._values.get
+        for v in vals:
+            e = get(v)
+            if e is not None and e not in links:
+                links.append(e)
+        if links:
+            detail["links"] = links[:8]
+            detail["inferred"] = "value"

@@ -1,0 +1,481 @@
+"""Module calls and naming: the module stack (one frame walk per call), the model's roots and
+the paths of its modules and tensors, replaced submodules and parameters.
+"""
+from __future__ import annotations
+
+import sys
+import weakref
+
+import torch
+import torch.nn as nn
+
+from ..model import Event
+from . import _frames, _names
+from ._compat import CALL_IMPL_CODE as _CALL_IMPL, module_children, module_parameters
+from ._frames import F_COMPILE, F_INIT, F_OPTIM
+from ._ops import _T, _CTX_FLAGS, _tensors
+from ._records import Call, Recent, LateAttr, ModelPath, Named, Owner, Source
+from ._refs import _pk, _Held
+
+
+_new = tuple.__new__
+_CLASS_DETAIL: dict = {}  # module class name -> its (shared) module-event detail  # shared by events without details: never mutate
+
+
+class _ModulePaths:
+    """module -> its path in the model, keyed by id() with a weak reference to check identity (a
+    WeakKeyDictionary lookup builds a new weak reference on every call: this is on the hot path)."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self):
+        self._d: dict = {}
+
+    def get(self, m, default=None):
+        e = self._d.get(id(m))
+        return e[1] if e is not None and e[0]() is m else default
+
+    def __contains__(self, m):
+        e = self._d.get(id(m))
+        return e is not None and e[0]() is m
+
+    def __setitem__(self, m, path):
+        self._d[id(m)] = (weakref.ref(m), path)
+
+    def items(self):
+        return [(m, p) for m, p in ((r(), p) for r, p in self._d.values()) if m is not None]
+
+
+class _Root:
+    """A model called in the trace: its user's variable (None when none is visible), whether its own
+    names are bare indices, and its class."""
+
+    __slots__ = ("ref", "var", "flat", "cls", "leaf")
+
+    def __init__(self, ref, var, flat, cls, leaf):
+        self.ref, self.var, self.flat, self.cls, self.leaf = ref, var, flat, cls, leaf
+
+
+_FAST_PATH: dict = {}  # module type -> has an attention fast path that any TorchFunctionMode turns off
+
+
+def _fast_path_note(labels):
+    return (f"attention fast path off: {', '.join(labels)} ran in eval mode without autograd, where PyTorch takes "
+            "a fused fast path only when no TorchFunctionMode is active; the recording is one, so they ran their "
+            "reference path instead (outputs at padded positions can differ, NestedTensor inputs raise). Trace the "
+            "training step, not inference")
+
+
+class _Modules:
+    # --- module / optimizer hooks --------------------------------------------------------------
+    def _module_pre(self, module, frame):
+        self._zg = None
+        if self._in_opt or self._suspended:
+            # an optimizer closure runs the model (LBFGS): record it. Or optimizer.step() raised,
+            # the program caught it and went on: close the step's record now.
+            self._resume()
+            self._in_opt = False
+            if self._opt_pending is not None and not _frames.walk(sys._getframe(), self._entry)[1] & F_OPTIM:
+                self._note("an optimizer.step() raised inside the trace; torch calls between it and the next module "
+                           "call were not recorded")
+                self._optimizer_step_done(None)
+        st = self._mod_stack
+        if not st:
+            self._ensure_root(module)
+        path = self._mod_path.get(module)
+        if path is None:
+            self._ensure_root(module, force=True)
+            path = self._mod_path.get(module, type(module).__name__)
+        fp = _FAST_PATH.get(type(module))
+        if fp is None:
+            fp = _FAST_PATH[type(module)] = isinstance(module, (nn.MultiheadAttention, nn.TransformerEncoderLayer,
+                                                                nn.TransformerEncoder))
+        if fp and not module.training:
+            self._fast_path_off(module, path)
+        # where this call is, walked once: the module's own event and every op inside it (and the
+        # calls of its children) reuse it, walking only up to this frame
+        raw, flags = self._where(frame)
+        # (without F_TORCH: the ops inside inherit only region flags; F_TORCH on an op then means that
+        # torch code between it and its nearest user frame made the call: see _post, library detach)
+        st.append(_new(Call, (path, id(frame), id(frame.f_back), raw, flags & self._inherit)))  # (a Call, built
+        # without its Python-level __new__: this runs on every module call)
+
+    def _fast_path_off(self, module, path):
+        """nn.MultiheadAttention / nn.TransformerEncoder(Layer) in eval without autograd take a fused fast
+        path only when no TorchFunctionMode is active (torch.overrides.has_torch_function): under the
+        recording they run their reference path. Said once in the trace, naming the modules."""
+        if torch.is_grad_enabled() and not torch.is_inference_mode_enabled() and any(
+                p.requires_grad for p in module.parameters()):
+            return  # (no fast path with autograd on, traced or not)
+        paths = self.data.meta.setdefault("fast_path_off", [])
+        label = f"{path} ({type(module).__name__})" if path else type(module).__name__
+        if label in paths:
+            return
+        old = _fast_path_note(paths) if paths else None
+        paths.append(label)
+        text = _fast_path_note(paths)
+        un = self.data.unseen
+        if old in un:
+            un[un.index(old)] = text
+        else:
+            un.append(text)
+
+    def _where(self, f):
+        """(user frames innermost first, context flags) for a call made from frame ``f``: walks up
+        to the innermost running module call and reuses that call's walk for the rest."""
+        st = self._mod_stack
+        top = st[-1] if st else None
+        user, flags, hit = _frames.walk_until(f, self._entry, top.frame if top else -1)
+        if not hit:
+            if top is not None and self._drop_stale(f):
+                return self._where(f)
+            return self._raws.setdefault(user, user), flags
+        if not user:
+            return top.raw, flags | top.flags
+        raw = (user + top.raw)[:16]
+        return self._raws.setdefault(raw, raw), flags | top.flags
+
+    def _drop_stale(self, f):
+        """Entries of module calls whose forward raised (their forward hook never ran): those whose frame
+        is no longer an ancestor of frame ``f``. True when any was dropped."""
+        live = set()
+        while f is not None:
+            live.add(id(f))
+            f = f.f_back
+        st = self._mod_stack
+        n = len(st)
+        while st and st[-1].frame not in live:
+            st.pop()
+        return len(st) != n
+
+    def _module_post(self, module, args, output, frame):
+        st = self._mod_stack
+        fid = id(frame)
+        if st and st[-1].frame == fid:
+            entry = st.pop()
+        else:  # forward raised (called from _call_impl), or entries left by calls that raised
+            entry = None
+            for k in range(len(st) - 1, -1, -1):
+                if st[k].frame == fid or st[k].caller == fid:
+                    entry = st[k]
+                    del st[k:]
+                    break
+            if entry is None or frame.f_code is _CALL_IMPL:
+                return  # (forward raised: no module event)
+        if self._max_events is not None and self._full():
+            return
+        path, raw, flags = entry.path, entry.raw, entry.flags
+        ins = _tensors(args, [])
+        outs = [output] if isinstance(output, _T) else _tensors(output, [])
+        if not ins and not outs:
+            return
+        in_refs = self._pack(ins)
+        out_refs = self._pack(outs)
+        cls = type(module).__name__
+        detail = _CLASS_DETAIL.get(cls)
+        if detail is None:
+            detail = _CLASS_DETAIL[cls] = {"class": cls}  # shared, read-only
+        if ins and outs:
+            returned = False
+            for o in outs:
+                for i in ins:
+                    if o is i:
+                        returned = True
+            if returned:
+                detail = {"class": cls, "returned_input": True}
+                fr = _frames.early_return_of_input(module)
+                if fr is not None:
+                    detail["return_line"] = fr.to_json()
+        events = self.events
+        events.append(Event(len(events), "module", path or cls, raw, tuple(in_refs), tuple(out_refs),
+                            torch.is_grad_enabled(), torch.is_inference_mode_enabled(), st[-1].path if st else None,
+                            "user" if not flags & _CTX_FLAGS else self._context(flags, True), None, detail))
+
+    def _ensure_root(self, module, force=False):
+        """A module tree entered for the first time: find the user's variable for it (or for the model
+        that holds it) and record every module's and tensor's path now, while the frames are alive."""
+        for r in self._roots:
+            if r.ref() is module and not force:
+                return
+        if not force and module in self._mod_path:
+            return
+        if force and _names.compiler_made(module) and _frames.walk(sys._getframe(), self._entry)[1] & F_COMPILE:
+            self._mod_path[module] = type(module).__name__  # a graph torch.compile made and runs: not a model
+            return
+        f = _frames.first_user_frame(sys._getframe(), self._entry)
+        try:
+            var, root = _names.find_root(f, self._entry, module, self._mod_path.get)
+        except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
+            self._internal(e)
+            var, root = None, module
+        taken = {r.var for r in self._roots if r.ref() is not None and r.ref() is not root}
+        if var is not None and var in taken and f is not None:
+            # the same parameter name (`field`) for two models (coarse and fine, passed to one helper):
+            # the caller's own variable for this one
+            var = _frames.outer_var(self._callers(f), self._entry, root, skip=taken) or var
+        # drop roots that are inside the new one (their tensors are renamed under it), and gone ones that
+        # named no tensor (a parameter-free module made in each forward: `nn.Dropout(p)(x)`)
+        owners = {mp.root for mp in self._tid_src.values()}
+        keep = [r for r in self._roots
+                if ((m := r.ref()) is None and r in owners)
+                or (m is not None and m is not root and not _names.contains(root, m))]
+        try:
+            inner = _names.unwrap(root)
+            keep.append(_Root(weakref.ref(root), var, _names.flat(root), type(inner).__name__, not module_children(inner)))
+        except TypeError:
+            return
+        self._roots = keep
+        self._rename()
+
+    def _callers(self, f):
+        """The user frame that called user frame ``f`` (None at the traced block's own frame)."""
+        return _names.callers(f, self._entry)
+
+    def _rename(self):
+        """Module paths and tensor names from every live root (walked now); names of tensors already
+        seen are kept per root, so they survive the model (a local of a function that returned)."""
+        walked = []
+        rels: dict = {}  # root -> relative tensor paths (for names that would coincide)
+        for r in self._roots:
+            root = r.ref()
+            if root is None:
+                continue
+            try:
+                mods, tens = _names.walk(root)
+            except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
+                self._internal(e)
+                continue
+            walked.append((r, mods, tens))
+            rels[r] = {p for p, _ in tens}
+        for r, rel in self._tid_src.values():
+            rels.setdefault(r, set()).add(rel)
+        pre = self._prefix = self._prefixes(rels)
+        mp = self._mod_path = _ModulePaths()
+        src: dict = {}
+        names: dict = {}
+        tied: dict = {}
+        for r, mods, tens in walked:
+            p = pre.get(r, "")
+            for path, m in mods:
+                if m not in mp:
+                    mp[m] = _names.join(p[:-1], path)
+            for path, t in tens:
+                k = id(t)
+                if k in src:
+                    if src[k].root is r:
+                        tied.setdefault(k, []).append(p + path)
+                    continue
+                # strong while recording, through the module after it: never a weak reference on a module's
+                # tensor (torch.utils.swap_tensors refuses those; see _Held)
+                ref = _Held(t) if self._slots is None else self._unpinned(t)
+                src[k] = Source(ref, r, path)
+                names[k] = Named(ref, p + path)
+        self._param_src = src
+        self._param_names = names
+        self._tied_names = tied
+        tsrc = self._tid_src
+        for ref, r, path in src.values():
+            t = ref()
+            tid = self.tid_of(t) if t is not None else None
+            if tid is not None:
+                tsrc[tid] = ModelPath(r, path)
+                info = self.tensors[tid]
+                if info.role == "tensor":
+                    info.role = "param" if isinstance(t, nn.Parameter) else "buffer"
+        self._apply_names()
+
+    def _prefixes(self, rels):
+        """root -> the prefix of its names: its variable when there are several roots (or its own names
+        are bare indices: ``model.0.weight``), else none. Roots whose names would coincide (no variable,
+        or the same one) are told apart by class name, then by order."""
+        roots = self._roots
+        multi = sum(1 for r in roots if rels.get(r)) > 1  # (modules without tensors do not count)
+        # a lone layer without a variable (`nn.Linear(4, 4)(x)` made in a forward) is called by its class:
+        # a bare "weight" would say nothing
+        pre = {r: (f"{r.var}." if r.var and (multi or r.flat) else f"{r.cls.lower()}." if r.leaf and not r.var
+                   else "") for r in roots}
+        groups: dict = {}
+        for r in roots:
+            groups.setdefault(pre[r], []).append(r)
+        used = set(pre.values())
+        for p, group in groups.items():
+            if len(group) < 2:
+                continue
+            seen: set = set()
+            clash = False
+            for r in group:
+                s = rels.get(r, ())
+                if not seen.isdisjoint(s):
+                    clash = True
+                    break
+                seen.update(s)
+            if not clash:
+                continue
+            for r in group[1:]:
+                base = r.var or r.cls.lower()
+                cand, n = (None if r.var else f"{base}."), 1
+                while cand is None or cand in used:
+                    n += 1
+                    cand = f"{base}_{n}."
+                used.add(cand)
+                pre[r] = cand
+        return pre
+
+    def _apply_names(self):
+        """Every module tensor the trace saw gets its name (root prefix + module path); the other
+        spelling (with or without the root's variable) is kept as an alias for ``resolve``."""
+        pre = self._prefix
+        tens = self.tensors
+        aliases: dict = {}
+        for tid, (r, rel) in self._tid_src.items():
+            info = tens.get(tid)
+            if info is None:
+                continue
+            p = pre.get(r)
+            if p is None:  # a root dropped for a bigger one that holds it
+                p = f"{r.var}." if r.var and r.flat else ""
+            info.name = p + rel
+            if r.var:
+                a = rel if p else f"{r.var}.{rel}"
+                aliases[a] = tid if a not in aliases else None  # (ambiguous: not an alias)
+        # a tied weight (lm_head.weight = wte.weight) answers to its other module paths too
+        for pid, others in self._tied_names.items():
+            ent = self._param_src.get(pid)
+            p = ent.ref() if ent is not None else None
+            tid = self.tid_of(p) if p is not None else None
+            if tid is None:
+                continue
+            r = ent.root
+            pre = self._prefix.get(r, "")
+            for o in others:
+                bare = o[len(pre):] if pre and o.startswith(pre) else o
+                for a in (o, bare, f"{r.var}.{bare}" if r.var else bare):
+                    if a not in aliases:
+                        aliases[a] = tid
+        self.data.meta["name_aliases"] = {a: t for a, t in aliases.items() if t is not None and tens[t].name != a}
+        self.data.meta["model_tensors"] = sorted(self._tid_src)  # tensors of a model the trace called
+
+    def _module_registered(self, module, name, sub):
+        old = module_children(module).get(name)
+        if old is None or old is sub:
+            return
+        raw, flags = _frames.walk(sys._getframe(), self._entry)
+        if flags & F_INIT and not raw:
+            return
+        if _names.constructing(_frames.first_user_frame(sys._getframe(), self._entry), self._entry, module):
+            # built in its own __init__ (`self.resnet = nn.Sequential(*list(self.resnet.children())[:-1])`):
+            # not a replacement anything could hold; the tensors it drops keep their old path as name
+            kept = {id(p) for p in sub.parameters()} if isinstance(sub, nn.Module) else ()
+            for pn, p in old.named_parameters():
+                tid = self.tid_of(p)
+                if tid is not None and id(p) not in kept and self.tensors[tid].name is None:
+                    self.tensors[tid].name = f"{name}.{pn}"
+            return
+        old_params = []
+        # parameters the new submodule keeps (`self.resnet = nn.Sequential(*list(self.resnet.children())[:-1])`)
+        # stay in the model: only the others leave it
+        kept = {id(p) for p in sub.parameters()} if isinstance(sub, nn.Module) else ()
+        for pn, p in old.named_parameters():
+            if id(p) in kept:
+                continue
+            tid = self._tid(p)
+            old_params.append(tid)
+            info = self.tensors[tid]
+            if info.name is None:
+                ent = self._param_names.get(id(p))
+                info.name = ent.name if ent and ent.ref() is p else f"{name}.{pn}"
+        idx = len(self.events)
+        path = self._mod_path.get(module)
+        attr = f"{path}.{name}" if path else name
+        if path is None:
+            self._late_attr(module, name, idx, {t: self.tensors[t].name.rsplit(".", 1)[-1] for t in old_params})
+        self.events.append(Event(idx, "module_set", attr, raw, (), (), torch.is_grad_enabled(), False,
+                                 self._module(), self._context(flags, True), None,
+                                 {"attr": attr, "old_class": type(old).__name__, "new_class": type(sub).__name__,
+                                  "old_params": old_params}))
+
+    def _late_attr(self, module, name, idx, old, new=None):
+        try:
+            self._late_attrs.append(LateAttr(weakref.ref(module), name, idx, old, _Held(new) if new is not None else None))
+        except TypeError:
+            pass
+
+    def _fill_late_attrs(self):
+        """Paths of modules changed before the model was called (now that its root is known), and
+        whether a parameter put in place of another belongs to another module (tied weights)."""
+        keep = []
+        for la in self._late_attrs:
+            name, idx, old, newr = la.name, la.event, la.old, la.new
+            m = la.module()
+            path = self._mod_path.get(m) if m is not None else None
+            if path is None:
+                keep.append(la)
+                continue
+            attr = f"{path}.{name}" if path else name
+            e = self.events[idx]
+            e.op = attr
+            e.detail["attr"] = attr
+            new = newr() if newr is not None else None
+            ent = self._param_names.get(id(new)) if new is not None else None
+            if ent is not None and ent.ref() is new and ent.name != attr:
+                e.detail["tied"] = True
+                e.detail["tied_to"] = ent.name
+                own = self._param_owner.get(id(new))
+                if own is not None and own.raw is e.site:  # (the tying line did not create it)
+                    del self._param_owner[id(new)]
+            for tid, short in old.items():  # the old parameters still carry the fallback name
+                info = self.tensors.get(tid)
+                if info is not None and info.name in (name, f"{name}.{short}"):
+                    info.name = attr if info.name == name else f"{attr}.{short}"
+        self._late_attrs = keep
+
+    def _param_registered(self, module, name, param):
+        if param is None:
+            return
+        raw, flags = _frames.walk(sys._getframe(), self._entry, limit=6)
+        old = module_parameters(module).get(name)
+        if (old is not None and old is not param and not (flags & F_INIT and not raw)
+                and not _names.constructing(_frames.first_user_frame(sys._getframe(), self._entry), self._entry,
+                                            module)):
+            # `layer.weight = other_param` (weight tying) or `= nn.Parameter(...)`: the old parameter
+            # (perhaps the one an optimizer holds) leaves the model, like a replaced submodule
+            tid = self._tid(old)
+            info = self.tensors[tid]
+            path = self._mod_path.get(module)
+            attr = f"{path}.{name}" if path else name
+            if info.name is None:
+                ent = self._param_names.get(id(old))
+                info.name = ent.name if ent and ent.ref() is old else attr
+            idx = len(self.events)
+            # (its path, if the model was not called yet, and whether the new parameter is another
+            # module's, i.e. tied weights, are filled in at stop)
+            self._late_attr(module, name, idx, {tid: ""}, param)
+            self.events.append(Event(idx, "module_set", attr, raw, (), (), torch.is_grad_enabled(), False,
+                                     self._module(), self._context(flags, True), None,
+                                     {"attr": attr, "old_class": "Parameter", "new_class": "Parameter",
+                                      "old_params": [tid], "tied": False}))
+            # nn.Parameter(t) around a tensor with history: a re-wrap that cuts the graph
+        if self.tid_of(param) is None and self.events:
+            try:
+                ptr = param.data_ptr()
+            except RuntimeError:  # a parameter without storage (meta, lazy)
+                ptr = 0
+            if ptr:
+                n = len(self.events)
+                for rec in map(Recent._make, reversed(self._recent)):
+                    htid = rec.tid
+                    if rec.ptr == ptr and rec.has_history and rec.event >= n - 3 and rec.numel == param.numel():
+                        idx = len(self.events)
+                        ptid = self._tid(param, producer=idx)
+                        self.events.append(Event(idx, "cut", "torch.nn.Parameter", raw, (_pk(htid, True, False),),
+                                                 (_pk(ptid, param.requires_grad, True),), torch.is_grad_enabled(),
+                                                 torch.is_inference_mode_enabled(), self._module(),
+                                                 self._context(flags, True), "rewrap", {"attr": name}))
+                        break
+        prev = self._param_owner.get(id(param))
+        if prev is not None and prev.ref() is param:
+            return  # (tied: the module that created it stays its owner)
+        try:
+            self._param_owner[id(param)] = Owner(_Held(param), type(module).__name__, name, raw)
+        except TypeError:
+            pass

@@ -1,0 +1,304 @@
+"""The recording layer: the only code that touches torch modes and hooks.
+
+A private TorchFunctionMode sees every user-level torch call; global module,
+optimizer and registration hooks name parameters and see optimizer steps; autograd
+node hooks (installed for the duration of each backward call) see which nodes ran and
+what gradient each sent. Nothing here keeps a user's tensor alive: tensors are
+identified by trace-local ids through weak references (module parameters and buffers:
+held while recording, then found through their module, see ``_Held``; a weak reference
+blocks torch.utils.swap_tensors).
+
+Transparent to PyTorch itself: property reads and private writes PyTorch performs pass
+straight through (``_SKIP``); graph nodes are mapped to events by sequence number, never
+given a Python object while recording (``_seq``); own arithmetic runs with every mode set
+aside (``_Own``); hooks keep detached aliases of gradients (``_held``); nothing is recorded
+under torch.jit.trace; once steps=/max_events= is reached the recorder leaves the mode
+stack and its hooks (``_limit_reached``).
+
+Cost matters here (benchmarks/overhead.py): the hot paths record compact data (packed
+ints, interned code-id sites) and the rest is built on the first query (``sync``).
+- A module call is walked once (its pre hook); ops inside it walk only up to its frame.
+- ``optimizer.step()`` runs with the recorder off the mode stack; its parameter writes
+  are one event from version counters. ``zero_grad()``'s ``p.grad = None`` calls are one
+  event (bracketed by its profiler marker).
+- Backward: each graph edge is observed from one end (see ``_backward_pre``), so roughly
+  half the nodes of a chain get a hook; edge norms are computed only when a leaf ends zero
+  or non-finite; big gradients are kept only within a small budget (``_HOLD_BYTES``).
+"""
+from __future__ import annotations
+
+import collections
+import sys
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from ..model import TraceData
+from . import _frames
+from ._active import _local
+from ._backward import _Backward
+from ._calls import _Calls
+from ._compat import (
+    disable_torch_function as _NO_TF, function_stack_len as _stack_len, function_stack_at as _stack_at,
+    current_function_modes, pop_function_mode, pop_function_mode_above, push_function_mode, push_function_mode_back,
+)
+from ._frames import F_COMPILE, F_TORCH
+from ._hooks import _install_globals, _remove_globals
+from ._lineage import _Lineage
+from ._modules import _ModulePaths, _Modules
+from ._optim import _Optim
+from ._refs import _Identity
+from ._saved import _PROBES, _Saved
+from ._sync import _Sync
+
+
+class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim, _Sync, TorchFunctionMode):
+    """Private mode behind :func:`gradscope.trace`. Use the facade, not this."""
+
+    def __init__(self, *, max_events: int | None = None, steps: int | None = None, eager_compile: bool = False):
+        super().__init__()
+        self._eager_compile = eager_compile
+        self._stance = None
+        # flags the ops inside a module call inherit from the call's own walk (see _module_pre)
+        self._inherit = ~(F_TORCH | F_COMPILE) if eager_compile else ~F_TORCH
+        self.data = TraceData()
+        self.events = self.data.events
+        self.tensors = self.data.tensors
+        self._ids: dict = {}  # id(tensor) -> _Ref (a weak reference carrying the tid)
+        self._refs: dict = {}  # tid -> weakref
+        self._shapes: dict = {}  # interned shape tuples
+        self._raws: dict = {}  # interned call stacks
+        self._next_tid = 0
+        self._synced = 0
+        self._synced_tensors = -1
+        self._on = False
+        self._entry = None
+        self._max_events = max_events
+        self._steps = steps
+        self._n_backward = 0
+        self._slots = None  # after the recording: id -> where a module's tensor is (see _release_params)
+        self._probes = _PROBES  # in-place checks left in the current graph (see _saved_info)
+        self._node_ev: dict = {}  # graph node sequence number -> index of the event that made it
+        self._s0 = 0  # the autograd sequence number before the recorded call
+        self._prehooked: set = set()  # sequence numbers of nodes whose output a tensor hook rewrites
+        self._mod_stack: list = []
+        self._mod_path = _ModulePaths()
+        self._roots: list = []  # _Root of each model called (kept when gone: its tensors keep their names)
+        self._param_names: dict = {}  # id(param or buffer) -> Named
+        self._param_src: dict = {}  # id(param or buffer) -> Source
+        self._tid_src: dict = {}  # tid -> ModelPath: module tensors the trace saw
+        self._prefix: dict = {}  # _Root -> prefix of its names
+        self._tied_names: dict = {}  # id(param) -> its other names (tied weights)
+        self._param_owner: dict = {}  # id(param) -> Owner
+        # module_set events made before the model's root was seen ([LateAttr]): their paths are filled in at stop
+        self._late_attrs: list = []
+        self._hooked: set = set()  # id() of tensors whose hook registration was recorded
+        self._consumers: dict = {}  # tid -> list of output tids (grad-recording ops that used it)
+        self._values: dict = {}  # escaped python float -> event index
+        self._arrays: list = []  # [Array] that went through NumPy
+        self._trainable: set = set()
+        self._errors: list = []
+        self._n_errors = 0
+        self._error_note = None  # index of the internal-error note in data.unseen
+        self._error_text = None
+        self._first_where = ""
+        self._error_event = None
+        self._in_opt = False
+        self._suspended = False  # taken off the mode stack during optimizer.step()
+        self._opt_closure = False  # inside optimizer.step(closure), before the closure ran
+        self._leave_pending = False  # recording ended (steps=/max_events=): leave at the next chance
+        self._left_stack = False  # off the mode stack for good
+        self._left_hooks = False  # out of the global hooks
+        self._opt_pending = None  # PendingStep: inside optimizer.step()
+        self._grad_of: dict = {}  # id(.grad tensor) -> leaf tid
+        self._grad_of_limit = 1024
+        self._seen_compiled = False
+        self._seen_jit = False
+        self._metas: dict = {}  # interned (shape, dtype, device) tuples
+        self._recent = collections.deque(maxlen=64)  # Recent tuples: recent results (with history or detached)
+        self._bw_raw: dict = {}  # id(BackwardRecord) -> PendingBackward (turned into its nodes on query)
+        self._zg = None  # inside Optimizer.zero_grad(): [] or [its grad_set event]
+        # leaves whose .grad was set to None (zero_grad(), `.grad = None`) since a backward last filled
+        # it: tid -> that grad_set event. A read that finds None then is recorded (_grad_read).
+        self._cleared: dict = {}
+        self._watch = False  # bool(self._cleared), read on the hot path
+        self._open: list = []  # Open tuples: grad-requiring results not yet freed by a backward
+        self._open_overflow = False
+        self.exception: BaseException | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+    def start(self, entry_frame):
+        self._entry = entry_frame
+        _install_globals()
+        stack = getattr(_local, "stack", None)
+        if stack is None:
+            stack = _local.stack = []
+        stack.append(self)
+        self._on = True
+        self.data.meta.update(torch=torch.__version__, python=sys.version.split()[0])
+        if self._eager_compile:
+            self._force_eager()
+        self.__enter__()
+
+    def _force_eager(self):
+        """eager_compile=True: torch.compile'd functions run their own Python code eagerly while recording,
+        so their ops are seen at the user's lines (numerics of an optimizing backend may differ slightly)."""
+        try:
+            self._stance = torch.compiler.set_stance("force_eager")
+        except Exception as e:  # (an old torch without stances)
+            self._internal(e)
+            self._note("eager_compile=True needs torch.compiler.set_stance (torch>=2.6): compiled code ran compiled")
+            return
+        self.data.meta["eager_compile"] = True
+        self._note("torch.compile'd code ran eagerly during this trace (eager_compile=True): its ops are recorded at "
+                   "the user's own lines")
+
+    def _resume(self):
+        """Back on the mode stack after optimizer.step() (or when its closure runs the model)."""
+        if self._suspended:
+            self._suspended = False
+            if not self._left_stack:
+                push_function_mode(self)
+
+    # --- stopping means stopping: steps= / max_events= reached ----------------------------------
+    def _limit_reached(self):
+        """Recording ends here; the recorder leaves the mode stack and its global hooks as soon as it
+        is outside its own handler (where the mode is stashed), so the rest of the block runs plain."""
+        self._on = False
+        self._leave_pending = True
+
+    def _off_stack(self):
+        """Take this recorder off the torch-function mode stack for good, wherever it is on it (modes
+        pushed above it stay, in their order). False when it is not there: inside its own handler."""
+        if self._left_stack:
+            return True
+        if self._suspended:  # (already off, around optimizer.step())
+            self._suspended = False
+            self._left_stack = True
+            return True
+        n = _stack_len()
+        i = n - 1
+        while i >= 0 and _stack_at(i) is not self:
+            i -= 1
+        if i < 0:
+            return False
+        above = [pop_function_mode() for _ in range(n - 1 - i)]
+        pop_function_mode()
+        for m in reversed(above):
+            push_function_mode(m)
+        self._left_stack = True
+        return True
+
+    def _leave(self):
+        """Off the mode stack and out of the global hooks (see _limit_reached)."""
+        if not self._off_stack():
+            return  # (pending: at the next module call)
+        self._leave_pending = False
+        stack = getattr(_local, "stack", [])
+        if self in stack:
+            stack.remove(self)
+        if not self._left_hooks:
+            self._left_hooks = True
+            _remove_globals()
+
+    def stop(self):
+        if self._stance is not None:
+            stance, self._stance = self._stance, None
+            try:
+                stance.__exit__(None, None, None)
+            except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
+                self._internal(e)
+        try:
+            cur = current_function_modes()
+            if self._left_stack:  # the recording ended early (steps=/max_events=): already off the stack
+                pass
+            elif self._suspended:  # optimizer.step() raised: the mode is already off the stack
+                self._suspended = False
+            elif cur and cur[-1] is self:
+                self.__exit__(None, None, None)
+            else:  # someone pushed a mode inside our block and did not pop it: pop ours anyway
+                self._pop_out_of_order()
+        finally:
+            self._on = False
+            self._leave_pending = False
+            stack = getattr(_local, "stack", [])
+            if self in stack:
+                stack.remove(self)
+            if not self._left_hooks:
+                self._left_hooks = True
+                _remove_globals()
+            self._entry = None
+            self._guard(self._sync_live)  # (a failure of ours here must not raise out of the user's block)
+            try:
+                self._release_params()
+            except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
+                self._internal(e)
+                self._drop_held()  # and no strong reference may stay on the user's tensors
+            self._synced_tensors = -1  # the per-event conversion is left to the first query (sync)
+
+    def _pop_out_of_order(self):
+        above = []
+        cur = current_function_modes()
+        while cur and cur[-1] is not self:
+            above.append(pop_function_mode_above())
+            cur = current_function_modes()
+        if cur:
+            self.__exit__(None, None, None)
+        for m in reversed(above):
+            push_function_mode_back(m)
+        self.data.unseen.append("another TorchFunctionMode was still active when the trace ended")
+
+    def _guard(self, fn, *args):
+        try:
+            with _NO_TF():  # hooks run outside our handler: our own tensor reads must not re-enter it
+                fn(*args)
+        except Exception as e:  # recording must never break the user's program
+            self._internal(e)
+
+    def _note(self, text):
+        if text not in self.data.unseen:
+            self.data.unseen.append(text)
+
+    def _internal(self, e):
+        """A failure of gradscope's own, caught where it must not reach the user's program: kept (the
+        first 20 in meta["internal_errors"]) and said in the trace's notes, so the report shows the gap."""
+        self._n_errors += 1
+        if len(self._errors) < 20:
+            self._errors.append(f"{type(e).__name__}: {e}"[:500])
+            self.data.meta["internal_errors"] = list(self._errors)  # (also when the sync itself failed)
+        if self._n_errors == 1:
+            self._first_where = _where_raised(e)
+        note = _internal_note(self._errors[0], self._n_errors, self._first_where)
+        un = self.data.unseen
+        if self._error_note is not None and self._error_note < len(un) and un[self._error_note] == self._error_text:
+            un[self._error_note] = note
+        else:
+            self._error_note = len(un)
+            un.append(note)
+        self._error_text = note
+
+
+def _where_raised(e) -> str:
+    """The gradscope function an exception was raised in (the innermost of ours in its traceback)."""
+    tb, name = e.__traceback__, ""
+    while tb is not None:
+        co = tb.tb_frame.f_code
+        if co.co_filename.startswith(_frames.GS_DIR):
+            name = co.co_name
+        tb = tb.tb_next
+    return name
+
+
+def _internal_note(first: str, n: int, where: str) -> str:
+    times = f"{n} times, first" if n > 1 else "once"
+    at = f" in {where}" if where else ""
+    return (f"gradscope failed internally while recording ({times}{at}: {first[:200]}); the calls it was recording "
+            "ran normally but some may be missing from the trace (all errors: trace.data.meta['internal_errors']). "
+            "Please report it with that message")
+
+
+_frames.mark_internal(
+    Recorder.__torch_function__.__code__, Recorder._pre.__code__, Recorder._post.__code__,
+    Recorder._grad_mode.__code__, Recorder._backward.__code__, Recorder._backward_pre.__code__,
+    Recorder._record.__code__, Recorder._other_call.__code__,
+)

@@ -1,0 +1,289 @@
+"""Tensor identity and references: trace-local ids, packed refs (``_pk``), and the reference kinds
+that never keep a user's tensor alive (``_Ref``, ``_Held``, ``_Slot``, ``_GradRef``).
+"""
+from __future__ import annotations
+
+import sys
+import weakref
+
+
+from ..model import Event, TensorInfo
+from . import _frames, _names
+from ._compat import (
+    disable_torch_function as _NO_TF, is_view as _is_view, module_buffers,
+    module_parameters,
+)
+from ._ops import _T, _P, _DTYPES, _is_leaf
+from ._records import ModelPath, Named, Source
+
+
+# A raw tensor ref is one int (ints are not tracked by the garbage collector; tuples of them get
+# untracked): bit 0 is_leaf, bit 1 requires_grad, bits 2-33 tid, the rest version + 1.
+def _pk(tid, rg, leaf, ver=0):
+    return ((ver + 1) << 34) | (tid << 2) | (2 if rg else 0) | (1 if leaf else 0)
+
+
+def _tid_of(x):
+    return (x >> 2) & 0xFFFFFFFF
+
+
+def _ver(x):
+    return (x >> 34) - 1
+
+
+class _Ref(weakref.ref):
+    """A weak reference that also carries the tensor's trace-local id (one object, not two)."""
+
+    __slots__ = ("tid",)
+
+
+class _Held:
+    """A strong reference in the shape of a _Ref (called, it returns the object), for parameters and
+    buffers while recording: a weak reference makes torch.utils.swap_tensors refuse a tensor
+    (load_state_dict, module.to() under torch.__future__.set_swap_module_params_on_conversion(True)).
+    Modules hold these anyway; released when the recording stops (Recorder._release_params)."""
+
+    __slots__ = ("t", "tid")
+
+    def __init__(self, t):
+        self.t = t
+
+    def __call__(self):
+        return self.t
+
+
+class _Slot:
+    """After the recording: a module's parameter, buffer or parameter .grad found through its module
+    (weakly referenced) and name, with no reference of any kind on the tensor itself."""
+
+    __slots__ = ("grad", "key", "kind", "m", "name", "tid", "mark")
+
+    def __init__(self, m_ref, kind, name, grad, key, mark=None):
+        self.m, self.kind, self.name, self.grad, self.key = m_ref, kind, name, grad, key
+        self.mark = mark  # (data_ptr, shape) when the recording stopped: see matches()
+
+    def matches(self, t) -> bool:
+        """Whether ``t`` is this tensor, also once its module is gone (a function returned only the
+        parameter): the same id, memory and shape as when the recording stopped (no reference needed)."""
+        if id(t) != self.key or self.mark is None:
+            return False
+        try:
+            return (t.data_ptr(), tuple(t.shape)) == self.mark
+        except RuntimeError:  # (no storage, or no shape: a nested tensor)
+            return False
+
+    def __call__(self):
+        m = self.m()
+        if m is None:
+            return None
+        t = (module_parameters(m) if self.kind == "p" else module_buffers(m)).get(self.name)
+        if t is not None and self.grad:
+            t = t.grad
+        return t if t is not None and id(t) == self.key else None
+
+
+class _GradRef:
+    """A leaf's .grad, found through its leaf (no reference on the gradient itself: torch.utils.swap_tensors
+    swaps parameters' gradients too, and holding them would keep them past zero_grad)."""
+
+    __slots__ = ("gone", "key", "leaf", "refs", "tid")
+
+    def __init__(self, refs, leaf, key):
+        self.refs, self.leaf, self.key, self.gone = refs, leaf, key, False
+
+    def __call__(self):
+        r = self.refs.get(self.leaf)
+        t = r() if r is not None and not self.gone else None
+        if t is None:
+            return None
+        with _NO_TF():
+            g = t.grad
+        return g if g is not None and id(g) == self.key else None
+
+
+class _DeadRef:
+    __slots__ = ("tid",)
+
+    def __call__(self):
+        return None
+
+
+class _Identity:
+    # --- tensor identity -------------------------------------------------------------------
+    def note_requires_grad(self, t, value, raw, flags, step):
+        """A ``requires_grad`` write that ran before this trace started, seen by gradscope.watch (at
+        its step ``step``, from the user frames ``raw``): recorded as the mode would have recorded it."""
+        with _NO_TF():  # (no mode sees gradscope's own reads)
+            # a plain tensor is named after the user's variable as at a first use; a parameter by its model
+            ref = _pk(self._tid(t, link=not isinstance(t, _P)), t.requires_grad, True, t._version)
+        idx = len(self.events)
+        self.events.append(Event(idx, "requires_grad", "torch.Tensor.requires_grad_", raw, [ref], (), True, False,
+                                 None, self._context(flags, True), None, {"value": bool(value), "watch_step": step}))
+
+    def _tid(self, t, producer=None, link=True):
+        r = self._ids.get(id(t))
+        if r is not None and r() is t:
+            return r.tid
+        tid = self._next_tid
+        self._next_tid = tid + 1
+        tp = type(t)
+        is_param = tp is _P or (tp is not _T and isinstance(t, _P))
+        if is_param or (producer is None and id(t) in self._param_names):  # (see _Held)
+            r = _Held(t) if self._slots is None else self._unpinned(t)
+        elif producer is None and self._grad_of and self._grad_leaf(t) is not None:
+            r = _GradRef(self._refs, self._grad_of[id(t)], id(t))
+        else:
+            try:
+                r = _Ref(t)
+            except TypeError:
+                r = _DeadRef()
+        r.tid = tid
+        self._ids[id(t)] = r
+        self._refs[tid] = r
+        try:
+            shape = tuple(t.shape)
+            shape = self._shapes.setdefault(shape, shape)  # long-lived objects cost every full GC: share them
+        except RuntimeError:  # (a nested tensor has no single shape)
+            shape = ()
+        base = t._base if _is_view(t) else None  # (direct: see _compat.DIRECT_TENSOR_ATTRS)
+        dt = _DTYPES.get(t.dtype)
+        if dt is None:
+            dt = _DTYPES[t.dtype] = str(t.dtype).replace("torch.", "")
+        info = TensorInfo(
+            tid, shape, dt, "cpu" if t.is_cpu else str(t.device), t.requires_grad, _is_leaf(t),
+            producer=producer, role="param" if is_param else "tensor",
+            base=self._tid(base, link=False) if base is not None else None,
+        )
+        self.tensors[tid] = info
+        named = False
+        if producer is None:
+            src = self._param_src.get(id(t))
+            if src is not None and src.ref() is t:  # a tensor of a called model: its module path
+                self._tid_src[tid] = ModelPath(src.root, src.path)
+                info.name = self._prefix.get(src.root, "") + src.path
+                if not is_param:
+                    info.role = "buffer"
+                named = True
+        if self._in_opt:  # optimizer temporaries (exp_avg, denom): nothing to name or link
+            return tid
+        if producer is None and link and not named and self._entry is not None:
+            f = _frames.first_user_frame(sys._getframe(), self._entry)
+            # a trainable leaf first used deep inside (a Dataset's __getitem__ reading self.prompt): the
+            # caller's variable for it, a few frames up
+            trainable = info.requires_grad and info.is_leaf
+            info.name = _frames.outer_var(f, self._entry, t, frames=4 if trainable else 1, public=True)
+            # passed by attribute (`helper(x, m.scale)`): m.scale, cfg.temperature (not a parameter being built
+            # in the trace: its model names it when called)
+            if (trainable or is_param) and id(t) not in self._param_owner:
+                if info.name is None:
+                    info.name = _names.attr_name(f, self._entry, t)
+                elif f is not None and _names.is_argument(f, info.name):
+                    info.name = _names.attr_name(self._callers(f), self._entry, t, frames=3) or info.name
+        if producer is None and not is_param and link:
+            if self._recent and info.is_leaf and self._link_alias(t, info):
+                pass
+            elif (self._arrays or self._values) and not t.requires_grad:
+                self._link_external(t, info)
+        return tid
+
+    def _grad_leaf(self, t):
+        """The tid of the leaf whose .grad tensor ``t`` is (recorded after each backward), else None."""
+        tid = self._grad_of.get(id(t))
+        if tid is not None:  # (no reference on the .grad tensor itself: it is checked through its leaf)
+            leaf = self._refs[tid]()
+            if leaf is not None and leaf.grad is t:
+                return tid
+        return None
+
+    def _grad_leaf_alive(self, key, tid):
+        leaf = self._refs[tid]()
+        g = leaf.grad if leaf is not None else None
+        return g is not None and id(g) == key
+
+    def tid_of(self, t):
+        r = self._ids.get(id(t))
+        if r is not None and (r() is t or type(r) is _Slot and r.matches(t)):
+            return r.tid
+        return None
+
+    def _pack(self, ts) -> list:
+        """The packed refs (see _pk) of tensors ``ts`` in their current state. Every recorded call
+        runs this for its inputs, so _pk and the fast path of _tid are written out here."""
+        ids = self._ids
+        out = []
+        for t in ts:
+            r = ids.get(id(t))
+            tid = r.tid if r is not None and r() is t else self._tid(t)
+            try:
+                v = t._version  # (direct: see _compat.DIRECT_TENSOR_ATTRS)
+            except RuntimeError:  # inference tensors have no version counter
+                v = -1
+            try:
+                leaf = t.is_leaf
+            except RuntimeError:  # a view made under no_grad whose base was then written in place
+                leaf = True
+            out.append(((v + 1) << 34) | (tid << 2) | (2 if t.requires_grad else 0) | (1 if leaf else 0))
+        return out
+
+    def _ref(self, t):
+        """The packed ref (see _pk) of ``t`` in its current state."""
+        return self._pack((t,))[0]
+
+    def _release_params(self):
+        """The recording is over: no reference of ours, strong or weak, stays on a module's parameters,
+        buffers or parameter .grad (see _Held); they are found again through their module (_Slot).
+        Other tensors keep their weak references."""
+        slots = {}
+        for m, _path in self._mod_path.items():
+            m_ref = weakref.ref(m)
+            for kind, d in (("p", module_parameters(m)), ("b", module_buffers(m))):
+                for name, t in (d or {}).items():
+                    if isinstance(t, _T):
+                        slots.setdefault(id(t), (m_ref, kind, name, False))
+                        if kind == "p" and t.grad is not None:
+                            slots.setdefault(id(t.grad), (m_ref, kind, name, True))
+        self._slots = slots
+        ids, refs = self._ids, self._refs
+        for tid, r in list(refs.items()):
+            t = r()
+            if t is not None and (type(r) is _Held or id(t) in slots):
+                new = self._unpinned(t)
+                new.tid = tid
+                refs[tid] = new
+                if ids.get(id(t)) is r:
+                    ids[id(t)] = new
+        # (names stay: a parameter no call used is named from them when it is asked about)
+        self._param_names = {k: Named(self._unpinned(r()), name) for k, (r, name) in self._param_names.items()
+                             if r() is not None}
+        self._param_src = {k: Source(self._unpinned(r()), root, path) for k, (r, root, path) in self._param_src.items()
+                           if r() is not None}
+        self._param_owner = {}
+        self._late_attrs = []
+
+    def _drop_held(self):
+        """_release_params failed: forget every strong reference (those tensors are no longer found)."""
+        for tid, r in list(self._refs.items()):
+            if type(r) is _Held:
+                dead = _DeadRef()
+                dead.tid = tid
+                self._refs[tid] = dead
+                t = r.t
+                if self._ids.get(id(t)) is r:
+                    self._ids[id(t)] = dead
+        self._slots = self._slots or {}
+        self._param_names, self._param_src, self._param_owner, self._late_attrs = {}, {}, {}, []
+
+    def _unpinned(self, t):
+        """A reference to ``t`` after the recording: through its module if it is a module's parameter,
+        buffer or parameter .grad, else weak."""
+        s = self._slots.get(id(t))
+        if s is not None:
+            try:
+                mark = (t.data_ptr(), tuple(t.shape))
+            except RuntimeError:  # (no storage, or no shape)
+                mark = None
+            return _Slot(*s, id(t), mark)
+        try:
+            return _Ref(t)
+        except TypeError:
+            return _DeadRef()

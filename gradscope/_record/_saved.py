@@ -1,0 +1,110 @@
+"""Saved-tensor probes: is a tensor about to be written in place saved for backward by a live node?"""
+from __future__ import annotations
+
+
+
+from ._compat import SAVED_PREFIX, base as _base, node_sequence_nr
+from ._ops import _T, _is_leaf
+
+
+_PROBES = 2000  # in-place writes per graph checked against saved tensors (see Recorder._saved_info)
+
+
+_FREED = "gradscope_freed"  # node.metadata key: a backward ran through this node and freed its graph
+
+
+class _Saved:
+    # --- in-place on saved tensors ---------------------------------------------------------
+    _SAVED_ATTRS: dict = {}
+
+    def _saved_info(self, t):
+        """Is ``t`` (or a tensor sharing its storage) saved for backward by a live graph node?
+        Returns the event index of the op that saved it (or -1 when unknown), else None."""
+        try:
+            ptr = t.untyped_storage().data_ptr()
+        except (RuntimeError, NotImplementedError):  # no storage to be saved (meta, a subclass)
+            return None
+        if not ptr:
+            return None
+        if not _is_leaf(t) or _base(t) is not None:
+            # probing reads graph nodes, which gives them Python objects, and a graph of such nodes is
+            # freed recursively: bounded per graph, so a deep chain of in-place writes still frees
+            self._probes -= 1
+            if self._probes < 0:
+                if self._probes == -1:
+                    self._note(f"in-place writes were not checked against saved tensors after {_PROBES} of them in "
+                               "one graph (checking reads graph nodes, and a deep graph of read nodes is freed "
+                               "recursively)")
+                return None
+        cands = []
+        try:
+            gf = t.grad_fn
+        except RuntimeError:  # a view made under no_grad whose base was then written in place: torch refuses
+            return None  # the write itself, and the view has no history of its own to save anything
+        if gf is not None:
+            cands.append((gf, None))
+        base = _base(t)
+        if base is not None and base.grad_fn is not None:
+            cands.append((base.grad_fn, None))  # e.g. y = x.exp(); y[:2].mul_(2)
+        tid = self.tid_of(t)
+        fam = [tid] if tid is not None else []
+        if base is not None:
+            b = self.tid_of(base)
+            if b is not None:
+                fam.append(b)
+        i = 0
+        while i < len(fam):  # the family grows by views (same storage) seen as outputs
+            for otid in self._consumers.get(fam[i], ())[-16:]:
+                r = self._refs.get(otid)
+                o = r() if r is not None else None
+                if o is None:
+                    continue
+                if o.grad_fn is not None:
+                    cands.append((o.grad_fn, otid))
+                if len(fam) < 16 and otid not in fam and _base(o) is not None:
+                    try:
+                        if o.untyped_storage().data_ptr() == ptr:
+                            fam.append(otid)  # a view of the target: its consumers may save it
+                    except (RuntimeError, NotImplementedError):  # (no storage)
+                        pass
+            i += 1
+        seen = set()
+        for node, otid in cands:
+            if node in seen:
+                continue
+            seen.add(node)
+            if self._node_saves(node, ptr):
+                try:
+                    return self._node_ev.get(node_sequence_nr(node), -1)
+                except AttributeError:  # (a node type without a sequence number)
+                    return -1
+        return None
+
+    def _node_saves(self, node, ptr):
+        try:
+            if node.metadata.get(_FREED):
+                return False
+        except (AttributeError, RuntimeError):  # (a node without metadata)
+            pass
+        tp = type(node)
+        names = self._SAVED_ATTRS.get(tp)
+        if names is None:
+            names = self._SAVED_ATTRS[tp] = tuple(a for a in dir(node) if a.startswith(SAVED_PREFIX))
+        for a in names:
+            try:
+                v = getattr(node, a)
+            except RuntimeError as e:
+                if "inplace" in str(e):
+                    return True
+                return False  # freed graph
+            except (AttributeError, TypeError, NotImplementedError):  # a saved value that cannot be read
+                continue
+            vs = v if isinstance(v, (tuple, list)) else (v,)
+            for x in vs:
+                if isinstance(x, _T):
+                    try:
+                        if x.untyped_storage().data_ptr() == ptr:
+                            return True
+                    except (RuntimeError, NotImplementedError):  # (no storage)
+                        pass
+        return False
