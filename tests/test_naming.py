@@ -605,3 +605,20 @@ def test_a_tied_weight_answers_to_both_module_paths():
     assert tr.resolve("lm_head.weight") == tied
     assert tr.resolve("model.lm_head.weight") == tied
     assert tr.why("lm_head.weight").cause == "ok"
+
+
+def test_models_made_one_per_iteration_get_consecutive_prefixes():
+    """A loop that makes a new module per iteration under one variable: every one keeps its own name
+    (``m``, ``m_2``, ... ``m_N``, no gap and no repeat); the numbers are counted once per base name
+    (benchmarks/many_roots.py: the cost per iteration stays flat as roots accumulate)."""
+    import torch
+    import torch.nn as nn
+
+    import gradscope
+
+    with gradscope.trace() as tr:
+        for _ in range(30):
+            m = nn.Linear(2, 2)
+            m(torch.randn(1, 2)).sum()
+    names = sorted(t.name for t in tr.data.tensors.values() if t.role == "param" and t.name.endswith(".weight"))
+    assert sorted(names) == sorted(["m.weight"] + [f"m_{k}.weight" for k in range(2, 31)]), names

@@ -298,6 +298,7 @@ class _Modules:
         for r in roots:
             groups.setdefault(pre[r], []).append(r)
         used = set(pre.values())
+        nxt: dict = {}  # base -> the last number tried (counting from 1 per root would be quadratic)
         for p, group in groups.items():
             if len(group) < 2:
                 continue
@@ -313,10 +314,11 @@ class _Modules:
                 continue
             for r in group[1:]:
                 base = r.var or r.cls.lower()
-                cand, n = (None if r.var else f"{base}."), 1
+                cand, n = (None if r.var else f"{base}."), nxt.get(base, 1)
                 while cand is None or cand in used:
                     n += 1
                     cand = f"{base}_{n}."
+                nxt[base] = n
                 used.add(cand)
                 pre[r] = cand
         return pre
