@@ -41,7 +41,7 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 600
     torch.set_num_threads(1)
     plain, traced = run(n, False), run(n, True)
-    print(f"| roots so far | plain ms/iter | traced ms/iter | ratio |\n|---|---|---|---|")
+    print("| roots so far | plain ms/iter | traced ms/iter | ratio |\n|---|---|---|---|")
     for k, (p, t) in enumerate(zip(plain, traced), 1):
         print(f"| {k * n // 4} | {p:.2f} | {t:.2f} | {t / p:.1f}x |")
     print(f"last quarter / first quarter (traced): {traced[-1] / traced[0]:.2f} (flat is ~1)")
