@@ -705,3 +705,35 @@ def test_a_gradient_no_backward_produced_is_not_pinned_on_an_operation(value, ca
     exp = tr.why(w)
     assert exp.cause == cause and exp.site is None, exp
     assert "did not" in exp.detail  # (says that the trace did not see where it came from)
+
+
+# --- a parameter that left the model: the replacement decides, whatever else happened to it ---------------------
+
+def _train_once(m, opt, x):
+    opt.zero_grad()
+    m(x).sum().backward()
+    opt.step()
+
+
+@pytest.mark.parametrize("also", ["frozen", "cleared"])
+def test_a_parameter_that_left_the_model_is_the_replacement(also):
+    m = _TwoLayer()
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    x = torch.randn(2, 3)
+    with gradscope.trace() as tr:
+        _train_once(m, opt, x)  # the step before the replacement fills every .grad
+        old = m.head.weight
+        if also == "frozen":
+            for p in m.parameters():
+                p.requires_grad = False
+            m.body.weight.requires_grad_(True)
+        m.head = nn.Linear(3, 1)  # head-replaced
+        opt.zero_grad()  # clears the old head's .grad: the next backward cannot fill it
+        _train_once(m, opt, x)  # (a second call of the same step: a different stack than the first)
+    assert old.grad is None
+    exp = tr.why(old)
+    assert exp.cause == "param_recreated", exp
+    assert exp.site.lineno == line_of("head-replaced")
+    assert "head" in exp.summary
+    # the body parameter that stayed in the model is not read as replaced
+    assert tr.why(m.body.weight).cause != "param_recreated"

@@ -103,3 +103,27 @@ def test_every_fixture_is_diagnosed_without_torch(name):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == CAUSES[name], r.stdout
+
+
+def _rule_case(rule: str, drop_left_model: bool = False):
+    """The explanation a fresh Diagnosis gives on a rule's recorded case (tests/fixtures/rules/<rule>.json)."""
+    root = FIXTURES.parent.parent
+    text = (FIXTURES / "rules" / f"{rule}.json").read_text(encoding="utf-8")
+    d = TraceData.from_json(json.loads(text.replace("{REPO}/", json.dumps(str(root) + os.sep)[1:-1])))
+    q = d.meta["fixture_query"]
+    if drop_left_model:
+        d.meta["left_model"] = [t for t in d.meta.get("left_model") or () if t != q["tid"]]
+    diag = Diagnosis(d)
+    diag.aliases.update({int(k): v for k, v in q["aliases"].items()})
+    if q["live"]:
+        diag.set_now({int(k): v for k, v in q["live"].items()})
+    return diag.why(q["tid"], q["now"])
+
+
+def test_a_parameter_that_left_the_model_is_its_replacement_even_when_frozen():
+    exp = _rule_case("param_replaced")
+    assert (exp.cause, exp.rule) == ("param_recreated", "param_replaced")
+    assert exp.site.code.startswith("m.head = nn.Linear(")
+    # the same trace with the parameter still in the model: its freeze explains it, not a replacement
+    kept = _rule_case("param_replaced", drop_left_model=True)
+    assert kept.cause == "frozen_param" and kept.rule != "param_replaced", kept

@@ -136,6 +136,17 @@ def buffer(dx, q):
     return Explanation("requires_grad_false", site, name, *say.buffer_text(name, site), evidence=[prod] if prod else [])
 
 
+@rule('none', 55)
+def param_replaced(dx, q):
+    """The parameter left the model: its module path now holds another parameter (or module), so whatever else
+    happened to it (frozen, cleared by zero_grad), no forward reaches it. One the model still holds (a child
+    reused by the new module) is not: its own rules decide."""
+    left = dx.d.meta.get("left_model")
+    if left is not None and q.tid not in left:  # (None: no model was called, so none holds it)
+        return None
+    return dx._replaced(q.tid, q.name)  # (before the value's path: a new Parameter made from it is no cut)
+
+
 @rule('none', 60)
 def unfreeze_kept_away(dx, q):
     """An unfreeze ran, but a condition around it kept it from this parameter."""
@@ -342,12 +353,6 @@ def backward_node_sent_none(dx, query):
                             "custom_function", site, name, *say.backward_node_sent_none_text2(name, j, which, site, n),
                             evidence=[fe] if fe else [])
     return None
-
-
-@rule('none', 190)
-def param_replaced(dx, q):
-    """The parameter (or its module) was replaced by a new one."""
-    return dx._replaced(q.tid, q.name)  # (before the value's path: a new Parameter made from it is no cut)
 
 
 @rule('none', 200)
