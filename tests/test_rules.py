@@ -737,3 +737,28 @@ def test_a_parameter_that_left_the_model_is_the_replacement(also):
     assert "head" in exp.summary
     # the body parameter that stayed in the model is not read as replaced
     assert tr.why(m.body.weight).cause != "param_recreated"
+
+
+# --- several cuts on a failing backward: the cut the user wrote comes before a gradient without create_graph ------
+
+@pytest.mark.parametrize("explicit", [True, False])
+def test_an_explicit_cut_before_a_gradient_without_create_graph(explicit):
+    w = torch.randn(4, requires_grad=True)
+    x = torch.randn(5, 4)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with gradscope.trace() as tr:
+            inner = (x @ w).pow(2).mean()
+            (g,) = torch.autograd.grad(inner, w)  # inner-grad
+            if explicit:
+                fast = w.data - 0.1 * g  # data-cut
+            else:
+                fast = -0.1 * g
+            (x @ fast).pow(2).mean().backward()
+    exp = tr.failure
+    if explicit:
+        assert exp.cause == "data_attr", exp
+        assert exp.site.lineno == line_of("data-cut")
+        assert line_of("inner-grad") in [s.lineno for s in exp.extra_sites]
+    else:
+        assert exp.cause == "autograd_grad_not_backward", exp
+        assert exp.site.lineno == line_of("inner-grad")

@@ -90,19 +90,8 @@ def inplace_modified_saved_tensor(dx, q):
         evidence=[e] + ([se] if se else []))
 
 
-@rule("failure", 20)
-def no_grad_fn(dx, q):
-    """backward() on a result with no history: the cut (no_grad, detach, a frozen model) that removed it."""
-    bw = dx._failing_backward()
-    roots = (bw.detail.get("roots") or bw.input_ids()) if bw else []
-    root = dx._root_label(bw) if bw is not None and roots else "the loss"
-    anc = dx.ancestors(roots, before=bw.index if bw else None) if roots else set()
-    evs = [dx.ev[i] for i in sorted(anc)]
-    tids = {r.tid for e in evs for r in e.inputs}
-    ag = [e for e in evs if e.kind == "backward" and e.op == "torch.autograd.grad" and not e.detail.get("create_graph")]
-    if ag:
-        e = ag[-1]
-        return Explanation("autograd_grad_not_backward", e.site, root, *say.no_grad_fn_text2(root, e), evidence=[e])
+def _cut_finding(dx, bw, root, evs, tids):
+    """A failing backward's loss with no history: the freeze or the cut on its inputs that removed it (or None)."""
     frozen = [e for e in dx.ev if e.kind == "requires_grad" and e.detail.get("value") is False
               and set(e.input_ids()) & tids and (bw is None or e.index < bw.index)]
     # a cut of a parameter that still requires grad (the student run inside the teacher's no_grad block)
@@ -139,6 +128,34 @@ def no_grad_fn(dx, q):
                                evidence=[e])
         return Explanation(cause, site, root, *say.no_grad_fn_text4(off, root, what, site, se, labels, cut_fix),
                            evidence=[e])
+    return None
+
+
+@rule("failure", 20)
+def no_grad_fn(dx, q):
+    """backward() on a result with no history: the cut (no_grad, detach, a frozen model) that removed it."""
+    bw = dx._failing_backward()
+    roots = (bw.detail.get("roots") or bw.input_ids()) if bw else []
+    root = dx._root_label(bw) if bw is not None and roots else "the loss"
+    anc = dx.ancestors(roots, before=bw.index if bw else None) if roots else set()
+    evs = [dx.ev[i] for i in sorted(anc)]
+    tids = {r.tid for e in evs for r in e.inputs}
+    ag = [e for e in evs if e.kind == "backward" and e.op == "torch.autograd.grad" and not e.detail.get("create_graph")]
+    # a cut the user wrote on a tensor that requires grad (`.data`, `.item()`, `.detach()`) comes before an implicit
+    # one (gradients computed without create_graph): the explicit cut decides below, the autograd.grad is named too
+    explicit = [e for e in evs if e.kind == "cut" and e.cut in _EXPLICIT_CUTS and e.context not in _NOT_FORWARD
+                and any(r.requires_grad for r in e.inputs)]
+    if ag and explicit:
+        res = _cut_finding(dx, bw, root, evs, tids)
+        if res is not None:
+            res.extra_sites.extend(e.site for e in ag[-1:] if e.site is not None)
+            return res
+    if ag:
+        e = ag[-1]
+        return Explanation("autograd_grad_not_backward", e.site, root, *say.no_grad_fn_text2(root, e), evidence=[e])
+    res = _cut_finding(dx, bw, root, evs, tids)
+    if res is not None:
+        return res
     def built_outside(t):  # no producer, or made by a factory from Python values (torch.tensor(float))
         info = dx.d.tensors.get(t)
         if info is None or info.producer is None:
