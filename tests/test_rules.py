@@ -762,3 +762,38 @@ def test_an_explicit_cut_before_a_gradient_without_create_graph(explicit):
     else:
         assert exp.cause == "autograd_grad_not_backward", exp
         assert exp.site.lineno == line_of("inner-grad")
+
+
+class _Mixer(nn.Module):
+    """Per-channel scales kept as one-element parameters and packed into one tensor by the legacy
+    constructor (its values go through Python floats: no recorded lineage links the new tensor back)."""
+
+    def __init__(self, legacy):
+        super().__init__()
+        self.legacy = legacy
+        self.scales = nn.ParameterList([nn.Parameter(torch.tensor([0.5])) for _ in range(3)])
+        self.proj = nn.Linear(3, 3)
+
+    def forward(self, x):
+        if self.legacy:
+            w = torch.FloatTensor([self.scales[0], self.scales[1], self.scales[2]])  # MIXER-LEGACY
+        else:
+            w = torch.Tensor([s for s in self.scales])  # MIXER-REWRAP
+        return self.proj(x * w.view(1, -1))
+
+
+@pytest.mark.parametrize("legacy", [True, False])
+def test_a_legacy_constructor_of_parameters_is_a_rewrap_not_an_item_call(legacy):
+    """Issue 11 class 5: torch.Tensor([p, q]) / torch.FloatTensor([...]) of tensors is a re-wrap (torch
+    calls float() on each internally; the user wrote no .item()), with a torch.stack fix, also when no
+    recorded path links the new tensor back to the parameters."""
+    m = _Mixer(legacy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with gradscope.trace() as tr:
+            m(torch.randn(2, 3)).pow(2).mean().backward()
+    assert m.scales[0].grad is None and m.proj.weight.grad is not None
+    exp = tr.why(m.scales[0])
+    assert exp.cause == "tensor_rewrap", (exp.cause, exp.summary)
+    assert exp.site.lineno == line_of("MIXER-LEGACY" if legacy else "MIXER-REWRAP")
+    assert "torch.stack(" in exp.fix and ".item()" not in exp.fix, exp.fix

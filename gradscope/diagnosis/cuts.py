@@ -10,6 +10,16 @@ from . import templates_cuts as say_cut
 from .common import _EXPLICIT_ITEM, _REWRAP_CODE, _find_in_function, _first_arg, _opname, _sgd_rebind, _short
 
 
+
+def _as_written(cause, se):
+    """The cause by the mechanism the user wrote: ``torch.FloatTensor([a, b])`` / ``torch.tensor([p, q])`` of
+    tensors converts each with ``float()`` inside torch, which is recorded as an ``.item()``; the user wrote
+    a re-wrap (fix: torch.stack / torch.cat), unless the line itself calls .item()/float()/.tolist()."""
+    if cause == "item_roundtrip" and se.site is not None and _REWRAP_CODE.search(se.site.code or "") \
+            and not _EXPLICIT_ITEM.search(se.site.code or ""):
+        return "tensor_rewrap"
+    return cause
+
 class CutsMixin:
     """The data-path cut (mixed into Diagnosis)."""
 
@@ -88,10 +98,7 @@ class CutsMixin:
             if moved is not None:
                 return moved
             cause, se = self._cause_of_cut(e, path, k)
-            if cause == "item_roundtrip" and se.site is not None and _REWRAP_CODE.search(se.site.code or "") \
-                    and not _EXPLICIT_ITEM.search(se.site.code or ""):
-                cause = "tensor_rewrap"  # torch.FloatTensor([a, b]) converts each tensor with float()
-            return self._cut_explanation(tid, name, cause, se, e, path, k, self._root_label(b))
+            return self._cut_explanation(tid, name, _as_written(cause, se), se, e, path, k, self._root_label(b))
         # no complete path: a cut whose data never came back visibly
         cone = self.cone(tid)
         # a cut after the last backward (an evaluation under no_grad after training) cannot have kept a
@@ -115,8 +122,8 @@ class CutsMixin:
             path = [x for x in cone if x.index <= e.index]
             k = len(path) - 1 if path and path[-1] is e else None
             cause, se = self._cause_of_cut(e, cone, cone.index(e))
-            return self._cut_explanation(tid, name, cause, se, e, path, k, self._root_label(real[-1]) if real else "the loss",
-                                         returned=False)
+            return self._cut_explanation(tid, name, _as_written(cause, se), se, e, path, k,
+                                         self._root_label(real[-1]) if real else "the loss", returned=False)
         return None
 
     def _cut_explanation(self, tid, name, cause, se, e, path, k, root, returned=True):
