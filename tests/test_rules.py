@@ -764,6 +764,25 @@ def test_an_explicit_cut_before_a_gradient_without_create_graph(explicit):
         assert exp.site.lineno == line_of("inner-grad")
 
 
+def test_a_no_grad_region_before_a_gradient_without_create_graph():
+    """A region is a cut the user wrote too: a meta-learning query loss computed inside `with torch.no_grad():`
+    from fast weights (which still require grad through w) is the no_grad block, not the autograd.grad
+    without create_graph further up; that one is named as an extra site."""
+    w = torch.randn(4, requires_grad=True)
+    x, xq = torch.randn(5, 4), torch.randn(3, 4)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with gradscope.trace() as tr:
+            (g,) = torch.autograd.grad((x @ w).pow(2).mean(), w)  # region-inner-grad
+            fast = w - 0.1 * g
+            with torch.no_grad():  # region-opened
+                query = (xq @ fast).pow(2).mean()
+            query.backward()
+    exp = tr.failure
+    assert exp.cause == "no_grad_block", exp
+    assert exp.site.lineno == line_of("region-opened")
+    assert line_of("region-inner-grad") in [s.lineno for s in exp.extra_sites]
+
+
 class _Mixer(nn.Module):
     """Per-channel scales kept as one-element parameters and packed into one tensor by the legacy
     constructor (its values go through Python floats: no recorded lineage links the new tensor back)."""

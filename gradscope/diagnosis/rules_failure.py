@@ -131,6 +131,9 @@ def _cut_finding(dx, bw, root, evs, tids):
     return None
 
 
+_USER_CUTS = _EXPLICIT_CUTS | {"no_grad", "inference_mode"}  # (cuts the user wrote: a call, or a region opened)
+
+
 @rule("failure", 20)
 def no_grad_fn(dx, q):
     """backward() on a result with no history: the cut (no_grad, detach, a frozen model) that removed it."""
@@ -141,9 +144,10 @@ def no_grad_fn(dx, q):
     evs = [dx.ev[i] for i in sorted(anc)]
     tids = {r.tid for e in evs for r in e.inputs}
     ag = [e for e in evs if e.kind == "backward" and e.op == "torch.autograd.grad" and not e.detail.get("create_graph")]
-    # a cut the user wrote on a tensor that requires grad (`.data`, `.item()`, `.detach()`) comes before an implicit
-    # one (gradients computed without create_graph): the explicit cut decides below, the autograd.grad is named too
-    explicit = [e for e in evs if e.kind == "cut" and e.cut in _EXPLICIT_CUTS and e.context not in _NOT_FORWARD
+    # a cut the user wrote on a tensor that requires grad (`.data`, `.item()`, `.detach()`, an op inside a
+    # `with torch.no_grad()` / inference_mode block) comes before an implicit one (gradients computed without
+    # create_graph): the explicit cut decides below, the autograd.grad is named too
+    explicit = [e for e in evs if e.kind == "cut" and e.cut in _USER_CUTS and e.context not in _NOT_FORWARD
                 and any(r.requires_grad for r in e.inputs)]
     if ag and explicit:
         res = _cut_finding(dx, bw, root, evs, tids)
