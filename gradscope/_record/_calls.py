@@ -24,6 +24,8 @@ from ._ops import (
 from ._refs import _pk, _tid_of, _Ref, _Held, _GradRef
 from ._trampoline import _caller
 
+_LEAF_GET = torch.Tensor.is_leaf.__get__
+
 
 class _Calls:
     # --- the mode --------------------------------------------------------------------------
@@ -99,7 +101,13 @@ class _Calls:
         if code == _C_PASS:
             return _caller(sys._getframe(2))(func, args, kwargs)  # (from the caller's line: see _WARNS)
         if code == _C_GRAD_GET:
-            out = _caller(sys._getframe(2))(func, args, kwargs)  # (from the line that read it: see _caller)
+            # only a non-leaf's .grad read warns (from C++): that one runs from the line that read it (see
+            # _caller), a leaf's (every parameter's) stays one C call
+            try:
+                leaf = len(args) == 1 and not kwargs and _LEAF_GET(args[0])
+            except RuntimeError:  # (a stale no-grad view: see _is_leaf)
+                leaf = False
+            out = func(*args) if leaf else _caller(sys._getframe(2))(func, args, kwargs)
             if not self._watch:
                 return out
             if out is None and self._cleared:
