@@ -499,7 +499,9 @@ class Watcher:
             flip = f"{names[i]}.requires_grad True -> False"
             at = next((s for s, t in self._changes if t == flip and (since is None or since < s <= step)), None)
             if at is not None:
-                why = ("it is not an nn.Parameter" if not _flags.seen_on(p) else
+                failed = _flags.failure_for(p)
+                why = (f"gradscope failed to record it: {failed}" if failed else
+                       "it is not an nn.Parameter" if not _flags.seen_on(p) else
                        "not written through nn.Parameter's requires_grad_ or .requires_grad =")
                 unseen.setdefault((at, why), []).append(names[i])
         out = []

@@ -615,3 +615,30 @@ def test_two_watches_and_a_trace_share_the_parameter_attributes():
     # the trace saw the freeze through its own mode, once per parameter (the watch's attributes add no call)
     freezes = [e for e in tr.data.events if e.kind == "requires_grad"]
     assert len(freezes) == 2 and {e.site.lineno for e in freezes} == {line_of("# F:module")}
+
+
+def test_a_failure_recording_a_freeze_is_said_not_swallowed(monkeypatch):
+    """If gradscope's own recording of a freeze fails, the user's write still happens and the alert says
+    that gradscope failed to record the line (not that the write was of a kind the watch cannot see)."""
+    from gradscope import _watcher
+
+    def broken(self, p, value, f):
+        raise RuntimeError("planted failure")
+
+    monkeypatch.setattr(_watcher.Watcher, "_flag_written", broken)
+    torch.manual_seed(0)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.watch(model, opt) as w:
+        for step in range(5):
+            if step == 2:
+                model.enc.weight.requires_grad_(False)
+            x, y = data(step)
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+            opt.zero_grad()
+    assert model.enc.weight.requires_grad is False  # the user's write happened
+    stopped = [a for a in w.alerts if a.kind == "stopped"]
+    assert stopped and stopped[0].frozen_at, w.alerts
+    f = stopped[0].frozen_at[0]
+    assert f["site"] is None and f["unseen"] == "gradscope failed to record it: RuntimeError: planted failure", f

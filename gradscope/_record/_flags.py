@@ -57,13 +57,23 @@ def _quiet_read(get, p):
         return get(p)
 
 
+_failed: dict = {}  # id(param) -> what went wrong recording its write (shown by the watch, not swallowed)
+
+
 def _tell(p, value, f) -> None:
     for wants, told in tuple(_listeners):
         try:
             if wants(p):
                 told(p, value, f)
-        except Exception:  # a listener never breaks the user's write
-            pass
+                _failed.pop(id(p), None)
+        except Exception as e:  # a listener never breaks the user's write: the failure is kept (failure_for)
+            if len(_failed) < 256:
+                _failed[id(p)] = f"{type(e).__name__}: {e}"
+
+
+def failure_for(p) -> str | None:
+    """Why the write that changed ``p.requires_grad`` could not be recorded, if it could not."""
+    return _failed.get(id(p))
 
 
 def _make(prop, method):
@@ -123,6 +133,7 @@ def remove_listener(wants, told) -> None:
                 else:
                     setattr(_P, name, before)
         _state.clear()
+        _failed.clear()
 
 
 _BASE_GET = tensorbase_requires_grad_get
