@@ -622,3 +622,84 @@ def test_models_made_one_per_iteration_get_consecutive_prefixes():
             m(torch.randn(1, 2)).sum()
     names = sorted(t.name for t in tr.data.tensors.values() if t.role == "param" and t.name.endswith(".weight"))
     assert sorted(names) == sorted(["m.weight"] + [f"m_{k}.weight" for k in range(2, 31)]), names
+
+
+# --------------------------------------------------------------------------- many roots, named one at a time
+def _roots_made_per_iteration():
+    for _ in range(12):  # a module pair per iteration (PyTorch's own ConvTranspose2d output_size tests)
+        conv = nn.Conv2d(3, 2, 3)
+        t_conv = nn.ConvTranspose2d(2, 3, 3)
+        t_conv(conv(torch.randn(1, 3, 8, 8)), output_size=[8, 8]).sum()
+        nn.ReLU()(torch.randn(2))  # a root without tensors, gone at once
+
+
+def _submodule_first_then_its_model():
+    model = Classifier()
+    model.encoder(torch.randn(2, 4))  # a root, then inside a bigger one
+    head = nn.Linear(2, 1)
+    head(model(torch.randn(2, 4))).sum().backward()
+    for _ in range(3):
+        m = nn.Linear(2, 2)
+        m(torch.randn(1, 2)).sum()
+    shared = nn.Linear(2, 2)
+    for _ in range(3):  # a new wrapper per iteration around one live layer
+        nn.Sequential(shared, nn.Tanh())(torch.randn(1, 2)).sum().backward()
+
+
+def _snapshot(fn, incremental, monkeypatch):
+    from gradscope._record._modules import _Modules
+
+    monkeypatch.setattr(_Modules, "_incremental_names", incremental)
+    torch.manual_seed(0)
+    with gradscope.trace() as tr:
+        fn()
+    d = tr.data
+    return ({t: (i.name, i.role) for t, i in d.tensors.items()},
+            [e.op for e in d.events if e.kind in ("module", "module_set")],
+            {k: d.meta.get(k) for k in ("name_aliases", "model_tensors", "tied_params", "left_model")})
+
+
+def _policy_and_target():
+    _optimize_model(torch.randn(5, 4), torch.randn(5, 4))
+
+
+@pytest.mark.parametrize("fn", [_roots_made_per_iteration, _submodule_first_then_its_model, _policy_and_target])
+def test_a_new_root_named_on_its_own_gets_the_names_a_full_pass_gives(fn, monkeypatch):
+    """Each new model is named without re-walking and renaming every earlier one (quadratic over
+    thousands of roots) when that changes no other name: tensor names, module paths and aliases equal
+    those of a full pass per root."""
+    inc, full = _snapshot(fn, True, monkeypatch), _snapshot(fn, False, monkeypatch)
+    assert inc == full
+    names = {n for n, _ in inc[0].values()}
+    expected = {_roots_made_per_iteration: {"conv.weight", "conv_12.weight", "t_conv_12.bias"},
+                _submodule_first_then_its_model: {"model.encoder.weight", "head.weight", "m_3.weight", "0.weight"},
+                _policy_and_target: {"policy_net.layer1.weight", "target_net.layer1.weight"}}[fn]
+    assert expected <= names, sorted(n for n in names if n)
+
+
+def test_a_root_per_iteration_is_walked_once(monkeypatch):
+    """Naming N models made one per iteration walks each once, plus a few full passes (the second root,
+    a group's first clash), not every earlier model again per new one."""
+    from gradscope._record._modules import _Modules
+
+    walks = []
+    real = _Modules._walk_root
+
+    def walk(self, r):  # (a gone root is not walked)
+        w = real(self, r)
+        if w is not None:
+            walks.append(r)
+        return w
+
+    monkeypatch.setattr(_Modules, "_walk_root", walk)
+    full = []
+    real_rename = _Modules._rename
+    monkeypatch.setattr(_Modules, "_rename", lambda self: full.append(1) or real_rename(self))
+    with gradscope.trace() as tr:
+        for _ in range(60):
+            m = nn.Linear(2, 2)
+            m(torch.randn(1, 2)).sum()
+    n_stop = full.count(1)
+    assert n_stop <= 3, n_stop  # (the second root; the group's first clash; the stop)
+    assert len(walks) <= 60 + 3, len(walks)
+    assert tr.resolve("m_60.weight") is not None

@@ -1131,3 +1131,19 @@ def test_shape_only_factories_are_not_cuts():
         (y * a + b).sum().backward()
     assert not at(tr, "ones-like", kind="cut") and not at(tr, "new-zeros", kind="cut")
     assert not tr.cuts()
+
+
+def test_a_lazy_module_is_recorded_without_internal_errors_and_answers_why():
+    """A LazyModule's parameters are UninitializedParameters until its first forward: any read of their
+    data raises (PyTorch's own nn tests build 48 of these). Seen then, they are recorded like any
+    parameter, with their shape once materialized, and can be asked about."""
+    with gradscope.trace() as tr:
+        m = nn.LazyLinear(3)
+        frozen = nn.LazyLinear(2)
+        frozen(m(torch.randn(2, 4))).detach().sum()  # lazy-detach
+        m(torch.randn(2, 4)).sum().backward()
+    assert tr.data.meta["internal_errors"] == [] and tr.data.unseen == [], tr.data.unseen
+    assert tr.data.tensors[tr.resolve(m.weight)].shape == (3, 4)
+    assert tr.why(m.weight).cause == "ok"
+    exp = tr.why(frozen.weight)
+    assert exp.cause == "detach", exp

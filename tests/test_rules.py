@@ -816,3 +816,24 @@ def test_a_legacy_constructor_of_parameters_is_a_rewrap_not_an_item_call(legacy)
     assert exp.cause == "tensor_rewrap", (exp.cause, exp.summary)
     assert exp.site.lineno == line_of("MIXER-LEGACY" if legacy else "MIXER-REWRAP")
     assert "torch.stack(" in exp.fix and ".item()" not in exp.fix, exp.fix
+
+
+class _ZeroingHook:
+    """A hook object (not a function) whose value-returning line is not its last return."""
+
+    def __call__(self, grad):
+        try:
+            return torch.zeros_like(grad)  # object-hook-zeroes
+        except RuntimeError:
+            print("no grad")  # (the implicit `return None` is on this line)
+
+
+def test_a_hook_object_is_named_by_its_class_and_its_value_returning_line():
+    m = _TwoLayer()
+    m.body.weight.register_hook(_ZeroingHook())
+    with gradscope.trace() as tr:
+        m(torch.randn(2, 3)).sum().backward()
+    exp = tr.why(m.body.weight)
+    assert exp.cause == "hook_modified", exp
+    assert exp.site.lineno == line_of("object-hook-zeroes"), exp.site
+    assert "_ZeroingHook.__call__" in exp.summary and "object at 0x" not in exp.summary, exp.summary

@@ -214,7 +214,7 @@ class _Backward:
         self._hooked.add(id(var))
         for hooks, post in ((backward_hooks(var), False), (post_accumulate_grad_hooks(var), True)):
             for fn in list((hooks or {}).values()):
-                detail = {"hook": getattr(fn, "__qualname__", repr(fn))[:200], "before_trace": True}
+                detail = {"hook": _frames.callable_label(fn), "before_trace": True}
                 fr = _frames.return_lines(fn)
                 if fr is not None:
                     detail["hook_return"] = fr.to_json()

@@ -392,6 +392,10 @@ class _Calls:
                 detail["saved_by"] = saved
             if func == _DATA_SET:
                 kind, cut = "cut", "data_set"
+                if flags & F_TORCH and ctx == "user":
+                    # torch replacing a tensor's data on the user's behalf (a LazyModule materializing its
+                    # parameters at the first forward): not a cut the user made (as for detach below)
+                    ctx = "library"
             elif grad_on and not (target.is_floating_point() or target.is_complex()) and any(
                     r & 2 for i, r in zip(ins, refs) if i is not target):
                 # a grad-requiring value written into an integer/bool tensor: truncated, no gradient
@@ -437,7 +441,7 @@ class _Calls:
             fr = _frames.return_lines(fn)
             if fr is not None:
                 detail["hook_return"] = fr.to_json()
-            detail["hook"] = getattr(fn, "__qualname__", repr(fn))[:200]
+            detail["hook"] = _frames.callable_label(fn)
             if func is _POST_ACC_HOOK:  # runs after .grad is written and may change it in place
                 detail["post_accumulate"] = True
             cells = getattr(fn, "__closure__", None)

@@ -348,11 +348,13 @@ def _code_of(fn):
 
 
 def return_lines(fn) -> Frame | None:
-    """Where a function returns a value: its last ``return`` line (for hooks and custom backward)."""
+    """Where a function returns a value: its last ``return`` of something other than None (for hooks and
+    custom backward: a None return changes nothing, such as the implicit one after an ``except`` branch),
+    else its last ``return``."""
     co = _code_of(fn)
     if co is None:
         return None
-    line = None
+    line = valued = prev = None
     cur = co.co_firstlineno
     for ins in dis.get_instructions(co):
         if ins.starts_line is not None and not isinstance(ins.starts_line, bool):
@@ -361,6 +363,12 @@ def return_lines(fn) -> Frame | None:
             cur = ins.line_number
         if ins.opname in ("RETURN_VALUE", "RETURN_CONST"):
             line = cur
+            none = (ins.argval is None if ins.opname == "RETURN_CONST"
+                    else prev is not None and prev.opname == "LOAD_CONST" and prev.argval is None)  # (3.11)
+            if not none:
+                valued = cur
+        prev = ins
+    line = valued or line
     if line is None:
         return None
     return Frame(co.co_filename, line, getattr(co, "co_qualname", co.co_name), linecache.getline(co.co_filename, line).strip())
@@ -580,3 +588,18 @@ def cell_label(filename: str) -> str:
         if lab or "ipykernel_" not in filename:  # a cell not run yet may get its number later
             _CELL_LABELS[filename] = lab
     return lab
+
+
+def callable_label(fn) -> str:
+    """How a hook reads in an explanation: a function's qualified name (``make_hook.<locals>.hook``), a
+    callable object's class and method (``ClipHook.__call__``), a partial's function; never a repr with
+    an address."""
+    for _ in range(4):
+        name = getattr(fn, "__qualname__", None)
+        if isinstance(name, str):
+            return name[:200]
+        inner = getattr(fn, "func", None)  # functools.partial
+        if inner is None or inner is fn:
+            break
+        fn = inner
+    return f"{type(fn).__qualname__}.__call__"[:200]

@@ -67,6 +67,10 @@ def _fast_path_note(labels):
 
 
 class _Modules:
+    # a new root is named on its own when that changes no other root's names (see _prefixes); False: every
+    # new root re-runs the full pass (tests compare the two)
+    _incremental_names = True
+
     # --- module / optimizer hooks --------------------------------------------------------------
     def _module_pre(self, module, frame):
         self._zg = None
@@ -194,11 +198,10 @@ class _Modules:
     def _ensure_root(self, module, force=False):
         """A module tree entered for the first time: find the user's variable for it (or for the model
         that holds it) and record every module's and tensor's path now, while the frames are alive."""
-        for r in self._roots:
-            if r.ref() is module and not force:
+        if not force:
+            r = self._root_of.get(id(module))
+            if (r is not None and r.ref() is module) or module in self._mod_path:
                 return
-        if not force and module in self._mod_path:
-            return
         if force and _names.compiler_made(module) and _frames.walk(sys._getframe(), self._entry)[1] & F_COMPILE:
             self._mod_path[module] = type(module).__name__  # a graph torch.compile made and runs: not a model
             return
@@ -208,28 +211,145 @@ class _Modules:
         except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
             self._internal(e)
             var, root = None, module
-        taken = {r.var for r in self._roots if r.ref() is not None and r.ref() is not root}
+        taken = {r.var for r in self._live if (m := r.ref()) is not None and m is not root}
         if var is not None and var in taken and f is not None:
             # the same parameter name (`field`) for two models (coarse and fine, passed to one helper):
             # the caller's own variable for this one
             var = _frames.outer_var(self._callers(f), self._entry, root, skip=taken) or var
-        # drop roots that are inside the new one (their tensors are renamed under it), and gone ones that
-        # named no tensor (a parameter-free module made in each forward: `nn.Dropout(p)(x)`)
-        owners = {mp.root for mp in self._tid_src.values()}
-        keep = [r for r in self._roots
-                if ((m := r.ref()) is None and r in owners)
-                or (m is not None and m is not root and not _names.contains(root, m))]
         try:
             inner = _names.unwrap(root)
-            keep.append(_Root(weakref.ref(root), var, _names.flat(root), type(inner).__name__, not module_children(inner)))
+            new = _Root(weakref.ref(root), var, _names.flat(root), type(inner).__name__, not module_children(inner))
         except TypeError:
             return
-        self._roots = keep
-        self._rename()
+        # roots inside the new one are dropped (their tensors are renamed under it), as are gone ones that
+        # named no tensor (a parameter-free module made in each forward: `nn.Dropout(p)(x)`); gone ones that
+        # did keep their names. Only the roots alive at the last look are looked at again.
+        live, gone, inside = [], [], False
+        for r in self._live:
+            m = r.ref()
+            if m is None:
+                gone.append(r)
+            elif m is root or _names.contains(root, m):
+                inside = True
+                self._roots.pop(r, None)
+            else:
+                live.append(r)
+        live.append(new)
+        self._live = live
+        self._roots[new] = None
+        self._root_of[id(root)] = new
+        full = inside
+        for r in gone:
+            self._forget(r)
+            if r not in self._root_tids:
+                self._roots.pop(r, None)
+                full = full or not self._book.remove(r)
+        if full or not self._incremental_names or not self._add_root(new):
+            self._rename()
 
     def _callers(self, f):
         """The user frame that called user frame ``f`` (None at the traced block's own frame)."""
         return _names.callers(f, self._entry)
+
+    def _model_tensor(self, tid, r, rel):
+        """Tensor ``tid`` is ``rel`` in root ``r``'s model (its name: r's prefix + rel)."""
+        old = self._tid_src.get(tid)
+        if old is not None and old.root is not r:
+            tids = self._root_tids.get(old.root)
+            if tids is not None:
+                tids.discard(tid)
+                if not tids:
+                    del self._root_tids[old.root]
+        self._tid_src[tid] = ModelPath(r, rel)
+        self._root_tids.setdefault(r, set()).add(tid)
+
+    def _forget(self, r):
+        """Root ``r`` is gone: its modules and tensors leave the live maps (the strong references on its
+        tensors go with them); what the trace saw of it keeps its names."""
+        mids, ids = self._root_held.pop(r, ((), ()))
+        d = self._mod_path._d
+        for k, wr in mids:
+            e = d.get(k)
+            if e is not None and e[0] is wr:
+                del d[k]
+        src, names, tied = self._param_src, self._param_names, self._tied_names
+        for k in ids:
+            e = src.get(k)
+            if e is not None and e.root is r:
+                del src[k]
+                names.pop(k, None)
+                tied.pop(k, None)
+
+    def _walk_root(self, r):
+        """(modules, tensors) of root ``r``'s model, or None (gone, or its walk failed: noted)."""
+        root = r.ref()
+        if root is None:
+            return None
+        try:
+            return _names.walk(root)
+        except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
+            self._internal(e)
+            return None
+
+    def _take(self, r, p, mods, tens):
+        """Root ``r`` (prefix ``p``) into the live maps: the paths of its modules and tensors that no
+        earlier live root holds (the first root holding a shared module names it). Returns the tensors'
+        ids."""
+        mp, src, names, tied = self._mod_path, self._param_src, self._param_names, self._tied_names
+        d = mp._d
+        mids, ids = [], []
+        for path, m in mods:
+            if m not in mp:
+                mp[m] = _names.join(p[:-1], path)
+                mids.append((id(m), d[id(m)][0]))
+        for path, t in tens:
+            k = id(t)
+            e = src.get(k)
+            if e is not None:
+                if e.root is r:
+                    tied.setdefault(k, []).append(p + path)
+                continue
+            # strong while recording, through the module after it: never a weak reference on a module's
+            # tensor (torch.utils.swap_tensors refuses those; see _Held)
+            ref = _Held(t) if self._slots is None else self._unpinned(t)
+            src[k] = Source(ref, r, path)
+            names[k] = Named(ref, p + path)
+            ids.append(k)
+        self._root_held[r] = (mids, ids)
+        return ids
+
+    def _seen(self, ids):
+        """The tensors (ids in the live maps) the trace has already seen: their model's, by name."""
+        src, tens = self._param_src, self.tensors
+        for k in ids:
+            ref, r, path = src[k]
+            t = ref()
+            tid = self.tid_of(t) if t is not None else None
+            if tid is not None:
+                self._model_tensor(tid, r, path)
+                info = tens[tid]
+                info.name = self._prefix.get(r, "") + path
+                if info.role == "tensor":
+                    info.role = "param" if isinstance(t, nn.Parameter) else "buffer"
+
+    def _add_root(self, r):
+        """A new root whose prefix changes no other root's: only its own model is walked and named.
+        False when the full pass is needed (see _prefixes.Prefixes.add)."""
+        walked = self._walk_root(r)
+        if walked is None:
+            return False
+        mods, tens = walked
+        src = self._param_src
+        for _, t in tens:  # a tensor the trace saw as another (gone) root's: moved by the full pass
+            tid = self.tid_of(t)
+            old = self._tid_src.get(tid) if tid is not None else None
+            if old is not None and old.root is not r and id(t) not in src:
+                return False
+        p = self._book.add(r, {path for path, _ in tens})
+        if p is None:
+            return False
+        self._seen(self._take(r, p, mods, tens))
+        return True
 
     def _rename(self):
         """Module paths and tensor names from every live root (walked now); names of tensors already
@@ -237,91 +357,24 @@ class _Modules:
         walked = []
         rels: dict = {}  # root -> relative tensor paths (for names that would coincide)
         for r in self._roots:
-            root = r.ref()
-            if root is None:
-                continue
-            try:
-                mods, tens = _names.walk(root)
-            except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
-                self._internal(e)
-                continue
-            walked.append((r, mods, tens))
-            rels[r] = {p for p, _ in tens}
+            w = self._walk_root(r)
+            if w is not None:
+                walked.append((r, *w))
+                rels[r] = {p for p, _ in w[1]}
+        self._live = [r for r in self._roots if r.ref() is not None]
         for r, rel in self._tid_src.values():
             rels.setdefault(r, set()).add(rel)
-        pre = self._prefix = self._prefixes(rels)
-        mp = self._mod_path = _ModulePaths()
-        src: dict = {}
-        names: dict = {}
-        tied: dict = {}
+        pre = self._prefix = self._book.full(list(self._roots), rels)
+        self._mod_path = _ModulePaths()
+        self._param_src, self._param_names, self._tied_names, self._root_held = {}, {}, {}, {}
+        ids = []
         for r, mods, tens in walked:
-            p = pre.get(r, "")
-            for path, m in mods:
-                if m not in mp:
-                    mp[m] = _names.join(p[:-1], path)
-            for path, t in tens:
-                k = id(t)
-                if k in src:
-                    if src[k].root is r:
-                        tied.setdefault(k, []).append(p + path)
-                    continue
-                # strong while recording, through the module after it: never a weak reference on a module's
-                # tensor (torch.utils.swap_tensors refuses those; see _Held)
-                ref = _Held(t) if self._slots is None else self._unpinned(t)
-                src[k] = Source(ref, r, path)
-                names[k] = Named(ref, p + path)
-        self._param_src = src
-        self._param_names = names
-        self._tied_names = tied
-        tsrc = self._tid_src
-        for ref, r, path in src.values():
-            t = ref()
-            tid = self.tid_of(t) if t is not None else None
-            if tid is not None:
-                tsrc[tid] = ModelPath(r, path)
-                info = self.tensors[tid]
-                if info.role == "tensor":
-                    info.role = "param" if isinstance(t, nn.Parameter) else "buffer"
+            ids += self._take(r, pre.get(r, ""), mods, tens)
+        self._seen(ids)
+        self._root_tids = {}
+        for tid, (r, _) in self._tid_src.items():
+            self._root_tids.setdefault(r, set()).add(tid)
         self._apply_names()
-
-    def _prefixes(self, rels):
-        """root -> the prefix of its names: its variable when there are several roots (or its own names
-        are bare indices: ``model.0.weight``), else none. Roots whose names would coincide (no variable,
-        or the same one) are told apart by class name, then by order."""
-        roots = self._roots
-        multi = sum(1 for r in roots if rels.get(r)) > 1  # (modules without tensors do not count)
-        # a lone layer without a variable (`nn.Linear(4, 4)(x)` made in a forward) is called by its class:
-        # a bare "weight" would say nothing
-        pre = {r: (f"{r.var}." if r.var and (multi or r.flat) else f"{r.cls.lower()}." if r.leaf and not r.var
-                   else "") for r in roots}
-        groups: dict = {}
-        for r in roots:
-            groups.setdefault(pre[r], []).append(r)
-        used = set(pre.values())
-        nxt: dict = {}  # base -> the last number tried (counting from 1 per root would be quadratic)
-        for p, group in groups.items():
-            if len(group) < 2:
-                continue
-            seen: set = set()
-            clash = False
-            for r in group:
-                s = rels.get(r, ())
-                if not seen.isdisjoint(s):
-                    clash = True
-                    break
-                seen.update(s)
-            if not clash:
-                continue
-            for r in group[1:]:
-                base = r.var or r.cls.lower()
-                cand, n = (None if r.var else f"{base}."), nxt.get(base, 1)
-                while cand is None or cand in used:
-                    n += 1
-                    cand = f"{base}_{n}."
-                nxt[base] = n
-                used.add(cand)
-                pre[r] = cand
-        return pre
 
     def _apply_names(self):
         """Every module tensor the trace saw gets its name (root prefix + module path); the other

@@ -47,6 +47,7 @@ from ._hooks import _install_globals, _remove_globals
 from ._lineage import _Lineage
 from ._modules import _ModulePaths, _Modules
 from ._optim import _Optim
+from ._prefixes import Prefixes
 from ._refs import _Identity
 from ._saved import _PROBES, _Saved
 from ._sync import _Sync
@@ -67,6 +68,7 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._ids: dict = {}  # id(tensor) -> _Ref (a weak reference carrying the tid)
         self._refs: dict = {}  # tid -> weakref
         self._shapes: dict = {}  # interned shape tuples
+        self._lazy: set = set()  # tids of LazyModule parameters seen before their first forward (no shape yet)
         self._raws: dict = {}  # interned call stacks
         self._next_tid = 0
         self._synced = 0
@@ -83,11 +85,16 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._prehooked: set = set()  # sequence numbers of nodes whose output a tensor hook rewrites
         self._mod_stack: list = []
         self._mod_path = _ModulePaths()
-        self._roots: list = []  # _Root of each model called (kept when gone: its tensors keep their names)
+        self._roots: dict = {}  # _Root of each model called, in order (kept when gone: its tensors keep their names)
+        self._live: list = []  # the roots alive at the last look (see _ensure_root)
+        self._root_of: dict = {}  # id(root module) -> its _Root
+        self._root_tids: dict = {}  # _Root -> tids of its tensors the trace saw (those in _tid_src)
+        self._root_held: dict = {}  # _Root -> ([(id(module), weakref)], [id(tensor)]) it put in the live maps
+        self._book = Prefixes()
         self._param_names: dict = {}  # id(param or buffer) -> Named
         self._param_src: dict = {}  # id(param or buffer) -> Source
         self._tid_src: dict = {}  # tid -> ModelPath: module tensors the trace saw
-        self._prefix: dict = {}  # _Root -> prefix of its names
+        self._prefix: dict = self._book.pre  # _Root -> prefix of its names
         self._tied_names: dict = {}  # id(param) -> its other names (tied weights)
         self._param_owner: dict = {}  # id(param) -> Owner
         # module_set events made before the model's root was seen ([LateAttr]): their paths are filled in at stop

@@ -14,7 +14,7 @@ from ._compat import (
     module_parameters,
 )
 from ._ops import _T, _P, _DTYPES, _is_leaf
-from ._records import ModelPath, Named, Source
+from ._records import Named, Source
 
 
 # A raw tensor ref is one int (ints are not tracked by the garbage collector; tuples of them get
@@ -137,15 +137,16 @@ class _Identity:
                 r = _Ref(t)
             except TypeError:
                 r = _DeadRef()
-        r.tid = tid
-        self._ids[id(t)] = r
-        self._refs[tid] = r
         try:
             shape = tuple(t.shape)
             shape = self._shapes.setdefault(shape, shape)  # long-lived objects cost every full GC: share them
-        except RuntimeError:  # (a nested tensor has no single shape)
+        except RuntimeError:  # (a nested tensor has no single shape; a LazyModule's parameter has none yet)
             shape = ()
-        base = t._base if _is_view(t) else None  # (direct: see _compat.DIRECT_TENSOR_ATTRS)
+        try:
+            base = t._base if _is_view(t) else None  # (direct: see _compat.DIRECT_TENSOR_ATTRS)
+        except ValueError:  # an UninitializedParameter (a LazyModule before its first forward): no data to view
+            base = None
+            self._lazy.add(tid)  # (its shape is read again at sync)
         dt = _DTYPES.get(t.dtype)
         if dt is None:
             dt = _DTYPES[t.dtype] = str(t.dtype).replace("torch.", "")
@@ -155,11 +156,14 @@ class _Identity:
             base=self._tid(base, link=False) if base is not None else None,
         )
         self.tensors[tid] = info
+        r.tid = tid  # (registered once its info exists: a query never finds a tid without one)
+        self._ids[id(t)] = r
+        self._refs[tid] = r
         named = False
         if producer is None:
             src = self._param_src.get(id(t))
             if src is not None and src.ref() is t:  # a tensor of a called model: its module path
-                self._tid_src[tid] = ModelPath(src.root, src.path)
+                self._model_tensor(tid, src.root, src.path)
                 info.name = self._prefix.get(src.root, "") + src.path
                 if not is_param:
                     info.role = "buffer"

@@ -22,7 +22,8 @@ class _Saved:
         Returns the event index of the op that saved it (or -1 when unknown), else None."""
         try:
             ptr = t.untyped_storage().data_ptr()
-        except (RuntimeError, NotImplementedError):  # no storage to be saved (meta, a subclass)
+        except (RuntimeError, NotImplementedError, ValueError):  # no storage to be saved (meta, a subclass, a
+            # LazyModule's UninitializedParameter)
             return None
         if not ptr:
             return None
@@ -65,7 +66,7 @@ class _Saved:
                     try:
                         if o.untyped_storage().data_ptr() == ptr:
                             fam.append(otid)  # a view of the target: its consumers may save it
-                    except (RuntimeError, NotImplementedError):  # (no storage)
+                    except (RuntimeError, NotImplementedError, ValueError):  # (no storage)
                         pass
             i += 1
         seen = set()
@@ -105,6 +106,6 @@ class _Saved:
                     try:
                         if x.untyped_storage().data_ptr() == ptr:
                             return True
-                    except (RuntimeError, NotImplementedError):  # (no storage)
+                    except (RuntimeError, NotImplementedError, ValueError):  # (no storage)
                         pass
         return False

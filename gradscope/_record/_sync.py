@@ -183,7 +183,7 @@ class _Sync:
                 info = self.tensors[tid]
                 if info.name is None:
                     info.name = f"{prefix}.{pn}"
-                out[str(tid)] = {"owner": path, "hook": getattr(fn, "__qualname__", "")[:200]}
+                out[str(tid)] = {"owner": path, "hook": _frames.callable_label(fn)}
 
     def _partly_iterated(self, box, path, called, skipped):
         """A ModuleList/ModuleDict (iterated, never called) of which only some children ran: the loop in its
@@ -208,6 +208,13 @@ class _Sync:
             info = tens.get(tid)
             if info is not None:
                 info.alive = r() is not None
+        for tid in self._lazy:  # a LazyModule's parameters, first seen without a shape: theirs once materialized
+            t = self.live(tid)
+            if t is not None and tid in tens:
+                try:
+                    tens[tid].shape = tuple(t.shape)
+                except RuntimeError:  # (still uninitialized)
+                    pass
 
     def _tref(self, r, tens):
         if isinstance(r, TensorRef):
