@@ -384,7 +384,7 @@ class TraceReport:
         for i, (x, also) in enumerate(merged, 1):
             yield Text("")
             if x is self.summary.failure:
-                title = f"backward failed · {x.cause}"
+                title = f"{self._failure_title()} · {x.cause}"
             else:
                 title = f"problem {i - (1 if self.summary.failure is not None else 0)} of " \
                         f"{len(merged) - (1 if self.summary.failure is not None else 0)} · {x.cause}"
@@ -425,6 +425,13 @@ class TraceReport:
             parts.append(Text.assemble(("the traced block raised ", st("dim")), (f"{exc.type}: ", st("bad")),
                                        textwrap.shorten(exc.message, 200)))
         return Group(*parts)
+
+    def _failure_title(self) -> str:
+        """"backward failed" when backward (or autograd.grad) raised, else what the block raised."""
+        exc, ev = self.data.exception, self.data.events
+        if exc is not None and exc.event is not None and 0 <= exc.event < len(ev) and ev[exc.event].kind == "backward":
+            return "backward failed"
+        return f"the step raised {exc.type}" if exc is not None else "the step failed"
 
     def _params(self, st: _Styles, width: int) -> Table:
         params = list(self.summary.params)

@@ -1147,3 +1147,29 @@ def test_a_lazy_module_is_recorded_without_internal_errors_and_answers_why():
     assert tr.why(m.weight).cause == "ok"
     exp = tr.why(frozen.weight)
     assert exp.cause == "detach", exp
+
+
+def test_an_error_raised_after_a_caught_one_is_placed_at_its_own_line():
+    """The block catches an op's error, then raises another: the failure is the second, at its line, and
+    the report does not call it a backward failure."""
+    from gradscope.pytest_plugin import report_text
+
+    with pytest.raises(KeyError):
+        with gradscope.trace() as tr:
+            x = torch.randn(3, requires_grad=True)
+            try:
+                x.view(4)  # L:caught-error
+            except RuntimeError:
+                pass
+            {}["missing"]  # L:block-raises
+    exp = tr.failure
+    assert exp.site.lineno == line_of("block-raises"), exp.site
+    text = " ".join(report_text(tr, width=120).split())
+    assert "the step raised KeyError" in text and "backward failed" not in text, text
+
+    with pytest.raises(RuntimeError):  # an op's error the block lets through: its event, its line
+        with gradscope.trace() as tr2:
+            y = torch.randn(3, requires_grad=True)
+            y.view(4)  # L:uncaught-error
+    assert tr2.failure.site.lineno == line_of("uncaught-error")
+    assert tr2.data.exception.event is not None

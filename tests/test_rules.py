@@ -837,3 +837,30 @@ def test_a_hook_object_is_named_by_its_class_and_its_value_returning_line():
     assert exp.cause == "hook_modified", exp
     assert exp.site.lineno == line_of("object-hook-zeroes"), exp.site
     assert "_ZeroingHook.__call__" in exp.summary and "object at 0x" not in exp.summary, exp.summary
+
+
+def _poly_loss(logits, labels):
+    onehot = F.one_hot(labels, num_classes=logits.shape[-1]).to(dtype=logits.dtype)
+    pt = (onehot * F.softmax(logits, dim=-1)).sum(-1)
+    return (F.cross_entropy(logits, labels, reduction="none") + (1 - pt)).mean()
+
+
+def test_backward_without_grad_names_the_creation_of_its_one_floating_point_input():
+    """Nothing in the loss requires grad and no cut removed it: the one floating-point tensor it was made
+    from (integer labels cannot carry a gradient) was created without requires_grad: that line."""
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with gradscope.trace() as tr:
+            scores = torch.rand([6, 4])  # made-without-grad
+            labels = torch.randint(0, 4, [6])
+            _poly_loss(scores, labels).backward()
+    exp = tr.failure
+    assert exp.cause == "requires_grad_false", exp
+    assert exp.site.lineno == line_of("made-without-grad"), exp.site
+    assert "scores" in exp.summary and "torch.rand(..., requires_grad=True)" in exp.fix, exp.fix
+
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with gradscope.trace() as tr2:  # two candidates: which one was meant to learn is not said by the trace
+            w, x = torch.zeros(4, 2), torch.randn(3, 4)
+            (x @ w).sum().backward()  # two-inputs
+    assert tr2.failure.cause == "requires_grad_false"
+    assert tr2.failure.site.lineno == line_of("two-inputs")

@@ -18,7 +18,7 @@ from ._graph import (
 )
 from ._norms import _grad_status, _grad_statuses
 from ._ops import _T, _tensors
-from ._records import BackwardState, HookState, PendingBackward, RawNode
+from ._records import BackwardState, HookState, PendingBackward, RawNode, error_key
 from ._refs import _pk, _tid_of
 from ._saved import _PROBES, _FREED
 from ._trampoline import _caller
@@ -257,6 +257,7 @@ class _Backward:
         if err is not None:
             rec.error = f"{type(err).__name__}: {err}"[:2000]
             self._error_event = rec.event
+            self._error_key = error_key(err)
         self._n_backward += 1
         ev = self.events[rec.event]
         leaf_val = {}  # tid -> norm of its .grad now (PRESENT: a gradient, not measurable; None: none)

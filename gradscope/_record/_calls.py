@@ -21,6 +21,7 @@ from ._ops import (
     _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET, _C_PASS, _FCODE, _classify, _ZERO_GRAD_DETAIL, _CTX_FLAGS,
     _NO_DETAIL, _tensors,
 )
+from ._records import error_key
 from ._refs import _pk, _tid_of, _Ref, _Held, _GradRef
 from ._trampoline import _caller
 
@@ -263,6 +264,7 @@ class _Calls:
                                  self._module(), self._context(flags, grad_on), None,
                                  {"error": f"{type(e).__name__}: {e}"[:500]}))
         self._error_event = idx
+        self._error_key = error_key(e)
         return idx
 
     def _post(self, pre, func, args, kwargs, out):

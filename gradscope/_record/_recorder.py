@@ -109,7 +109,8 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._error_note = None  # index of the internal-error note in data.unseen
         self._error_text = None
         self._first_where = ""
-        self._error_event = None
+        self._error_event = None  # the event of the last call that raised
+        self._error_key = None  # (type, message) of that error, to tell it from the one the block raised
         self._in_opt = False
         self._suspended = False  # taken off the mode stack during optimizer.step()
         self._opt_closure = False  # inside optimizer.step(closure), before the closure ran

@@ -143,3 +143,11 @@ class HookState:
         self.held_bytes = 0  # bytes of big gradients kept so far (budget _graph._HOLD_BYTES)
         self.need_received = need_received  # by nid: what the node receives is read
         self.measure_now = measure_now  # nids whose sent gradients are measured at once
+
+
+def error_key(e) -> tuple:
+    """What tells one exception from another without holding it (its traceback holds the user's frames)."""
+    try:
+        return type(e).__name__, str(e)[:500]
+    except Exception:  # a user exception whose __str__ raises: the type alone (never raise out of here)
+        return type(e).__name__, ""

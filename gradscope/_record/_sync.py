@@ -8,6 +8,7 @@ from ..model import ExceptionInfo, TensorRef
 from ..naming import infer_names
 from . import _frames
 from ._compat import module_hooks
+from ._records import error_key
 from ._refs import _tid_of, _ver
 
 
@@ -241,4 +242,14 @@ class _Sync:
             tb = tb.tb_next
         if raw:
             site = _frames.make_site(tuple(reversed(raw)))
-        self.data.exception = ExceptionInfo(type(exc).__name__, str(exc)[:4000], self._error_event, site)
+        # the event that raised it: the last call that raised, if this is that error (or wraps it), not one
+        # the program caught before
+        event, c = None, exc
+        for _ in range(8):
+            if c is None:
+                break
+            if self._error_key is not None and error_key(c) == self._error_key:
+                event = self._error_event
+                break
+            c = c.__cause__ or c.__context__
+        self.data.exception = ExceptionInfo(type(exc).__name__, str(exc)[:4000], event, site)

@@ -193,6 +193,14 @@ def no_grad_fn(dx, q):
     rg = [t for t in leaves if dx.d.tensors[t].requires_grad]
     if rg:  # trainable tensors went in, yet nothing recorded cut them off: say so, do not guess
         return Explanation("unknown", site, root, *say.no_grad_fn_text6(dx, root, rg), evidence=[bw] if bw else [])
+    # the one floating-point tensor it was computed from that the step made from nothing (a factory call:
+    # `logits = torch.rand(...)`): the line that created it without requires_grad
+    sources = [t for t in sorted(tids | set(roots)) if built_outside(t) and dx.d.tensors.get(t) is not None
+               and dx.d.tensors[t].dtype.startswith(("float", "complex", "bfloat"))]
+    made = dx.d.producer(sources[0]) if len(sources) == 1 else None
+    if made is not None and made.site is not None and made.context == "user":
+        return Explanation("requires_grad_false", made.site, root,
+                           *say.no_grad_fn_source_text(dx, root, sources[0], made), evidence=[made] + ([bw] if bw else []))
     return Explanation(
         "requires_grad_false", site, root, *say.no_grad_fn_text(dx, leaves, root),
         evidence=[bw] if bw else [])

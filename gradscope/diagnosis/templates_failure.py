@@ -180,6 +180,18 @@ def no_grad_fn_text(dx, leaves, root):
     return summary, detail, fix
 
 
+def no_grad_fn_source_text(dx, root, t, made):
+    """no_grad_fn (requires_grad_false) at the creation of the one floating-point input: summary, detail, fix."""
+    what = dx.label(t)
+    summary = (f"backward on `{root}` failed: none of the tensors it was computed from requires grad; its only "
+               f"floating-point input, {what}, was created{_at(made.site)}{_code(made.site)} without "
+               f"requires_grad.")
+    detail = "Nothing else it was computed from could carry a gradient (integer tensors and Python numbers cannot)."
+    fix = (f"create {what} with requires_grad=True (`{made.op}(..., requires_grad=True)`), or make it an "
+           f"nn.Parameter of the model if it is meant to be learned.")
+    return summary, detail, fix
+
+
 def no_grad_fn_text6(dx, root, rg):
     """no_grad_fn (unknown): summary, detail, fix."""
     summary = (f"backward on `{root}` failed: `{root}` does not require grad, although it was computed from "
