@@ -1142,6 +1142,7 @@ def test_a_lazy_module_is_recorded_without_internal_errors_and_answers_why():
         frozen = nn.LazyLinear(2)
         frozen(m(torch.randn(2, 4))).detach().sum()  # lazy-detach
         m(torch.randn(2, 4)).sum().backward()
+        nn.LazyBatchNorm1d()(torch.randn(8, 3))  # (uninitialized buffers too)
     assert tr.data.meta["internal_errors"] == [] and tr.data.unseen == [], tr.data.unseen
     assert tr.data.tensors[tr.resolve(m.weight)].shape == (3, 4)
     assert tr.why(m.weight).cause == "ok"

@@ -294,6 +294,10 @@ def test_torch_jit_trace_passes_its_check_under_the_trace():
     assert any("torch.jit.trace" in n for n in tr.data.unseen)
     assert [e.op for e in tr.events if e.op.endswith(".mul")]  # recording goes on after it
     del y
+    with gradscope.trace() as tr2:  # a traced ScriptModule called as a model: its children are read without error
+        traced(a, p, n).backward()
+    assert tr2.data.meta["internal_errors"] == [], tr2.data.meta["internal_errors"]
+    assert a.grad is not None
 
 
 def _jit_value_names(mod, inputs):

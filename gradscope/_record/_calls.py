@@ -332,7 +332,8 @@ class _Calls:
                     seq = s0 if _seq() - s0 == 1 else node_sequence_nr(o.grad_fn)
                     self._node_ev[seq] = idx
                     self._recent.append((o.data_ptr(), tid, idx, o.numel(), True))  # a Recent
-                except (AttributeError, RuntimeError):  # no storage (data_ptr raises), or a node without a sequence number
+                except (AttributeError, RuntimeError, ValueError):  # no storage (data_ptr raises; ValueError: a LazyModule's
+                    # UninitializedParameter), or a node without a sequence number
                     pass
             elif rg:
                 out_rg = 2
@@ -413,7 +414,8 @@ class _Calls:
                 for o, r in zip(outs_t, orefs):
                     try:
                         self._recent.append((o.data_ptr(), _tid_of(r), idx, o.numel(), False))  # a Recent
-                    except RuntimeError:  # a tensor without storage (data_ptr raises): nothing to match re-wrapped memory to
+                    except (RuntimeError, ValueError):  # a tensor without storage (data_ptr raises): nothing to match
+                        # re-wrapped memory to
                         pass
         elif special == "convert":
             kind, cut = "cut", _CONVERT[func]

@@ -24,7 +24,7 @@ class _Lineage:
         torch.Tensor(t), Tensor._make_subclass). That is a cut."""
         try:
             ptr = t.data_ptr()
-        except RuntimeError:  # a tensor without storage
+        except (RuntimeError, ValueError):  # a tensor without storage (ValueError: an uninitialized lazy one)
             return False
         if not ptr:
             return False
@@ -80,7 +80,7 @@ class _Lineage:
         else same shape), or from escaped Python numbers (legacy torch.Tensor([...]))?"""
         try:
             ptr = t.data_ptr()
-        except RuntimeError:  # a tensor without storage
+        except (RuntimeError, ValueError):  # a tensor without storage (ValueError: an uninitialized lazy one)
             return
         link, how, op = None, None, "torch.from_numpy"
         for a in reversed(self._arrays):

@@ -513,7 +513,7 @@ class _Modules:
         if self.tid_of(param) is None and self.events:
             try:
                 ptr = param.data_ptr()
-            except RuntimeError:  # a parameter without storage (meta, lazy)
+            except (RuntimeError, ValueError):  # a parameter without storage (meta; lazy: ValueError)
                 ptr = 0
             if ptr:
                 n = len(self.events)

@@ -58,7 +58,7 @@ def unwrap(m):
 def flat(m) -> bool:
     """A root whose own names would read badly without its variable: no children (``weight``), or
     numbered ones only (nn.Sequential / ModuleList: ``0.weight``)."""
-    kids = list(module_children(unwrap(m)))
+    kids = list(module_children(unwrap(m)).keys())  # (.keys(): a ScriptModule's _modules has no __iter__)
     return not kids or any(k[:1].isdigit() for k in kids)
 
 

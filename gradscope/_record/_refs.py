@@ -69,7 +69,7 @@ class _Slot:
             return False
         try:
             return (t.data_ptr(), tuple(t.shape)) == self.mark
-        except RuntimeError:  # (no storage, or no shape: a nested tensor)
+        except (RuntimeError, ValueError):  # (no storage, or no shape: a nested tensor)
             return False
 
     def __call__(self):
@@ -284,7 +284,7 @@ class _Identity:
         if s is not None:
             try:
                 mark = (t.data_ptr(), tuple(t.shape))
-            except RuntimeError:  # (no storage, or no shape)
+            except (RuntimeError, ValueError):  # (no storage, or no shape; ValueError: an uninitialized lazy one)
                 mark = None
             return _Slot(*s, id(t), mark)
         try:
