@@ -1,7 +1,8 @@
 """Cost of a trace whose loop keeps creating new models (PyTorch's own test_ConvTranspose2d_output_size
 tests build a module per iteration): each new root gets a prefix (``m``, ``m_2``, ...). The cost per
-iteration must stay flat as roots accumulate (it grew with the number of roots, cubically in total,
-until the numbered prefixes were counted once per base name).
+iteration must stay flat as roots accumulate: it grew with the number of roots (cubically in total until
+the numbered prefixes were counted once per base name; quadratically until a new root was named on its
+own, gradscope/_record/_prefixes.py).
 
     python benchmarks/many_roots.py [N]
 """
@@ -40,6 +41,7 @@ def run(n: int, traced: bool) -> list:
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 600
     torch.set_num_threads(1)
+    run(8, False), run(8, True)  # (warm-up: first calls, imports)
     plain, traced = run(n, False), run(n, True)
     print("| roots so far | plain ms/iter | traced ms/iter | ratio |\n|---|---|---|---|")
     for k, (p, t) in enumerate(zip(plain, traced), 1):

@@ -306,4 +306,4 @@ class _Backward:
         pend = self._bw_raw
         self._bw_raw = {}
         for rec, raw_nodes, seen, leaf_val in pend.values():  # PendingBackward
-            _build_backward(rec, raw_nodes, seen, leaf_val, self._note)
+            _build_backward(rec, raw_nodes, seen, leaf_val, self._note, self._tuples)

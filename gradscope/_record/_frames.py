@@ -310,11 +310,16 @@ def locals_of(f) -> dict:
 _CO_OPTIMIZED = 0x0001
 
 _SITE_CACHE: dict = {}
+_FRAME_CACHE: dict = {}  # (id(code), line) -> Frame: the outer lines of a loop are in every site's stack
 
 
-def _frame_of(co, lineno) -> Frame:
-    code = linecache.getline(co.co_filename, lineno).strip()
-    return Frame(co.co_filename, lineno, co.co_qualname if hasattr(co, "co_qualname") else co.co_name, code)
+def _frame_of(cid, lineno) -> Frame:
+    f = _FRAME_CACHE.get((cid, lineno))
+    if f is None:
+        co = _CODES[cid]
+        code = linecache.getline(co.co_filename, lineno).strip()
+        f = _FRAME_CACHE[(cid, lineno)] = Frame(co.co_filename, lineno, getattr(co, "co_qualname", co.co_name), code)
+    return f
 
 
 def make_site(raw) -> Site | None:
@@ -323,7 +328,7 @@ def make_site(raw) -> Site | None:
         return None
     s = _SITE_CACHE.get(raw)
     if s is None:
-        frames = tuple(_frame_of(_CODES[cid], ln) for cid, ln in reversed(raw))
+        frames = tuple(_frame_of(cid, ln) for cid, ln in reversed(raw))
         inner = frames[-1]
         s = Site(inner.filename, inner.lineno, inner.function, inner.code, frames, cell_label(inner.filename))
         _SITE_CACHE[raw] = s

@@ -153,9 +153,11 @@ def _edge_norms(got, need, in_place=False):
     return out
 
 
-def _build_backward(rec, raw_nodes, seen, leaf_val, note):
+def _build_backward(rec, raw_nodes, seen, leaf_val, note, interned=None):
     """BackwardNode objects from the walk's lists and what the hooks saw (``seen``: nid -> (sent,
-    received) norms). Un-hooked nodes get what they sent from the receiving end of each edge."""
+    received) norms). Un-hooked nodes get what they sent from the receiving end of each edge.
+    ``interned``: equal edge tuples share one object (a training loop's backwards repeat one graph)."""
+    interned = {} if interned is None else interned
     nodes = rec.nodes
 
     def received(c, k, depth=0):  # what node c got on its input k (c has only that input edge)
@@ -226,7 +228,8 @@ def _build_backward(rec, raw_nodes, seen, leaf_val, note):
             note("a torch.compile'd region ran: gradscope cannot see the source lines inside it; which "
                  "parameters got gradients is decided from the gradients that actually arrived")
         r = nid in ran_set
-        nodes[nid] = BackwardNode(nid, nm, ev_i, tuple(nxt), r, sent.get(nid, ()) if r else (), leaf, cb)
+        nx = tuple(nxt)
+        nodes[nid] = BackwardNode(nid, nm, ev_i, interned.setdefault(nx, nx), r, sent.get(nid, ()) if r else (), leaf, cb)
     for nid, vals in incoming.items():  # a leaf ran when a gradient was sent to it
         n = nodes.get(nid)
         if n is not None and n.leaf is not None and any(v is not None for v in vals) and \

@@ -254,14 +254,18 @@ class _Modules:
     def _model_tensor(self, tid, r, rel):
         """Tensor ``tid`` is ``rel`` in root ``r``'s model (its name: r's prefix + rel)."""
         old = self._tid_src.get(tid)
-        if old is not None and old.root is not r:
-            tids = self._root_tids.get(old.root)
-            if tids is not None:
-                tids.discard(tid)
-                if not tids:
-                    del self._root_tids[old.root]
+        n = self._root_tids
+        if old is not None:
+            if old.root is r:
+                self._tid_src[tid] = ModelPath(r, rel)
+                return
+            left = n.get(old.root, 1) - 1
+            if left > 0:
+                n[old.root] = left
+            else:
+                n.pop(old.root, None)
         self._tid_src[tid] = ModelPath(r, rel)
-        self._root_tids.setdefault(r, set()).add(tid)
+        n[r] = n.get(r, 0) + 1
 
     def _forget(self, r):
         """Root ``r`` is gone: its modules and tensors leave the live maps (the strong references on its
@@ -371,9 +375,9 @@ class _Modules:
         for r, mods, tens in walked:
             ids += self._take(r, pre.get(r, ""), mods, tens)
         self._seen(ids)
-        self._root_tids = {}
-        for tid, (r, _) in self._tid_src.items():
-            self._root_tids.setdefault(r, set()).add(tid)
+        n = self._root_tids = {}
+        for r, _ in self._tid_src.values():
+            n[r] = n.get(r, 0) + 1
         self._apply_names()
 
     def _apply_names(self):

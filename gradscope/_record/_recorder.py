@@ -68,12 +68,14 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._ids: dict = {}  # id(tensor) -> _Ref (a weak reference carrying the tid)
         self._refs: dict = {}  # tid -> weakref
         self._shapes: dict = {}  # interned shape tuples
+        self._tuples: dict = {}  # interned edge tuples of backward nodes
         self._lazy: set = set()  # tids of LazyModule parameters seen before their first forward (no shape yet)
         self._raws: dict = {}  # interned call stacks
         self._next_tid = 0
         self._synced = 0
         self._synced_tensors = -1
         self._on = False
+        self._stopped = False  # stop() ran: nothing more is recorded (see _Sync._drop_recording_state)
         self._entry = None
         self._max_events = max_events
         self._steps = steps
@@ -88,7 +90,7 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._roots: dict = {}  # _Root of each model called, in order (kept when gone: its tensors keep their names)
         self._live: list = []  # the roots alive at the last look (see _ensure_root)
         self._root_of: dict = {}  # id(root module) -> its _Root
-        self._root_tids: dict = {}  # _Root -> tids of its tensors the trace saw (those in _tid_src)
+        self._root_tids: dict = {}  # _Root -> how many of its tensors the trace saw (those in _tid_src)
         self._root_held: dict = {}  # _Root -> ([(id(module), weakref)], [id(tensor)]) it put in the live maps
         self._book = Prefixes()
         self._param_names: dict = {}  # id(param or buffer) -> Named
@@ -243,6 +245,7 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
                 self._internal(e)
                 self._drop_held()  # and no strong reference may stay on the user's tensors
             self._synced_tensors = -1  # the per-event conversion is left to the first query (sync)
+            self._stopped = True
 
     def _pop_out_of_order(self):
         above = []

@@ -248,18 +248,26 @@ class _Identity:
                             slots.setdefault(id(t.grad), (m_ref, kind, name, True))
         self._slots = slots
         ids, refs = self._ids, self._refs
+        made: dict = {}  # id(tensor) -> its one new reference (shared by the maps below)
+
+        def unpinned(t):
+            new = made.get(id(t))
+            if new is None:
+                new = made[id(t)] = self._unpinned(t)
+            return new
+
         for tid, r in list(refs.items()):
             t = r()
             if t is not None and (type(r) is _Held or id(t) in slots):
-                new = self._unpinned(t)
+                new = unpinned(t)
                 new.tid = tid
                 refs[tid] = new
                 if ids.get(id(t)) is r:
                     ids[id(t)] = new
         # (names stay: a parameter no call used is named from them when it is asked about)
-        self._param_names = {k: Named(self._unpinned(r()), name) for k, (r, name) in self._param_names.items()
+        self._param_names = {k: Named(unpinned(r()), name) for k, (r, name) in self._param_names.items()
                              if r() is not None}
-        self._param_src = {k: Source(self._unpinned(r()), root, path) for k, (r, root, path) in self._param_src.items()
+        self._param_src = {k: Source(unpinned(r()), root, path) for k, (r, root, path) in self._param_src.items()
                            if r() is not None}
         self._param_owner = {}
         self._late_attrs = []

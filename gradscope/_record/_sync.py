@@ -50,7 +50,17 @@ class _Sync:
             self._sync_live()
         self._refresh_alive()
         infer_names(self.data)
+        if self._stopped and not self._bw_raw:
+            self._drop_recording_state()
         return True
+
+    def _drop_recording_state(self):
+        """After the recording and its conversion into plain data: what only recording needed (consumers of
+        each tensor for the in-place checks, recent results, graph-node -> event links, escaped values,
+        interned call stacks) is let go, so that a kept trace holds only its data."""
+        self._consumers, self._node_ev, self._values, self._raws, self._tuples = {}, {}, {}, {}, {}
+        self._recent.clear()
+        self._prehooked, self._hooked, self._open, self._cleared = set(), set(), [], {}
 
     def _sync_live(self):
         """What needs the live objects: parameter and module names, parameter owners, module facts."""

@@ -33,6 +33,8 @@ class FactsMixin:
             for l in e.detail.get("links", ()) if e.detail else ():
                 if isinstance(l, int) and 0 <= l < len(self.ev):
                     self.value_users[l].append(e.index)
+        # (tuples: a diagnosis is kept with its trace; a list per tensor holds a third more)
+        self.consumers = defaultdict(tuple, ((t, tuple(v)) for t, v in self.consumers.items()))
         self.trainable = set(data.meta.get("trainable") or ())
         self._verdicts_done = False
         self._reach_cache: dict = {}
