@@ -864,3 +864,55 @@ def test_backward_without_grad_names_the_creation_of_its_one_floating_point_inpu
             (x @ w).sum().backward()  # two-inputs
     assert tr2.failure.cause == "requires_grad_false"
     assert tr2.failure.site.lineno == line_of("two-inputs")
+
+
+class _WithOptimizer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(3, 4)
+        self.head = nn.Linear(4, 1)
+        self.opt = torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+class _WiderHead(_WithOptimizer):
+    def __init__(self):
+        super().__init__()
+        self.extra = nn.Linear(3, 2)
+        self.head = nn.Linear(6, 1)  # rebuilt-wider
+
+    def forward(self, x):
+        return self.head(torch.cat([self.body(x), self.extra(x)], dim=1))
+
+
+def test_a_layer_rebuilt_with_another_width_after_the_optimizer_is_the_stale_optimizers_cause():
+    """The base class builds the optimizer; the subclass then rebuilds a layer with another shape: the
+    optimizer's old parameter is the replaced one (its module path), not a parameter never used."""
+    with gradscope.trace() as tr:
+        m = _WiderHead()
+        m.opt.zero_grad()
+        m(torch.randn(2, 3)).sum().backward()
+        m.opt.step()
+    old = m.opt.param_groups[0]["params"][2]  # the first head's weight
+    exp = tr.why(old)
+    assert exp.cause == "param_recreated", exp
+    assert exp.site.lineno == line_of("rebuilt-wider"), exp.site
+    assert "`head`" in exp.summary, exp.summary
+
+
+def test_a_loss_differentiated_only_by_autograd_grad_is_named_although_another_backward_ran():
+    """A hand-rolled two-stage pipeline: the last stage's loss goes through torch.autograd.grad (to send the
+    input gradient upstream), the first stage's output through .backward(): the last stage's weights get
+    no .grad, and no cut is to blame."""
+    stages = [nn.Linear(4, 6), nn.Linear(6, 2)]
+    with gradscope.trace() as tr:
+        act = stages[0](torch.randn(3, 4))
+        recv = act.detach().requires_grad_(True)
+        loss = stages[1](recv).pow(2).mean()
+        (g,) = torch.autograd.grad(loss, [recv])  # grad-only
+        act.backward(g)
+    assert stages[0].weight.grad is not None and stages[1].weight.grad is None
+    exp = tr.why(stages[1].weight)
+    assert exp.cause == "autograd_grad_not_backward", exp
+    assert exp.site.lineno == line_of("grad-only"), exp.site
+    assert "`loss`" in exp.summary and "loss.backward()" in exp.fix, exp
+    assert tr.why(stages[0].weight).cause == "ok"

@@ -80,6 +80,7 @@ ORDER = {
         "cleared_then_autograd_grad",
         "cleared_before_read",
         "backward_node_sent_none",
+        "reached_only_by_autograd_grad",
         "data_cut",
         "hooked_module_not_called",
         "other_instance_in_forward",

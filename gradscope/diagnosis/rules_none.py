@@ -355,6 +355,28 @@ def backward_node_sent_none(dx, query):
     return None
 
 
+@rule('none', 190)
+def reached_only_by_autograd_grad(dx, q):
+    """Backward ran, but what it fed was differentiated only by torch.autograd.grad (a pipeline stage's input
+    gradient): no .backward() reaches it, and autograd.grad fills no .grad."""
+    bws, real = _backwards(dx)
+    grads = [e for e in bws if e.op == "torch.autograd.grad"]
+    if not grads or not real:
+        return None  # (no backward at all: autograd_grad_only)
+
+    def reaches(b):
+        return bool(dx.path_to(q.tid, b.detail.get("roots") or b.input_ids(), before=b.index))
+
+    if any(reaches(b) for b in real):
+        return None
+    hit = [b for b in grads if reaches(b)]
+    if not hit:
+        return None
+    e = hit[-1]
+    return Explanation("autograd_grad_not_backward", e.site, q.name,
+                       *say.reached_only_by_autograd_grad_text(q.name, dx._root_label(e), e, real[-1]), evidence=[e])
+
+
 @rule('none', 200)
 def data_cut(dx, q):
     """A cut on the data path to a backward root (detach, no_grad, a NumPy round trip ...)."""

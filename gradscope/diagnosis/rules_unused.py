@@ -232,8 +232,10 @@ class UnusedMixin:
             return None
         newer = [t for t in self.d.tensors.values() if t.role == "param" and t.name and t.requires_grad
                  and t.tid not in self.trainable and t.tid in used]
-        if not any(t.shape == info.shape for t in newer):  # (a replacement: a new parameter of the same shape)
-            return None
+        if not any(t.shape == info.shape or (info.name and t.name == info.name) for t in newer):
+            return None  # (a replacement: a new parameter at its module path, or of its shape)
+        # the one at its path first (a layer rebuilt with another width), then those of its shape
+        newer.sort(key=lambda t: t.name != info.name)
         owners = self.d.meta.get("param_owner") or {}
         made = next((Site.from_json(owners[str(t.tid)]["site"]) for t in newer
                      if (owners.get(str(t.tid)) or {}).get("site")), None)

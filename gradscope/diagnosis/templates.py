@@ -21,6 +21,18 @@ def autograd_grad_only_text(name, api, e, func_api):
     return summary, detail, fix
 
 
+def reached_only_by_autograd_grad_text(name, root, e, bw):
+    """reached_only_by_autograd_grad (autograd_grad_not_backward): summary, detail, fix."""
+    summary = (f"{name}.grad is None: `{root}`, which it feeds, was differentiated only with torch.autograd.grad"
+               f"{_at(e.site)}{_code(e.site)}, which returns gradients instead of storing them in .grad; the "
+               f".backward(){_at(bw.site)} does not reach it.")
+    detail = "torch.autograd.grad computes the gradients of its inputs only and writes no parameter's .grad."
+    fix = (f"call `{root}.backward()` (it fills .grad of everything `{root}` depends on, its inputs' too when they "
+           "require grad), or pass the parameters to torch.autograd.grad as inputs and assign what it returns to "
+           "their .grad.")
+    return summary, detail, fix
+
+
 def cleared_then_autograd_grad_text(name, e, clears):
     """cleared_then_autograd_grad (autograd_grad_not_backward): summary, detail, fix."""
     summary = (f"{name}.grad is None: it was cleared{_at(clears[-1].site)}, then its next gradient was computed "
