@@ -204,3 +204,43 @@ def enclosing_condition(filename: str, lineno: int):
             found = (child.lineno, _header(child, lines))
     return found
 
+
+
+_JUMPS = (ast.Continue, ast.Return, ast.Break)
+
+
+def _jump_in(stmt):
+    """A ``continue``/``return``/``break`` directly in the body of ``if`` statement ``stmt`` (or its else)."""
+    if not isinstance(stmt, ast.If):
+        return None
+    for s in list(stmt.body) + list(stmt.orelse):
+        if isinstance(s, _JUMPS):
+            return s
+    return None
+
+
+def skip_before(filename: str, lineno: int):
+    """(line, code) of what can keep ``filename:lineno`` from running, within its function: the last
+    ``if ...: continue``/``return``/``break`` before it in a block that holds it (that jump's line), else
+    the innermost ``if`` whose branch holds it (its header); None when neither is there."""
+    tree, lines = _tree(filename)
+    if tree is None or not 0 < lineno <= len(lines):
+        return None
+    chain = [c for c in _holding(tree, lineno)]
+    k = max((i for i, c in enumerate(chain) if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef))), default=None)
+    if k is None:
+        return None
+    chain = chain[k:]  # the function, then the statements inside it that hold the line
+    for i in range(len(chain) - 1, 0, -1):
+        parent, child = chain[i - 1], chain[i]
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None) or []
+            if child in block:
+                jumps = [j for j in map(_jump_in, block[:block.index(child)]) if j is not None]
+                if jumps:
+                    j = jumps[-1]
+                    return j.lineno, _clean([lines[j.lineno - 1]])
+                if isinstance(parent, ast.If) and field == "body":
+                    return parent.lineno, _header(parent, lines)
+                break
+    return None

@@ -916,3 +916,43 @@ def test_a_loss_differentiated_only_by_autograd_grad_is_named_although_another_b
     assert exp.site.lineno == line_of("grad-only"), exp.site
     assert "`loss`" in exp.summary and "loss.backward()" in exp.fix, exp
     assert tr.why(stages[0].weight).cause == "ok"
+
+
+class _GatedSkip(nn.Module):
+    def __init__(self, use_skip):
+        super().__init__()
+        self.use_skip = use_skip
+        self.lin = nn.Linear(3, 3)
+        self.skip_weight = nn.Parameter(torch.ones(3))  # (defined here: not the line to name)
+        self.task_scale = nn.ParameterDict({k: nn.Parameter(torch.zeros(())) for k in ("a", "b")})
+
+    def forward(self, x, prev=None):
+        h = self.lin(x)
+        if prev is not None and self.use_skip:  # skip-guard
+            h = h + prev * self.skip_weight
+        return h
+
+    def combined(self, losses, weights):
+        total = 0.0
+        for k, loss in losses.items():
+            if weights[k] == 0.0:
+                continue  # zero-weight-skip
+            total = total + torch.exp(-self.task_scale[k]) * loss + self.task_scale[k]
+        return total
+
+
+def test_a_parameter_read_only_behind_a_skip_is_named_at_the_skip():
+    """Never used, because the one line that reads it sits in an `if` that did not hold, or after an
+    `if ...: continue` that skipped it: that condition or that continue, not where it is defined."""
+    m = _GatedSkip(use_skip=True)
+    with gradscope.trace() as tr:
+        h = m(torch.randn(2, 3))  # prev is None: the skip connection never runs
+        losses = {"a": h.pow(2).mean(), "b": h.abs().mean()}
+        m.combined(losses, {"a": 1.0, "b": 0.0}).backward()
+    exp = tr.why(m.skip_weight)
+    assert exp.cause == "unused_parameter", exp
+    assert exp.site.lineno == line_of("skip-guard"), exp.site
+    exp_b = tr.why(m.task_scale["b"])
+    assert exp_b.cause == "unused_parameter" and exp_b.site.lineno == line_of("zero-weight-skip"), exp_b
+    assert "`continue`" in exp_b.summary, exp_b.summary
+    assert tr.why(m.task_scale["a"]).cause == "ok"

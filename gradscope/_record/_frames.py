@@ -608,3 +608,30 @@ def callable_label(fn) -> str:
             break
         fn = inner
     return f"{type(fn).__qualname__}.__call__"[:200]
+
+
+def first_read_of_attr(module, attr: str, ran=()) -> Frame | None:
+    """The first line of the module's methods that reads ``.<attr>`` (bytecode): ``forward`` first, then the
+    methods whose code ran in the step (``ran``: ids of code objects), never ``__init__`` (building the
+    module is not using it); None when none names it."""
+    cls = type(module)
+    fwd = getattr(getattr(cls, "forward", None), "__code__", None)
+    codes = [fwd] if fwd is not None else []
+    for klass in getattr(cls, "__mro__", ()):
+        if klass.__module__.startswith("torch.") or klass is object:
+            break
+        for key, fn in vars(klass).items():
+            co = getattr(getattr(fn, "__func__", fn), "__code__", None)
+            if co is not None and key != "__init__" and id(co) in ran and co not in codes:
+                codes.append(co)
+    for co in codes:
+        cur = co.co_firstlineno
+        for ins in dis.get_instructions(co):
+            if ins.starts_line is not None and not isinstance(ins.starts_line, bool):
+                cur = ins.starts_line
+            elif getattr(ins, "line_number", None):
+                cur = ins.line_number
+            if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == attr:
+                return Frame(co.co_filename, cur, getattr(co, "co_qualname", co.co_name),
+                             linecache.getline(co.co_filename, cur).strip())
+    return None

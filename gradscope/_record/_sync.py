@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import torch.nn as nn
 
-from ..model import ExceptionInfo, TensorRef
+from .. import _source
+from ..model import ExceptionInfo, Frame, TensorRef
 from ..naming import infer_names
 from . import _frames
-from ._compat import module_hooks
+from ._compat import module_hooks, module_parameters
 from ._records import error_key
 from ._refs import _tid_of, _ver
 
@@ -126,6 +127,7 @@ class _Sync:
         hooks = {}
         fwd_hooks = {}
         hook_params = {}  # tid -> the module whose forward hook uses it (an adapter attached by a hook)
+        guarded = {}  # path -> the line reading it and the skip before that line (if ...: continue; if ...:)
         ran = {cid for raw in self._raws for cid, _ in raw}  # code objects of the user's lines that ran
         by_path = {}
         for m, path in self._mod_path.items():
@@ -161,16 +163,34 @@ class _Sync:
                             fr = _frames.return_before_attr(anc, cname, ran)
                     if fr is not None:
                         skipped[cpath] = {"parent": path, "return_line": fr.to_json()}
+                    else:
+                        self._guarded_read(m, cname, cpath, ran, guarded)
                     df = _frames.attr_definition(m, cname)
                     if df is not None:  # where the never-called child is defined (self.extra = ...)
                         defined[cpath] = df.to_json()
+                for pn, p in module_parameters(m).items():  # a parameter of its own no call used
+                    tid = self.tid_of(p) if p is not None else None
+                    if p is not None and (tid is None or not self._consumers.get(tid)):
+                        self._guarded_read(m, pn, f"{path}.{pn}" if path else pn, ran, guarded)
             except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
                 self._internal(e)
         self.data.meta["skipped_children"] = skipped
+        self.data.meta["guarded_reads"] = guarded
         self.data.meta["uncalled_defined"] = defined
         self.data.meta["module_hooks"] = hooks
         self.data.meta["module_forward_hooks"] = fwd_hooks
         self.data.meta["hook_params"] = hook_params
+
+    def _guarded_read(self, module, attr, path, ran, out):
+        """``module``'s first line reading ``self.<attr>``, when a skip can keep it from running (an
+        ``if ...: continue`` before it, or the ``if`` around it): both lines, under ``path``."""
+        read = _frames.first_read_of_attr(module, attr, ran)
+        if read is None:
+            return
+        hit = _source.skip_before(read.filename, read.lineno)
+        if hit is not None:
+            guard = Frame(read.filename, hit[0], read.function, hit[1])
+            out[path] = {"read": read.to_json(), "guard": guard.to_json()}
 
     def _hook_modules(self, fn, path, out):
         """Parameters of the modules a forward hook closes over (`lambda m, i, o: o + self.up(...)`)."""

@@ -411,6 +411,15 @@ class FactsMixin:
             return None
         return self._frame_site(Frame.from_json(defined[best]))
 
+    def _guarded_read(self, name):
+        """(the line reading parameter ``name`` or the module holding it, the skip before that line) as
+        Sites, when the recorder found an ``if ...: continue`` before the read or an ``if`` around it."""
+        g = self.d.meta.get("guarded_reads") or {}
+        best = max((c for c in g if name == c or name.startswith(c + ".")), key=len, default=None)
+        if best is None:
+            return None
+        return self._frame_site(Frame.from_json(g[best]["read"])), self._frame_site(Frame.from_json(g[best]["guard"]))
+
     def _error_event(self):
         i = self.d.exception.event if self.d.exception else None
         if i is not None and 0 <= i < len(self.ev):

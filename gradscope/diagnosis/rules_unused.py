@@ -172,6 +172,11 @@ def never_used(dx, q):
         return None
     mod = name.rsplit(".", 1)[0] if "." in name else None
     called = [e for e in dx.ev if e.kind == "module" and e.op == mod]
+    guarded = dx._guarded_read(name)
+    if guarded is not None:  # the line that reads it sits behind a skip (`if ...: continue`, an `if` around it)
+        read, guard = guarded
+        return Explanation("unused_parameter", guard, name, *say.never_used_guarded_text(name, read, guard),
+                           evidence=[])
     dsite = dx._defined_site(name)
     return Explanation("unused_parameter", dsite, name, *say.never_used_text(name, dsite, called, mod), evidence=[])
 

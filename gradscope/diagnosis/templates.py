@@ -398,6 +398,16 @@ def never_used_text(name, dsite, called, mod):
     return summary, detail, fix
 
 
+def never_used_guarded_text(name, read, guard):
+    """never_used (unused_parameter) behind a skip: summary, detail, fix."""
+    summary = (f"{name}.grad is None: {name} was never used by any torch call in the traced step; the line that "
+               f"reads it{_at(read)}{_code(read)} did not get to use it: `{guard.code}`{_at(guard)} comes first.")
+    detail = "A parameter that takes no part in the forward gets no gradient."
+    fix = (f"check the condition at `{guard.code}`: while it holds, {name} takes no part in the loss (fix the "
+           f"condition, or leave {name} out of the optimizer for that case).")
+    return summary, detail, fix
+
+
 def result_discarded_text(name, what, site, dead):
     """result_discarded (unused_parameter): summary, detail, fix."""
     summary = (f"{name}.grad is None: {name} was used{_at(site)}{_code(site)}, but {what} was never used afterwards, "
