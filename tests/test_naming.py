@@ -703,3 +703,18 @@ def test_a_root_per_iteration_is_walked_once(monkeypatch):
     assert n_stop <= 3, n_stop  # (the second root; the group's first clash; the stop)
     assert len(walks) <= 60 + 3, len(walks)
     assert tr.resolve("m_60.weight") is not None
+
+
+def test_a_parameters_grad_read_in_a_manual_update_is_named_after_it():
+    """pytorch/examples regression: `param.data.add_(-0.1 * param.grad)`: the gradient the update reads is
+    `fc.weight.grad` in the trace (the report and the diagram), not an anonymous input."""
+    fc = nn.Linear(4, 1)
+    with gradscope.trace() as tr:
+        for _ in range(2):
+            fc.zero_grad()
+            F.smooth_l1_loss(fc(torch.randn(8, 4)), torch.randn(8, 1)).backward()
+            for param in fc.parameters():
+                param.data.add_(-0.1 * param.grad)
+    grads = [e.inputs[0].tid for e in tr.events if e.op.endswith(".mul") and e.inputs]
+    names = {tr.data.tensors[t].name for t in grads}
+    assert names == {"fc.weight.grad", "fc.bias.grad"}, names

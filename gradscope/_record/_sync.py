@@ -10,7 +10,7 @@ from ..naming import infer_names
 from . import _frames
 from ._compat import module_hooks, module_parameters
 from ._records import error_key
-from ._refs import _tid_of, _ver
+from ._refs import _GradRef, _tid_of, _ver
 
 
 class _Sync:
@@ -71,6 +71,12 @@ class _Sync:
             self._apply_names()
         if self._late_attrs:
             self._fill_late_attrs()
+        tens = self.tensors
+        for tid, r in self._refs.items():  # a leaf's .grad read in the step (`p.data.add_(-lr * p.grad)`): `p.grad`
+            if type(r) is _GradRef:
+                info, leaf = tens.get(tid), tens.get(r.leaf)
+                if info is not None and info.name is None and leaf is not None and leaf.name:
+                    info.name = f"{leaf.name}.grad"
         tied = {}  # a Parameter registered under several names (tied weights): its other names
         for pid, others in self._tied_names.items():
             ent = self._param_src.get(pid)
