@@ -10,7 +10,7 @@ from ..naming import infer_names
 from . import _frames
 from ._compat import module_hooks, module_parameters
 from ._records import error_key
-from ._refs import _GradRef, _tid_of, _ver
+from ._refs import _GradRef, _Ref, _tid_of, _ver
 
 
 class _Sync:
@@ -62,6 +62,13 @@ class _Sync:
         self._consumers, self._node_ev, self._values, self._raws, self._tuples = {}, {}, {}, {}, {}
         self._recent.clear()
         self._prehooked, self._hooked, self._open, self._cleared = set(), set(), [], {}
+        # references to tensors that are gone (a step's activations, once backward freed them) find nothing
+        # any more: their entries go (their TensorInfo stays, marked not alive)
+        refs, ids = self._refs, self._ids
+        for tid in [t for t, r in refs.items() if type(r) is _Ref and r() is None]:
+            del refs[tid]
+        for k in [k for k, r in ids.items() if type(r) is _Ref and r() is None]:
+            del ids[k]
 
     def _sync_live(self):
         """What needs the live objects: parameter and module names, parameter owners, module facts."""
