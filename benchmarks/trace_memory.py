@@ -7,12 +7,13 @@ Not a test: a benchmark that prints a markdown table (target: <= 1 kB per event 
     python benchmarks/trace_memory.py --steps 5
 
 Method. tracemalloc counts the Python allocations a trace retains (tensor storage is not counted: the
-trace keeps no tensor alive). Each model does three warm-up steps (optimizer state, caches) and one traced
-and queried warm-up step (gradscope's per-process caches), then one trace of N steps is recorded with tracemalloc on; what the same N steps retain plain (the program's own
-objects: Python wrappers of the live gradients, optimizer caches) is subtracted; "recorded" is what is
-retained when the ``with`` block has exited, "after first query" what is retained once ``tr.why(<first parameter>)`` has turned the
-records into plain data and answered (the trace object still alive), "peak raise" the peak during that
-query over the recorded figure.
+trace keeps no tensor alive). Each model does three warm-up steps (optimizer state, caches) and one
+traced, queried warm-up step from the same lines (gradscope's process-wide caches of code categories,
+sites and frames fill once per call site). Then the N steps run plain, and what they retain (the
+program's own objects: Python wrappers of the live gradients) is subtracted from what one trace of the
+same N steps retains: "recorded" once the ``with`` block has exited, "after first query" once
+``tr.why(<first parameter>)`` has turned the records into plain data and answered (the trace object
+still alive); "peak raise" is the peak during that query over the recorded figure.
 """
 from __future__ import annotations
 
@@ -101,12 +102,22 @@ def measure(make, steps):
         loss_fn().backward()
         opt.step()
 
+    def traced(n, marks):
+        with gradscope.trace() as tr:
+            for _ in range(n):
+                step()
+        gc.collect()
+        marks.append(tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else 0)
+        if tracemalloc.is_tracing():
+            tracemalloc.reset_peak()
+        tr.why(next(iter(model.parameters())))  # the first query: records -> plain data, then the explanation
+        return tr
+
     for _ in range(3):
         step()
-    with gradscope.trace() as warm:  # gradscope's own caches (code categories, sites) are filled once per process
-        step()
-    warm.why(next(iter(model.parameters())))
-    del warm
+    # gradscope's process-wide caches (code categories, sites, frames) are filled once per call site: a
+    # traced warm-up from the same lines
+    traced(1, [])
     gc.collect()
     tracemalloc.start()
     base, _ = tracemalloc.get_traced_memory()
@@ -115,14 +126,9 @@ def measure(make, steps):
     gc.collect()
     plain = tracemalloc.get_traced_memory()[0] - base
     base, _ = tracemalloc.get_traced_memory()
-    with gradscope.trace() as tr:
-        for _ in range(steps):
-            step()
-    gc.collect()
-    recorded, _ = tracemalloc.get_traced_memory()
-    tracemalloc.reset_peak()
-    first = next(iter(model.parameters()))
-    tr.why(first)  # the first query: records -> plain data, then the explanation
+    marks = []
+    tr = traced(steps, marks)
+    recorded = marks[0]
     n = len(tr.events)
     gc.collect()
     cur, peak = tracemalloc.get_traced_memory()

@@ -62,6 +62,10 @@ class _Sync:
         self._consumers, self._node_ev, self._values, self._raws, self._tuples = {}, {}, {}, {}, {}
         self._recent.clear()
         self._prehooked, self._hooked, self._open, self._cleared = set(), set(), [], {}
+        # the live maps of the model's modules (names, owners and module facts were taken at stop; a parameter
+        # no call used is still named from _param_src when it is asked about)
+        self._mod_path._d.clear()
+        self._root_held, self._root_of, self._live = {}, {}, []
         # references to tensors that are gone (a step's activations, once backward freed them) find nothing
         # any more: their entries go (their TensorInfo stays, marked not alive)
         refs, ids = self._refs, self._ids
