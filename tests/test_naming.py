@@ -718,3 +718,31 @@ def test_a_parameters_grad_read_in_a_manual_update_is_named_after_it():
     grads = [e.inputs[0].tid for e in tr.events if e.op.endswith(".mul") and e.inputs]
     names = {tr.data.tensors[t].name for t in grads}
     assert names == {"fc.weight.grad", "fc.bias.grad"}, names
+
+
+class _Pose(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.position = nn.Parameter(torch.zeros(3))
+        self.head = nn.Linear(3, 1)
+
+    def moved(self, x):  # used through a method, never called as a module
+        return self.head.weight @ (x + self.position)
+
+
+def test_parameters_of_models_never_called_are_named_by_their_class_and_path():
+    """A model built in the trace whose forward never runs (its methods use its parameters, or it was
+    replaced before it was called while an optimizer kept its parameters) has no root to name them: its
+    class and module path, numbered per copy, never `t<N>`."""
+    with gradscope.trace() as tr:
+        target, pose = _Pose(), _Pose()
+        opt = torch.optim.SGD(pose.parameters(), lr=0.1)
+        opt.zero_grad()
+        pose.moved(torch.randn(3)).sum().backward()
+        with torch.no_grad():
+            target.moved(torch.randn(3))
+    names = {tr.data.tensors[tr.resolve(p)].name for p in (*target.parameters(), *pose.parameters())}
+    assert names == {"_pose.position", "_pose.head.weight", "_pose.head.bias",
+                     "_pose_2.position", "_pose_2.head.weight", "_pose_2.head.bias"}, names
+    assert not any(n.startswith("t") and n[1:].isdigit() for n in names)
+    assert tr.why(pose.position).cause == "ok"

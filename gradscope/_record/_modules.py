@@ -247,6 +247,31 @@ class _Modules:
         if full or not self._incremental_names or not self._add_root(new):
             self._rename()
 
+    def _name_uncalled(self):
+        """Parameters of a model the trace saw built but never called (its methods used them, or an optimizer
+        holds them: `net = Net(); opt = Adam(net.parameters()); net = Net2()`): no root names them, so their
+        path in that model, after its class (`net.fc1.weight` for a Net, as a lone layer is `linear.weight`)."""
+        tens, refs, owners = self.tensors, self._refs, self._param_owner
+        taken = {i.name for i in tens.values() if i.name}
+        for tid, info in tens.items():
+            if info.name is not None or info.role != "param":
+                continue
+            r = refs.get(tid)
+            p = r() if r is not None else None
+            if p is None:
+                continue
+            got = self._built.get(id(p))
+            own = owners.get(id(p)) if got is None else None
+            if got is None and (own is None or own.ref() is not p):
+                continue
+            base, path = (got[1].lower(), got[0]) if got is not None else (own.cls.lower(), own.attr)
+            name, n = f"{base}.{path}", 1
+            while name in taken:  # two models of one class (a target and a trained copy): object3d, object3d_2
+                n += 1
+                name = f"{base}_{n}.{path}"
+            taken.add(name)
+            info.name = name
+
     def _callers(self, f):
         """The user frame that called user frame ``f`` (None at the traced block's own frame)."""
         return _names.callers(f, self._entry)
@@ -415,6 +440,15 @@ class _Modules:
         self.data.meta["model_tensors"] = sorted(self._tid_src)  # tensors of a model the trace called
 
     def _module_registered(self, module, name, sub):
+        if isinstance(sub, nn.Module) and sub is not module:
+            # a model built in the trace: each parameter's path from the outermost module it was put in so far
+            # (what names it if that model is never called: see _name_uncalled)
+            cls = type(module).__name__
+            try:
+                for pn, p in sub.named_parameters():
+                    self._built[id(p)] = (f"{name}.{pn}", cls)
+            except (AttributeError, RuntimeError, TypeError) as e:  # (a module whose named_parameters is broken)
+                self._internal(e)
         old = module_children(module).get(name)
         if old is None or old is sub:
             return

@@ -99,6 +99,7 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._prefix: dict = self._book.pre  # _Root -> prefix of its names
         self._tied_names: dict = {}  # id(param) -> its other names (tied weights)
         self._param_owner: dict = {}  # id(param) -> Owner
+        self._built: dict = {}  # id(param) -> (its path, the class of the module holding that path): models built here
         # module_set events made before the model's root was seen ([LateAttr]): their paths are filled in at stop
         self._late_attrs: list = []
         self._hooked: set = set()  # id() of tensors whose hook registration was recorded

@@ -82,6 +82,7 @@ class _Sync:
             self._apply_names()
         if self._late_attrs:
             self._fill_late_attrs()
+        self._name_uncalled()
         tens = self.tensors
         for tid, r in self._refs.items():  # a leaf's .grad read in the step (`p.data.add_(-lr * p.grad)`): `p.grad`
             if type(r) is _GradRef:
