@@ -956,3 +956,40 @@ def test_a_parameter_read_only_behind_a_skip_is_named_at_the_skip():
     assert exp_b.cause == "unused_parameter" and exp_b.site.lineno == line_of("zero-weight-skip"), exp_b
     assert "`continue`" in exp_b.summary, exp_b.summary
     assert tr.why(m.task_scale["a"]).cause == "ok"
+
+
+class _NetA(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(4, 8), nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+class _NetB(_NetA):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 6)
+        self.mid = nn.Linear(6, 8)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.mid(torch.relu(self.fc1(x)))))
+
+
+def test_a_model_built_again_after_its_optimizer_is_named_at_the_line_that_built_it():
+    """`net = NetA(); opt = Adam(net.parameters()); net = NetB()`: the optimizer holds none of what the
+    forward trains; the old model was never called (its parameters are named by class and path) and its
+    layer at the same path has another width: param_recreated at the rebinding, not inside NetB."""
+    with gradscope.trace() as tr:
+        net = _NetA()
+        opt = torch.optim.Adam(net.parameters(), lr=0.01)
+        net = _NetB()  # built-again
+        opt.zero_grad()
+        F.cross_entropy(net(torch.randn(5, 4)), torch.randint(0, 2, (5,))).backward()
+        opt.step()
+    old = opt.param_groups[0]["params"][0]
+    exp = tr.why(old)
+    assert exp.cause == "param_recreated", exp
+    assert exp.site.lineno == line_of("built-again"), exp.site
+    assert tr.data.tensors[tr.resolve(old)].name == "_neta.fc1.weight"

@@ -252,6 +252,8 @@ class _Modules:
         holds them: `net = Net(); opt = Adam(net.parameters()); net = Net2()`): no root names them, so their
         path in that model, after its class (`net.fc1.weight` for a Net, as a lone layer is `linear.weight`)."""
         tens, refs, owners = self.tensors, self._refs, self._param_owner
+        paths = {str(tid): mp.path for tid, mp in self._tid_src.items()}  # tid -> its path inside its model
+        self.data.meta["module_paths"] = paths
         taken = {i.name for i in tens.values() if i.name}
         for tid, info in tens.items():
             if info.name is not None or info.role != "param":
@@ -271,6 +273,7 @@ class _Modules:
                 name = f"{base}_{n}.{path}"
             taken.add(name)
             info.name = name
+            paths[str(tid)] = path
 
     def _callers(self, f):
         """The user frame that called user frame ``f`` (None at the traced block's own frame)."""

@@ -237,13 +237,29 @@ class UnusedMixin:
             return None
         newer = [t for t in self.d.tensors.values() if t.role == "param" and t.name and t.requires_grad
                  and t.tid not in self.trainable and t.tid in used]
-        if not any(t.shape == info.shape or (info.name and t.name == info.name) for t in newer):
+        paths = self.d.meta.get("module_paths") or {}
+        here = paths.get(str(tid))
+
+        def at_its_path(t):  # the same module path (the same name, or the same path inside a rebuilt model)
+            return bool(info.name and t.name == info.name) or (here is not None and paths.get(str(t.tid)) == here)
+
+        if not any(t.shape == info.shape or at_its_path(t) for t in newer):
             return None  # (a replacement: a new parameter at its module path, or of its shape)
         # the one at its path first (a layer rebuilt with another width), then those of its shape
-        newer.sort(key=lambda t: t.name != info.name)
+        newer.sort(key=lambda t: not at_its_path(t))
         owners = self.d.meta.get("param_owner") or {}
         made = next((Site.from_json(owners[str(t.tid)]["site"]) for t in newer
                      if (owners.get(str(t.tid)) or {}).get("site")), None)
+        trained = [t for t in self.d.tensors.values() if t.role == "param" and t.requires_grad and t.tid in used]
+        if made is not None and made.stack and not any(t.tid in self.trainable for t in trained):
+            # the optimizer holds none of what the forward trains: the whole model was built again after it
+            # (`net = Net2()`): the line that built it, outside the model's own constructors
+            for i in range(len(made.stack) - 1, -1, -1):
+                fr = made.stack[i]
+                if not (fr.function or "").endswith("__init__"):
+                    if i < len(made.stack) - 1:
+                        made = self._frame_site(fr, made.stack[:i])
+                    break
         step = next((e for e in self.ev if e.kind == "optimizer_step" and tid in (e.detail.get("params") or ())), None)
         site = made or (step.site if step else None)
         mods = sorted({t.name.rsplit(".", 1)[0] for t in newer if "." in t.name}) or [t.name for t in newer]
