@@ -322,6 +322,22 @@ def _frame_of(cid, lineno) -> Frame:
     return f
 
 
+def _frame_at(co, line) -> Frame:
+    """The Frame of line ``line`` of code ``co`` (with its source text)."""
+    return Frame(co.co_filename, line, getattr(co, "co_qualname", co.co_name), linecache.getline(co.co_filename, line).strip())
+
+
+def _lines_of(co):
+    """``(source line, instruction)`` for each bytecode instruction of ``co``."""
+    cur = co.co_firstlineno
+    for ins in dis.get_instructions(co):
+        if ins.starts_line is not None and not isinstance(ins.starts_line, bool):
+            cur = ins.starts_line
+        elif getattr(ins, "line_number", None):
+            cur = ins.line_number
+        yield cur, ins
+
+
 def make_site(raw) -> Site | None:
     """Turn a walk() result (innermost first, (id(code), lineno) pairs) into a Site (cached)."""
     if not raw:
@@ -356,27 +372,17 @@ def return_lines(fn) -> Frame | None:
     """Where a function returns a value: its last ``return`` of something other than None (for hooks and
     custom backward: a None return changes nothing, such as the implicit one after an ``except`` branch),
     else its last ``return``."""
+    valued = value_return(fn)
+    if valued is not None:
+        return valued
     co = _code_of(fn)
     if co is None:
         return None
-    line = valued = prev = None
-    cur = co.co_firstlineno
-    for ins in dis.get_instructions(co):
-        if ins.starts_line is not None and not isinstance(ins.starts_line, bool):
-            cur = ins.starts_line
-        elif getattr(ins, "line_number", None):
-            cur = ins.line_number
+    line = None
+    for cur, ins in _lines_of(co):
         if ins.opname in ("RETURN_VALUE", "RETURN_CONST"):
             line = cur
-            none = (ins.argval is None if ins.opname == "RETURN_CONST"
-                    else prev is not None and prev.opname == "LOAD_CONST" and prev.argval is None)  # (3.11)
-            if not none:
-                valued = cur
-        prev = ins
-    line = valued or line
-    if line is None:
-        return None
-    return Frame(co.co_filename, line, getattr(co, "co_qualname", co.co_name), linecache.getline(co.co_filename, line).strip())
+    return _frame_at(co, line) if line is not None else None
 
 
 def loop_over_attr(module, attr: str) -> Frame | None:
@@ -408,13 +414,8 @@ def value_return(fn) -> Frame | None:
     if co is None:
         return None
     line = None
-    cur = co.co_firstlineno
     prev = None
-    for ins in dis.get_instructions(co):
-        if ins.starts_line is not None and not isinstance(ins.starts_line, bool):
-            cur = ins.starts_line
-        elif getattr(ins, "line_number", None):
-            cur = ins.line_number
+    for cur, ins in _lines_of(co):
         if ins.opname == "RETURN_CONST" and ins.argval is not None:
             line = cur
         elif ins.opname == "RETURN_VALUE" and not (prev is not None and prev.opname == "LOAD_CONST"
@@ -423,7 +424,7 @@ def value_return(fn) -> Frame | None:
         prev = ins
     if line is None:
         return None
-    return Frame(co.co_filename, line, getattr(co, "co_qualname", co.co_name), linecache.getline(co.co_filename, line).strip())
+    return _frame_at(co, line)
 
 
 def early_return_of_input(module) -> Frame | None:
@@ -435,20 +436,15 @@ def early_return_of_input(module) -> Frame | None:
         return None
     args = set(co.co_varnames[1: co.co_argcount])
     prev = None
-    cur = co.co_firstlineno
     hits = []
-    for ins in dis.get_instructions(co):
-        if ins.starts_line is not None and not isinstance(ins.starts_line, bool):
-            cur = ins.starts_line
-        elif getattr(ins, "line_number", None):
-            cur = ins.line_number
+    for cur, ins in _lines_of(co):
         if ins.opname == "RETURN_VALUE" and prev is not None and prev.opname == "LOAD_FAST" and prev.argval in args:
             hits.append(cur)
         prev = ins
     if not hits:
         return None
     line = hits[0]
-    return Frame(co.co_filename, line, getattr(co, "co_qualname", co.co_name), linecache.getline(co.co_filename, line).strip())
+    return _frame_at(co, line)
 
 
 def return_before_attr(module, attr: str, ran=()) -> Frame | None:
@@ -517,13 +513,8 @@ def _method_code(cls, name):
 def _scan_for_attr(co, attr, cls, depth):
     """("used", None) when ``self.<attr>`` comes before any return; ("early", frame) for a return before
     it that has a use of it after; ("none", None) when the code (and its helpers) never name it."""
-    cur = co.co_firstlineno
     first_return = None
-    for ins in dis.get_instructions(co):
-        if ins.starts_line is not None and not isinstance(ins.starts_line, bool):
-            cur = ins.starts_line
-        elif getattr(ins, "line_number", None):
-            cur = ins.line_number
+    for cur, ins in _lines_of(co):
         if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and isinstance(ins.argval, str):
             if ins.argval == attr:
                 if first_return is None:
@@ -540,8 +531,7 @@ def _scan_for_attr(co, attr, cls, depth):
                             return "used", None
                         return "early", first_return
         if ins.opname in ("RETURN_VALUE", "RETURN_CONST") and first_return is None:
-            first_return = Frame(co.co_filename, cur, getattr(co, "co_qualname", co.co_name),
-                                 linecache.getline(co.co_filename, cur).strip())
+            first_return = _frame_at(co, cur)
     return "none", None
 
 
@@ -625,13 +615,7 @@ def first_read_of_attr(module, attr: str, ran=()) -> Frame | None:
             if co is not None and key != "__init__" and id(co) in ran and co not in codes:
                 codes.append(co)
     for co in codes:
-        cur = co.co_firstlineno
-        for ins in dis.get_instructions(co):
-            if ins.starts_line is not None and not isinstance(ins.starts_line, bool):
-                cur = ins.starts_line
-            elif getattr(ins, "line_number", None):
-                cur = ins.line_number
+        for cur, ins in _lines_of(co):
             if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == attr:
-                return Frame(co.co_filename, cur, getattr(co, "co_qualname", co.co_name),
-                             linecache.getline(co.co_filename, cur).strip())
+                return _frame_at(co, cur)
     return None
