@@ -993,3 +993,7 @@ def test_a_model_built_again_after_its_optimizer_is_named_at_the_line_that_built
     assert exp.cause == "param_recreated", exp
     assert exp.site.lineno == line_of("built-again"), exp.site
     assert tr.data.tensors[tr.resolve(old)].name == "_neta.fc1.weight"
+    # every parameter of the old model is that one problem (not a look-alike layer of the new one per parameter)
+    olds = opt.param_groups[0]["params"]
+    assert {(tr.why(p).cause, tr.why(p).site.lineno) for p in olds} == {("param_recreated", line_of("built-again"))}
+    assert len(tr.problems()) == 1, [x.summary for x in tr.problems()]

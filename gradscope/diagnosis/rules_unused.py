@@ -92,6 +92,15 @@ def other_instance_in_forward(dx, q):
     used = _used(dx, q)
     owners = d.meta.get("param_owner") or {}
     mine = owners.get(str(tid))
+    if mine and tid in dx.trainable:
+        order = {k: i for i, k in enumerate(owners)}  # (registration order)
+        trained = [t for t in d.tensors.values() if t.role == "param" and t.requires_grad and t.tid in used]
+        if trained and not any(t.tid in dx.trainable for t in trained) and all(
+                order.get(str(t.tid), -1) > order[str(tid)] for t in trained):
+            # the optimizer holds none of what the forward trains, and all of that was built after this one: the
+            # whole model was built again; stale_optimizer says so for all its parameters at once, not a
+            # look-alike layer per parameter
+            return None
     if not cone and mine:
         info = d.tensors[tid]
         for t in d.tensors.values():
