@@ -997,3 +997,5 @@ def test_a_model_built_again_after_its_optimizer_is_named_at_the_line_that_built
     olds = opt.param_groups[0]["params"]
     assert {(tr.why(p).cause, tr.why(p).site.lineno) for p in olds} == {("param_recreated", line_of("built-again"))}
     assert len(tr.problems()) == 1, [x.summary for x in tr.problems()]
+    src = tr.graph().source  # the drawing says the same cause as the report, not "not used"
+    assert src.count("param recreated") == len(olds) + 1 and "not used" not in src  # (each node, and the title)

@@ -274,7 +274,12 @@ class _Full:
                 key = self._tensor_node(t.tid)
                 if key is not None:
                     n = self.nodes[key]
-                    n.lines.append("not used")
+                    # its cause when the diagnosis names another than "unused" (a re-created model's parameter
+                    # is not used either, but the report says why: the drawing says the same)
+                    ps = self.status_by_tid.get(t.tid) if self.summary is not None else None
+                    cause = getattr(ps, "cause", None)
+                    n.lines.append(cause.replace("_", " ") if cause and cause != "unused_parameter"
+                                   and ps.status != "received" else "not used")
 
         # the optimizer step(s), summarised as one node
         opt_ctx = [e for e in data.events if e.context == "optimizer"]
