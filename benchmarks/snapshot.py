@@ -52,8 +52,19 @@ def _scrub(text: str) -> str:
     text = text.replace(os.path.dirname(ROOT), "<ROOT>")
     text = re.sub(r"/tmp/[\w/.-]+", "<TMP>", text)
     text = re.sub(r"0x[0-9a-f]{6,}", "0x…", text)
-    text = re.sub(r"\d+(\.\d+)? ?(ms|s)\b", "<T>", text)
+    text = re.sub(r"\b\d+(\.\d+)? ?(ms|s)\b", "<T>", text)
     return text
+
+
+def _scrubbed(value):
+    """``value`` (plain JSON data) with every string scrubbed."""
+    if isinstance(value, str):
+        return _scrub(value)
+    if isinstance(value, list):
+        return [_scrubbed(v) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k): _scrubbed(v) for k, v in value.items()}
+    return value
 
 
 def _report(tr, width: int) -> str:
@@ -144,7 +155,7 @@ def snapshot_one(path: str) -> dict:
             with open(p) as f:
                 return json.load(f)
         out["saved"] = _guard(saved_json)
-    return json.loads(_scrub(json.dumps(out, sort_keys=True, default=str)))
+    return _scrubbed(json.loads(json.dumps(out, sort_keys=True, default=str)))
 
 
 def _batch(paths: list, out_dir: str) -> list:
