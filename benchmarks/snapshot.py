@@ -2,7 +2,7 @@
 two versions of the code byte for byte (a behaviour-preserving refactor must change none of them).
 
     python benchmarks/snapshot.py OUT_DIR [--only SUBSTR] [--jobs 2]   # write one JSON per case
-    python benchmarks/snapshot.py --compare OLD_DIR NEW_DIR              # list what differs
+    python benchmarks/snapshot.py --compare OLD_DIR NEW_DIR [--noise OLD_DIR2]   # list what differs
 
 Cases: the public scenarios (../shared/scenarios), tests/scenarios/**, the blind batches
 (benchmarks/blind/batch_*) and the real programs (tests/programs, run in-process as __main__).
@@ -183,23 +183,48 @@ def write(out_dir: str, only: str | None, jobs: int) -> None:
     print(f"\nwrote {len(todo)} snapshots to {out_dir}", file=sys.stderr)
 
 
-def compare(old: str, new: str) -> int:
+def _flat(value, path=""):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _flat(v, f"{path}/{k}")
+    elif isinstance(value, list):
+        if not value:
+            yield path, "[]"
+        for i, v in enumerate(value):
+            yield from _flat(v, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+def _load(d: str, name: str) -> dict:
+    with open(os.path.join(d, name)) as f:
+        return dict(_flat(json.load(f)))
+
+
+def compare(old: str, new: str, noise: str | None = None, show: int = 3) -> int:
+    """Cases whose snapshots differ between ``old`` and ``new``. ``noise``: a second snapshot of the old code;
+    values that differ between ``old`` and ``noise`` are not deterministic and are left out."""
     a = {os.path.basename(p) for p in glob.glob(os.path.join(old, "*.json"))}
     b = {os.path.basename(p) for p in glob.glob(os.path.join(new, "*.json"))}
     bad = 0
     for name in sorted(a ^ b):
         print(f"only in {'old' if name in a else 'new'}: {name}")
         bad += 1
+    ignored = 0
     for name in sorted(a & b):
-        with open(os.path.join(old, name)) as f:
-            x = json.load(f)
-        with open(os.path.join(new, name)) as f:
-            y = json.load(f)
-        keys = sorted(k for k in set(x) | set(y) if x.get(k) != y.get(k))
-        if keys:
+        x, y = _load(old, name), _load(new, name)
+        skip = set()
+        if noise and os.path.exists(os.path.join(noise, name)):
+            z = _load(noise, name)
+            skip = {k for k in set(x) | set(z) if x.get(k) != z.get(k)}
+            ignored += bool(skip)
+        diff = sorted(k for k in set(x) | set(y) if x.get(k) != y.get(k) and k not in skip)
+        if diff:
             bad += 1
-            print(f"DIFFERS {name}: {', '.join(keys)}")
-    print(f"{len(a & b)} compared, {bad} differ")
+            print(f"DIFFERS {name}: {len(diff)} values, in {', '.join(sorted({k.split('/')[1].split('[')[0] for k in diff}))}")
+            for k in diff[:show]:
+                print(f"    {k}: {str(x.get(k))[:160]!r} -> {str(y.get(k))[:160]!r}")
+    print(f"{len(a & b)} compared, {bad} differ" + (f" ({ignored} with values that are not deterministic, left out)" if noise else ""))
     return 1 if bad else 0
 
 
@@ -209,9 +234,11 @@ def main(argv=None) -> int:
     ap.add_argument("--only")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"))
+    ap.add_argument("--noise", metavar="OLD2", help="with --compare: a second snapshot of the old code (what differs "
+                    "between OLD and OLD2 is not deterministic and is left out)")
     a = ap.parse_args(argv)
     if a.compare:
-        return compare(*a.compare)
+        return compare(*a.compare, noise=a.noise)
     if not a.out:
         ap.error("OUT_DIR or --compare OLD NEW")
     write(a.out, a.only, a.jobs)
