@@ -172,7 +172,9 @@ def _batch(paths: list, out_dir: str) -> list:
 
 
 def write(out_dir: str, only: str | None, jobs: int) -> None:
+    out_dir = os.path.abspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
+    os.chdir(ROOT)  # (reports show paths relative to the working directory: the same one for every run)
     todo = cases(only)
     chunks = [todo[i:i + 12] for i in range(0, len(todo), 12)]
     with ProcessPoolExecutor(jobs, max_tasks_per_child=1) as pool:
