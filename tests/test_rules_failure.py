@@ -420,3 +420,18 @@ def test_unknown_error_points_at_raising_line():
     assert exp.cause == "unknown"
     assert site_hits(exp.site, "dtype_err")
     assert exp.fix
+
+
+@pytest.mark.xfail(strict=True, reason="PyTorch words it 'derivative for aten::binomial is not implemented' (no quotes "
+                   "around the name): no_derivative reads the op's name only from a quoted one, finds no op and leaves "
+                   "the error unknown at the backward line")
+def test_a_sample_from_torch_binomial_on_the_way_to_the_loss_is_named():
+    """torch.binomial has no derivative: backward raises; the failure names the sampling line."""
+    logits = nn.Parameter(torch.zeros(4))
+    other = nn.Parameter(torch.ones(4))
+    with pytest.raises(RuntimeError, match="binomial is not implemented"):
+        with gradscope.trace() as tr:
+            k = torch.binomial(torch.full((4,), 10.0), torch.sigmoid(logits))  # L:f_binomial
+            (k.sum() * other.sum()).backward()
+    f = tr.failure
+    assert f.cause == "nondifferentiable_op" and site_hits(f.site, "f_binomial"), f

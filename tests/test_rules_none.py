@@ -188,6 +188,33 @@ def test_parameter_rewrapped_every_step_gets_an_in_place_fix():
     assert "with torch.no_grad(): model.alpha.clamp_(" in exp.fix
 
 
+def test_a_parameter_replaced_by_a_fresh_nn_parameter_gets_the_rebuild_the_optimizer_fix():
+    """A new nn.Parameter made from new values (not a re-wrap of the old ones) after the optimizer was built: the
+    fix is to give the optimizer the new parameter, not to change the values in place."""
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.alpha = nn.Parameter(torch.tensor(0.5))
+            self.lin = nn.Linear(3, 1)
+
+        def forward(self, x):
+            return self.lin(x) * self.alpha
+
+    model = M()
+    old = model.alpha
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        logged = model.alpha.item()  # (a cut just before: not what made the new parameter)
+        model.alpha = nn.Parameter(torch.tensor(1.0))  # L:w_fresh_param
+        opt.zero_grad()
+        model(torch.randn(4, 3)).pow(2).mean().backward()
+        opt.step()
+    exp = tr.why(old)
+    assert exp.cause == "param_recreated" and site_hits(exp.site, "w_fresh_param"), exp
+    assert "replaced by a new Parameter" in exp.summary, exp.summary
+    assert "add_param_group" in exp.fix and "in place" not in exp.fix and "clamp_" not in exp.fix, exp.fix
+
+
 def test_a_parameter_that_left_the_model_is_its_replacement_even_when_frozen():
     exp = _rule_case("param_replaced")
     assert (exp.cause, exp.rule) == ("param_recreated", "param_replaced")
@@ -248,6 +275,21 @@ def test_frozen_param():
         loss.backward()
     assert model[0].weight.grad is None
     assert_explains(tr.why(model[0].weight), "frozen_param", "0.weight", "frozen", "requires_grad")
+
+
+def test_a_freeze_loop_that_froze_only_some_parameters_does_not_say_it_froze_every_one():
+    """A loop over named_modules() that freezes the first layer only: the freeze is named, and the text does not
+    say the line froze every parameter (nor suggest freezing by parameter name)."""
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))
+    with gradscope.trace() as tr:
+        for name, m in model.named_modules():
+            if name.startswith("0"):
+                m.requires_grad_(False)  # L:w_freeze_part
+        model(torch.randn(3, 4)).sum().backward()
+    exp = tr.why(model[0].weight)
+    assert_explains(exp, "frozen_param", "0.weight", "w_freeze_part", "requires_grad")
+    assert "every parameter" not in exp.summary and "named_parameters()" not in exp.fix, exp
+    assert tr.why(model[1].weight).cause == "ok"
 
 
 def test_a_frozen_tied_weight_names_its_other_name():
@@ -742,6 +784,32 @@ def test_detach():
     assert x.grad is None
     assert_explains(tr.why(x), "detach", "x", "detach", "detach")
     assert tr.why(w).cause == "ok"
+
+
+def test_the_path_of_a_cut_lists_the_ops_from_the_parameter_to_the_loss_not_the_module_calls():
+    """The explanation's path: the target, each op on the way (the cut one marked, not flowing), the root; the
+    module calls around them (fc1, fc2, the model) are not steps of their own."""
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(4, 8), nn.Linear(8, 2)
+
+        def forward(self, x):
+            h = torch.relu(self.fc1(x)).detach()  # L:path_detach
+            return self.fc2(h)
+
+    m = MLP()
+    with gradscope.trace() as tr:
+        m(torch.randn(3, 4)).sum().backward()
+    exp = tr.why(m.fc1.weight)
+    assert exp.cause == "detach", exp
+    steps = [(s.label, s.op, s.flows) for s in exp.path]
+    assert steps == [("fc1.weight", None, True), ("linear", "torch.nn.functional.linear", True),
+                     ("relu", "torch.relu", True), ("detach", "torch.Tensor.detach", False),
+                     ("linear", "torch.nn.functional.linear", True), ("sum", "torch.Tensor.sum", True),
+                     ("m(torch.randn(3, 4)).sum()", None, True)], steps
+    cut = exp.path[3]
+    assert cut.note == "cut: detach()" and site_hits(cut.site, "path_detach"), cut
 
 
 def test_data_attr():

@@ -151,6 +151,30 @@ def test_a_layer_kept_in_a_plain_list_gets_gradients_but_no_optimizer_holds_it()
     assert "no optimizer" not in tr.why(m.inp.weight).summary
 
 
+def test_two_optimizers_each_holding_their_own_model_train_both():
+    """A GAN: the generator's and the discriminator's optimizers hold different parameters; each is trained by
+    one of them (no "no optimizer holds it"), and the usual step has no problem."""
+    G, D = nn.Linear(4, 4), nn.Linear(4, 1)
+    opt_g = torch.optim.SGD(G.parameters(), lr=0.1)
+    opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        for _ in range(2):
+            fake = G(torch.randn(8, 4))
+            d_loss = D(fake.detach()).mean() - D(torch.randn(8, 4)).mean()
+            opt_d.zero_grad()
+            d_loss.backward()
+            opt_d.step()
+            g_loss = -D(fake).mean()
+            opt_g.zero_grad()
+            g_loss.backward()
+            opt_g.step()
+    assert tr.problems() == [], [str(p) for p in tr.problems()]
+    for p in (G.weight, G.bias, D.weight, D.bias):
+        exp = tr.why(p)
+        assert exp.cause == "ok" and exp.status == "received", exp
+        assert "no optimizer" not in exp.summary and "add_param_group" not in exp.fix, exp
+
+
 # --- rule gradient_flows: The gradient arrived and is non-zero. ------------------------------------------------------
 
 def test_write_through_data_after_backward_is_not_a_corruption():

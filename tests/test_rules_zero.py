@@ -9,6 +9,7 @@ never hard-coded; tests/_rules_helpers.py), the names in the summary and the fix
 """
 from __future__ import annotations
 
+import json
 
 import pytest
 import torch
@@ -306,3 +307,28 @@ def test_torch_normal_sampling_is_nondifferentiable_with_a_reparameterisation_fi
         (w * torch.randn(3)).sum().backward()
     exp = tr.why(mu)
     assert exp.cause == "nondifferentiable_op" and site_hits(exp.site, "w_normal") and "randn_like" in exp.fix
+
+
+#: ops whose backward is zero by definition (sampling, rounding): a zero gradient through one is a
+#: non-differentiable op, whatever the recorder called the call
+_ZERO_BY_DEFINITION = ["round", "round_", "sign", "sgn", "floor", "ceil", "trunc", "fix", "floor_divide", "__floordiv__",
+                       "bernoulli", "bernoulli_", "poisson", "heaviside", "normal", "binomial", "multinomial"]
+
+
+@pytest.mark.parametrize("op", [*_ZERO_BY_DEFINITION, "relu"])
+def test_a_zeroing_op_the_recorder_did_not_mark_is_judged_by_its_name(op, tmp_path):
+    """A saved trace whose zeroing node ran a plain op (no zero_grad_op mark: another recorder version, or a call
+    torch made): sampling and rounding ops are non-differentiable, a relu that zeroed it is a zero gradient.
+    (torch.binomial has no derivative on this PyTorch: this is the only way its name reaches the rule.)"""
+    logits = nn.Parameter(torch.zeros(4))
+    with gradscope.trace() as tr:
+        k = torch.poisson(torch.sigmoid(logits) * 3)
+        (k * torch.ones(4, requires_grad=True)).sum().backward()
+    tr.save(tmp_path / "t.json")
+    doc = json.loads((tmp_path / "t.json").read_text())
+    ev = next(e for e in doc["events"] if e["op"] == "torch.poisson")
+    ev.update(kind="op", cut=None, op=f"torch.Tensor.{op}")
+    (tmp_path / "t.json").write_text(json.dumps(doc))
+    exp = gradscope.load(tmp_path / "t.json").why("logits")
+    assert exp.status == "zero" and op in exp.summary, exp
+    assert exp.cause == ("zero_gradient" if op == "relu" else "nondifferentiable_op"), exp
