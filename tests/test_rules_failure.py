@@ -69,6 +69,27 @@ def test_failure_inplace_saved_tensor():
     assert "inplace_saved_tensor" in note and f"{BASENAME}:{line('f_inplace')}" in note
 
 
+def test_an_inplace_write_that_made_backward_fail_is_a_harmful_cut_and_the_same_write_after_it_is_not():
+    """tr.cuts(): the in-place write into a tensor autograd saved is harmful when the backward failed because of it,
+    benign when the backward had already run."""
+    lin = nn.Linear(4, 4)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        with gradscope.trace() as tr:
+            s = torch.sigmoid(lin(torch.randn(3, 4)))
+            s += 1.0  # L:f_inplace_cut
+            s.sum().backward()
+    at_write = [e for e in tr.cuts() if e.site is not None and e.site.lineno == line("f_inplace_cut")]
+    assert at_write and all(e.kind == "inplace" and e.verdict == "harmful" for e in at_write), at_write
+    assert any(e.kind == "inplace" for e in tr.cuts(harmful=True))
+
+    with gradscope.trace() as tr2:
+        s = torch.sigmoid(lin(torch.randn(3, 4)))
+        s.sum().backward()
+        s += 1.0  # L:f_inplace_late
+    late = [e for e in tr2.cuts() if e.site is not None and e.site.lineno == line("f_inplace_late")]
+    assert all(e.verdict != "harmful" for e in late) and not tr2.cuts(harmful=True), late
+
+
 def test_optimizer_step_under_a_graph_retained_across_steps_suggests_detaching_the_state():
     rnn = nn.RNN(3, 4, batch_first=True)
     opt = torch.optim.SGD(rnn.parameters(), lr=0.1)
@@ -328,6 +349,18 @@ def test_failure_inference_tensors_cannot_be_saved():
     assert "inference_mode" in exp.fix
     note = _note(ei.value)
     assert "inference_mode" in note
+
+
+def test_an_inference_tensor_saved_for_backward_names_the_op_that_saved_it():
+    lin = nn.Linear(3, 2)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+        with gradscope.trace() as tr:
+            with torch.inference_mode():
+                feats = torch.randn(4, 3) * 2
+            lin(feats).sum().backward()  # L:f_inference_saver
+    exp = tr.failure
+    assert exp.cause == "inference_mode", exp
+    assert f"linear at {BASENAME}:{line('f_inference_saver')} tried to save it for backward" in exp.summary, exp.summary
 
 
 # --- rule backward_twice: A second backward through a graph whose buffers the first one freed. -----------------------

@@ -445,6 +445,27 @@ def test_zero_grad_of_an_optimizer_that_also_holds_the_other_models_parameters()
     assert_explains(exp, "set_to_none_timing", "param_groups of 2 optimizers", "w_two_opts", "only the parameters of the model it trains")
 
 
+def test_a_clear_before_the_step_is_not_called_shared_when_another_optimizer_holds_other_parameters():
+    """A GAN's discriminator step with zero_grad() between backward and step: only the discriminator's optimizer
+    holds D; the generator's optimizer (other parameters) does not make it "in the param_groups of 2 optimizers"."""
+    G, D = nn.Linear(4, 4), nn.Linear(4, 1)
+    opt_g = torch.optim.SGD(G.parameters(), lr=0.1)
+    opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        fake = G(torch.randn(8, 4))
+        g_loss = -D(fake).mean()
+        opt_g.zero_grad()
+        g_loss.backward()
+        opt_g.step()
+        d_loss = D(fake.detach()).mean() - D(torch.randn(8, 4)).mean()
+        d_loss.backward()
+        opt_d.zero_grad()  # L:w_d_clear
+        opt_d.step()
+    exp = tr.why(D.weight)
+    assert_explains(exp, "set_to_none_timing", "D.weight", "w_d_clear", "zero_grad")
+    assert "param_groups" not in exp.summary and "optimizers" not in exp.summary, exp.summary
+
+
 def test_only_reads_that_find_a_cleared_grad_are_recorded(tmp_path):
     """The standard loop records no read events; a read after a clear is one event per line, and an
     optimizer step lists the parameters it found cleared. Both survive save/load."""
@@ -841,6 +862,22 @@ def test_numpy_roundtrip():
         loss.backward()
     assert lin.weight.grad is None
     assert_explains(tr.why(lin.weight), "numpy_roundtrip", "weight", "numpy", ("torch", "numpy"))
+
+
+def test_a_numpy_round_trip_says_where_the_value_came_back():
+    """The value that left autograd through NumPy came back through torch.from_numpy: the summary says so, with the
+    line it was first used on and how the two were linked."""
+    lin = nn.Linear(4, 4)
+    bias = nn.Parameter(torch.zeros(4))
+    with gradscope.trace() as tr:
+        h = lin(torch.randn(8, 4))
+        arr = np.tanh(h.detach().numpy())
+        loss = (torch.from_numpy(arr) + bias).pow(2).mean()  # L:numpy_back
+        loss.backward()
+    exp = tr.why(lin.weight)
+    assert exp.cause == "numpy_roundtrip", exp
+    assert f"came back through from_numpy (first used at {at('numpy_back')}; linked by matching shape)" in exp.summary, \
+        exp.summary
 
 
 def test_item_roundtrip():

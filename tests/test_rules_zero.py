@@ -288,6 +288,19 @@ def test_a_hinge_that_is_zero_everywhere_is_not_called_a_dead_relu():
     assert "hinge" in exp.detail and "dead ReLU" not in exp.detail
 
 
+def test_a_hinge_that_reaches_the_loss_through_arithmetic_and_a_power_is_still_a_hinge():
+    """(relu(...) + 1) ** 2 averaged: the relu still feeds the loss through arithmetic and reductions only."""
+    emb = nn.Linear(4, 4)
+    with gradscope.trace() as tr:
+        a, p, n = emb(torch.randn(6, 4)), emb(torch.randn(6, 4)), emb(torch.randn(6, 4))
+        d_ap, d_an = (a - p).pow(2).sum(1), (a - n).pow(2).sum(1)
+        loss = (F.relu(d_ap - d_an - 1e6) + 1.0).pow(2).mean()
+        loss.backward()
+    exp = tr.why(emb.weight)
+    assert exp.cause == "zero_gradient", exp
+    assert "hinge" in exp.detail and "dead ReLU" not in exp.detail, exp.detail
+
+
 def test_cross_entropy_over_a_single_logit_is_named():
     net = nn.Linear(4, 1)
     with gradscope.trace() as tr:
