@@ -11,6 +11,7 @@ Lines are found from marker comments in this file (``# L:<tag>`` or ``# <mark>``
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -144,6 +145,31 @@ def test_an_explicit_cut_before_a_gradient_without_create_graph(explicit):
     else:
         assert exp.cause == "autograd_grad_not_backward", exp
         assert exp.site.lineno == line_of("inner-grad")
+
+
+@pytest.mark.parametrize("kind, cause", [("detach", "detach"), ("rewrap", "tensor_rewrap"),
+                                         ("tolist", "tolist_roundtrip")])
+def test_every_explicit_cut_comes_before_a_gradient_without_create_graph(kind, cause):
+    """As with `.data`: a detach, a re-wrap with torch.tensor() or a tolist() round trip of the weights the user
+    wrote is the cause, the autograd.grad without create_graph an extra site."""
+    w = torch.randn(4, requires_grad=True)
+    x = torch.randn(5, 4)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with warnings.catch_warnings(), gradscope.trace() as tr:
+            warnings.simplefilter("ignore")
+            inner = (x @ w).pow(2).mean()
+            (g,) = torch.autograd.grad(inner, w)  # inner-grad-2
+            if kind == "detach":
+                fast = w.detach() - 0.1 * g  # explicit-detach
+            elif kind == "rewrap":
+                fast = torch.tensor(w) - 0.1 * g  # explicit-rewrap
+            else:
+                fast = torch.tensor(w.tolist()) - 0.1 * g  # explicit-tolist
+            (x @ fast).pow(2).mean().backward()
+    exp = tr.failure
+    assert exp.cause == cause, exp
+    assert exp.site.lineno == line_of(f"explicit-{kind}")
+    assert line_of("inner-grad-2") in [s.lineno for s in exp.extra_sites]
 
 
 def test_a_no_grad_region_before_a_gradient_without_create_graph():

@@ -1167,6 +1167,19 @@ def test_a_reflected_comparison_is_shown_as_the_operator_the_user_wrote():
     assert "ge()" not in exp.summary
 
 
+def test_a_distribution_sample_is_named_as_the_library_call_that_ran_without_gradient():
+    """Normal(mu, 1).sample() runs under no_grad inside torch.distributions: the cut is that call (not the
+    normal() op inside it), with the rsample() fix."""
+    mu = nn.Parameter(torch.zeros(3))
+    other = nn.Parameter(torch.ones(3))
+    with gradscope.trace() as tr:
+        z = torch.distributions.Normal(mu, 1.0).sample()  # L:w_sample
+        (z * other).sum().backward()
+    exp = tr.why(mu)
+    assert_explains(exp, "nondifferentiable_op", "Normal.sample()", "w_sample", ".rsample()")
+    assert "which runs without gradient" in exp.summary, exp.summary
+
+
 def test_a_detach_followed_by_logging_the_loss_is_the_detach_not_the_logging():
     enc, head = nn.Linear(4, 4), nn.Linear(4, 2)
     with gradscope.trace() as tr:

@@ -187,14 +187,15 @@ def test_write_through_data_after_backward_is_not_a_corruption():
     assert exp.cause == "ok", exp
 
 
-@pytest.mark.parametrize("op", ["transpose", "view", "add"])
+@pytest.mark.parametrize("op", ["transpose", "view", "add", "to"])
 def test_a_write_into_the_input_of_an_op_that_saves_nothing_is_not_a_corruption(op):
-    """transpose/view/add need none of their inputs' values in backward: zeroing their input through .data after
+    """transpose/view/add/to need none of their inputs' values in backward: zeroing their input through .data after
     the forward corrupts no gradient."""
     w = nn.Parameter(torch.ones(2, 3))
     with gradscope.trace() as tr:
         a = w * 2
-        b = {"transpose": lambda: a.transpose(0, 1), "view": lambda: a.view(3, 2), "add": lambda: a + 1.0}[op]()
+        b = {"transpose": lambda: a.transpose(0, 1), "view": lambda: a.view(3, 2), "add": lambda: a + 1.0,
+             "to": lambda: a.to(torch.float64)}[op]()
         a.data.zero_()
         b.sum().backward()
     exp = tr.why(w)

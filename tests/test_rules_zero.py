@@ -57,6 +57,19 @@ def test_write_through_data_into_a_saved_tensor_is_named_and_harmful():
     assert any(e.kind == "inplace" and e.site.lineno == line_of("alias-write") for e in harmful), harmful
 
 
+@pytest.mark.parametrize("op", ["rsqrt", "sqrt", "exp", "tanh", "sigmoid"])
+def test_a_write_into_the_result_of_an_op_whose_backward_reads_its_result_is_a_corruption(op):
+    """rsqrt/sqrt/exp/tanh/sigmoid compute their gradient from their own result: zeroing that result through .data
+    corrupts the gradient (all zeros for some, wrong for others), whatever the gradient's status."""
+    w = nn.Parameter(torch.ones(3))
+    with gradscope.trace() as tr:
+        s = getattr(torch, op)(w * w + 1)
+        s.data.mul_(0)  # L:result_write
+        s.sum().backward()
+    exp = tr.why(w)
+    assert exp.cause == "inplace_saved_tensor" and site_hits(exp.site, "result_write"), exp
+
+
 def test_write_through_data_into_a_saved_tensor():
     diag, tid = load("data_write")
     exp = diag.why(tid)
