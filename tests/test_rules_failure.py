@@ -10,8 +10,11 @@ Lines are found from marker comments in this file (``# L:<tag>`` or ``# <mark>``
 """
 from __future__ import annotations
 
+import json
+import os
 import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -479,6 +482,19 @@ def test_unknown_error_points_at_raising_line():
     assert exp.cause == "unknown"
     assert site_hits(exp.site, "dtype_err")
     assert exp.fix
+
+
+def test_ddp_unfinished_reduction_names_the_parameters_the_last_backward_did_not_reach(tmp_path):
+    """DDP's "Expected to have finished reduction" (the saved trace of tests/test_distributed.py's two-rank run,
+    tests/fixtures/rules/reduction_unused.json): the failure names the parameters the last complete backward did
+    not reach (the aux head), each explained like any starved parameter, not the ones it did reach."""
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "tests" / "fixtures" / "rules" / "reduction_unused.json").read_text(encoding="utf-8")
+    (tmp_path / "t.json").write_text(text.replace("{REPO}/", json.dumps(str(root) + os.sep)[1:-1]), encoding="utf-8")
+    f = gradscope.load(tmp_path / "t.json").failure
+    assert f.cause == "unused_parameter" and f.target == "aux_head.weight", f
+    assert "2 parameter(s) did not receive a gradient" in f.summary and "aux_head.bias" in f.summary, f.summary
+    assert "never used" in f.summary and "body.weight" not in f.summary, f.summary
 
 
 @pytest.mark.xfail(strict=True, reason="PyTorch words it 'derivative for aten::binomial is not implemented' (no quotes "
