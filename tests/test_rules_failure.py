@@ -73,6 +73,23 @@ def test_failure_inplace_saved_tensor():
     assert "inplace_saved_tensor" in note and f"{BASENAME}:{line('f_inplace')}" in note
 
 
+def test_an_optimizer_step_between_two_backwards_suggests_running_every_backward_first():
+    """Two losses from two forwards, the step after the first backward: the second backward finds a weight the
+    step changed in place; the fix says to run every backward before optimizer.step()."""
+    m = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        with gradscope.trace() as tr:
+            l1 = m(torch.randn(5, 3)).mean()
+            l2 = m(torch.randn(5, 3)).mean()
+            l1.backward()
+            opt.step()  # L:f_step_between
+            l2.backward()
+    f = tr.failure
+    assert_explains(f, "inplace_saved_tensor", "m.2.weight", "f_step_between",
+                    "run backward for every loss before optimizer.step() changes the weights")
+
+
 def test_an_inplace_write_that_made_backward_fail_is_a_harmful_cut_and_the_same_write_after_it_is_not():
     """tr.cuts(): the in-place write into a tensor autograd saved is harmful when the backward failed because of it,
     benign when the backward had already run."""
