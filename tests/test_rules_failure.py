@@ -192,6 +192,23 @@ def test_every_explicit_cut_comes_before_a_gradient_without_create_graph(kind, c
     assert line_of("inner-grad-2") in [s.lineno for s in exp.extra_sites]
 
 
+def test_a_comparison_gate_is_not_an_explicit_cut_before_a_gradient_without_create_graph():
+    """A mask computed by comparing the weights (`(w > 0).float()`) carries no gradient either, but it is not a cut
+    the user wrote to stop one: the fix is create_graph=True on the autograd.grad, which is the cause."""
+    w = torch.randn(4, requires_grad=True)
+    x = torch.randn(5, 4)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with gradscope.trace() as tr:
+            inner = (x @ w).pow(2).mean()
+            (g,) = torch.autograd.grad(inner, w)  # inner-grad-3
+            gate = (w > 0).float()
+            fast = -0.1 * g * gate
+            (x @ fast).pow(2).mean().backward()
+    exp = tr.failure
+    assert exp.cause == "autograd_grad_not_backward", exp
+    assert exp.site.lineno == line_of("inner-grad-3")
+
+
 def test_a_no_grad_region_before_a_gradient_without_create_graph():
     """A region is a cut the user wrote too: a meta-learning query loss computed inside `with torch.no_grad():`
     from fast weights (which still require grad through w) is the no_grad block, not the autograd.grad
