@@ -49,7 +49,9 @@ Run it from the repository root (60 mutants: about 25 minutes on 2 free cores wi
     python benchmarks/mutation.py --mutant 'gradscope/diagnosis/common.py:40:table:15'   # one mutant again
 
 ``--baseline`` first runs each subset on the unmutated copy (it must pass; its time sets the timeout, else
-``--timeout``).
+``--timeout``); without it only the first file of each subset is checked on the unmutated copy. (The rule
+fixtures of tests/fixtures/rules/ point at lines of tests/test_rules_*.py: after editing those files, re-record
+them with tests/fixtures/record_rules.py, or test_diagnosis_registry.py fails, unmutated or not.)
 """
 from __future__ import annotations
 
@@ -651,6 +653,11 @@ def main(argv=None):
             print(f"baseline {len(tests)} files: {secs:.0f} s", flush=True)
         else:
             timeouts[tests] = a.timeout
+            # (cheap sanity check: the unmutated copy passes the subset's first file, else every mutant "dies")
+            outcome, secs, text, _ = run_one(None, list(tests[:1]), 600, a.spawn)
+            if outcome != "pass":
+                print(text[-3000:])
+                raise SystemExit(f"the unmutated copy fails {tests[0]}: fix that first")
     done = None
     if a.rerun:
         prev = json.loads(Path(a.rerun).read_text())
