@@ -167,3 +167,14 @@ def test_the_rule_fixtures_are_diagnosed_without_torch():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert len(json.loads(r.stdout)) == len(RULE_CASES)
+
+
+def test_every_cause_has_a_focused_test():
+    """Adding a cause to gradscope.CAUSES needs a test of the rule that names it (its name quoted in one of the
+    rule test files, tests/test_rules_<status>.py)."""
+    from gradscope.explanation import CAUSES
+
+    files = sorted((ROOT / "tests").glob("test_rules_*.py"))
+    src = "\n".join(p.read_text(encoding="utf-8") for p in files)
+    missing = [c for c in CAUSES if f'"{c}"' not in src]
+    assert not missing, f"causes without a focused test in {[p.name for p in files]}: {missing}"

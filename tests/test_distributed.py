@@ -1,5 +1,5 @@
 """`gradscope run` under torchrun: 2 real ranks on CPU (gloo), one report, the ranks' differences,
-and DDP's unused parameters explained by module path (issue 10, observation 6)."""
+and DDP's unused parameters explained by module path."""
 from __future__ import annotations
 
 import json
@@ -85,7 +85,7 @@ def test_torchrun_one_report_labelled_ranks_unused_by_module_path(tmp_path):
     assert "gradscope [rank 1/2]: traced, 1 problem" in out
     assert "rank 1: same gradient flow as rank 0 (1 problem)" in out
     # the unused head is unused (by its module path), not "detached at DDP(...)"
-    # (DDP's `module.` is not part of the user's names: issue 10, "Unwrap DDP")
+    # (DDP's `module.` is not part of the user's names: the wrapper is unwrapped)
     assert "unused_parameter" in out and "aux_head.weight" in out and "module.aux_head" not in out, out
     assert "detach" not in out and "DDP(Net()" not in out, out
 

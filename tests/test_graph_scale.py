@@ -1,4 +1,4 @@
-"""Diagrams of real-sized models (issue 10, observations 5 and 10): folding tells each
+"""Diagrams of real-sized models: folding tells each
 block's true gradient status, no module is drawn twice or as an empty box, and the
 default ``tr.graph()`` of a 20-block model, a GPT-2-, BERT- and ResNet-50-shaped step fits
 a screen when rendered with the real ``dot``.
@@ -80,7 +80,7 @@ def assert_each_module_once(g: GraphView) -> None:
     assert not empty
 
 
-# ----------------------------------------------------------------------------- observation 5
+# --- folding splits where the gradient status changes -----------------------------------------------------------------
 def test_fold_splits_where_the_gradient_status_changes(traces):
     tr = traces("cut12")
     g = tr.graph()
@@ -117,7 +117,7 @@ def test_fold_keeps_one_run_when_every_block_agrees(traces):
     assert status_of(g, "blocks.0-19.attn.qkv.weight") == "param_received"
 
 
-# ----------------------------------------------------------------------------- observation 10
+# --- no module is drawn twice, no box is empty ------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["bert", "resnet", "gpt2", "cut12"])
 @pytest.mark.parametrize("kw", [{}, {"collapse": True}, {"depth": 2, "collapse": True}])
 def test_no_module_is_drawn_twice_and_no_box_is_empty(traces, name, kw):

@@ -543,7 +543,7 @@ def test_decorator_records_each_call_and_keeps_the_latest():
 
 def test_decorator_is_reentrant_across_threads():
     """Two threads inside one decorated function at once: both run the user's code, each call
-    gets a whole trace of its own (issue 10, observation 8)."""
+    gets a whole trace of its own."""
     before = global_hook_sizes()
     barrier = threading.Barrier(2, timeout=30)
     results, errors = {}, []
@@ -668,7 +668,7 @@ def test_torch_compile_module_with_global_hooks(recwarn):
     assert m.fc1.weight.grad is None
     assert not [w for w in recwarn if "global hooks" in str(w.message)]
     exp = tr.why(m.fc1.weight)
-    assert exp.target == "fc1.weight"  # (no `cm.` prefix from the graph module aot_eager runs: issue 10, 7)
+    assert exp.target == "fc1.weight"  # (no `cm.` prefix from the graph module aot_eager runs)
     assert exp.cause == "unknown" and "compile" in exp.summary and "eager_compile=True" in exp.fix
     assert "connected" not in exp.summary and "sent it no gradient" in exp.summary  # judged by arrival only
     assert tr.why(m.fc2.weight).cause == "ok"
@@ -694,7 +694,7 @@ class _CompiledNet(nn.Module):
 def test_torch_compile_lines_and_unused_layers(backend):
     """Inside a compiled forward the cut is at its own line: from the frames Dynamo traced
     (backend='eager'), or with eager_compile=True (any backend); a layer whose output is dropped is
-    unused, not 'connected to the loss' (issue 10, observation 7)."""
+    unused, not 'connected to the loss'."""
     torch._dynamo.reset()
     torch.manual_seed(0)
     m = _CompiledNet()

@@ -1,7 +1,6 @@
-"""Names as a first-class part of the recorder (issue 10, observations 1, 2 and the naming items of 7
-and 9): every parameter of a called nn.Module is named by its module path, whatever the lifetime of
-the frames that held the model; names are unique within a trace and resolvable with and without the
-root's variable; wrappers (DDP, torch.compile, parametrizations) do not show in them.
+"""Names as a first-class part of the recorder: every parameter of a called nn.Module is named by its module
+path, whatever the lifetime of the frames that held the model; names are unique within a trace and resolvable
+with and without the root's variable; wrappers (DDP, torch.compile, parametrizations) do not show in them.
 
 The models are real small nn.Modules; the CLI and the pytest fixture are run for real."""
 from __future__ import annotations
@@ -746,3 +745,20 @@ def test_parameters_of_models_never_called_are_named_by_their_class_and_path():
                      "_pose_2.position", "_pose_2.head.weight", "_pose_2.head.bias"}, names
     assert not any(n.startswith("t") and n[1:].isdigit() for n in names)
     assert tr.why(pose.position).cause == "ok"
+
+
+def test_model_called_only_through_its_methods_is_named_from_the_callers_variable():
+    class PINN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.u = nn.Linear(2, 1)
+            self.log_nu = nn.Parameter(torch.tensor(-1.0))
+
+        def residual(self, x):
+            return self.u(x) * self.log_nu.exp()
+
+    pinn = PINN()
+    with gradscope.trace() as tr:
+        pinn.residual(torch.randn(5, 2)).pow(2).mean().backward()
+    names = {t.name for t in tr.data.tensors.values() if t.role == "param"}
+    assert {"u.weight", "u.bias", "log_nu"} <= names, names

@@ -12,7 +12,7 @@ For every program, correct as written:
   its module path (defined in tests/_programs.py: the module path, possibly behind the root's
   variable; unique; resolvable by that name and by the bare path).
 
-Checks that fail today because of open gradscope bugs (issue 10) are ``xfail(strict=True)`` with the
+Checks that fail today because of open gradscope bugs are ``xfail(strict=True)`` with the
 symptom, per program and check, so they can be flipped as the fixes land.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ import pytest
 
 PROGRAMS = P.program_names()
 
-# --------------------------------------------------------------------------- known failures (issue 10)
+# --------------------------------------------------------------------------- known failures
 #: (program, check) -> reason. Checks: cli_output, cli_trace, output, problems, names.
 XFAIL: dict[tuple[str, str], str] = {}
 

@@ -246,6 +246,27 @@ def test_cut_and_conversion_events(name, fn, op, cut):
     assert all(c.verdict in ("harmful", "benign") for c in cuts)
 
 
+_SHAPE_ONLY = {
+    "new_empty": lambda w: w.new_empty(3), "new_zeros": lambda w: w.new_zeros(3), "new_ones": lambda w: w.new_ones(3),
+    "new_full": lambda w: w.new_full((3,), 2.0), "zeros_like": torch.zeros_like, "ones_like": torch.ones_like,
+    "empty_like": torch.empty_like, "full_like": lambda w: torch.full_like(w, 2.0), "rand_like": torch.rand_like,
+    "randn_like": torch.randn_like, "randint_like": lambda w: torch.randint_like(w, 5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SHAPE_ONLY))
+def test_a_constructor_that_reads_only_the_shape_of_a_parameter_is_no_cut(name):
+    """w.new_zeros(...), torch.zeros_like(w) ... read w's shape, dtype and device, never its values: a plain op,
+    not a cut of w (nothing there could have carried a gradient)."""
+    w = nn.Parameter(torch.ones(3))
+    with gradscope.trace() as tr:
+        buf = _SHAPE_ONLY[name](w)
+        (w * 2).sum().backward()
+    made = [e for e in tr.data.events if e.op.rsplit(".", 1)[-1] == name]
+    assert made and all(e.kind == "op" and e.cut is None for e in made), [(e.kind, e.cut) for e in made]
+    assert tr.cuts() == []
+
+
 def test_differentiable_ops_and_float_casts_are_not_cuts():
     x = torch.randn(3, requires_grad=True)
     with gradscope.trace() as tr:

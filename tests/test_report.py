@@ -412,3 +412,14 @@ def test_report_width_needs_no_console(capsys):
     assert "shape" in wide and "norm" in wide  # the 120-column layout, not the terminal's default
     with pytest.raises(gradscope.GradscopeError, match="width must be a whole number of columns"):
         tr.report(width=5)
+
+
+def test_the_report_shows_the_extra_sites():
+    """An explanation with several cuts prints the others as `also at:` lines (a real run of test_rules_none.py)."""
+    import gradscope
+    from test_rules_none import _two_cuts, line_of
+
+    with gradscope.trace() as tr:
+        p = _two_cuts()
+    out = explanation_to_text(tr.why(p), width=120)
+    assert f"also at: test_rules_none.py:{line_of('cut-detach')}  scaled = p.detach() * 2" in out, out

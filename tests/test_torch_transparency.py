@@ -1,4 +1,4 @@
-"""Transparency under PyTorch's own tests (issue 12): one regression test per root cause that
+"""Transparency under PyTorch's own tests: one regression test per root cause that
 PyTorch's test suite found, each comparing the traced run with the plain one, plus "stopping
 means stopping". A hang or a crash is run in a subprocess with a timeout, so it fails the test
 instead of the suite."""

@@ -1,15 +1,18 @@
-"""One verdict everywhere, and timing of gradient clears by evidence (issue 10, observations 3, 4, 9).
+"""One verdict everywhere: ``why``, ``cuts(harmful=...)``, ``check()``, the report, the diagram, the CLI's JSON
+and ``gradscope demo`` agree on which cuts starved which parameters (gradscope.verdict and its users).
 
-Real torch programs. Lines are found from ``# L:<tag>`` markers in this file, never hard-coded.
+Real torch programs. Lines are found from ``# L:<tag>`` markers in this file, never hard-coded
+(tests/_rules_helpers.py).
 
-* Timing: ``loss.backward(); opt.step(); opt.zero_grad()`` (with clipping or a grad-norm logger
-  in between) has zero problems; ``set_to_none_timing`` is reported only when a read of ``.grad``
-  (an optimizer step, clipping, user code) found it cleared, and names the clear and the read.
-* One verdict: ``why``, ``cuts(harmful=...)``, ``check()``, the report, the diagram, the CLI's
-  JSON and ``gradscope demo`` agree on which cuts starved which parameters.
-* Not starved: parameters no optimizer holds that ran only under no_grad (a DQN target network,
-  a reloaded best model evaluated at the end), and parameters of a submodule replaced in
-  ``__init__``.
+* One verdict: a program with one harmful cut (detach, no_grad, a NumPy or item() round trip) has exactly that
+  problem on every surface; logging (``loss.item()``, a detached copy) and a DQN target are benign cuts.
+* ``tr.cuts()``: logging, a GAN's detached fake in the discriminator step and a target network under no_grad are
+  benign; a detach that starves the encoder is harmful.
+* Not starved: parameters no optimizer holds that ran only under no_grad (a DQN target network, a reloaded
+  best model evaluated at the end), and parameters of a submodule replaced in ``__init__``.
+
+(The timing of gradient clears is a rule each: a clear after the consumers in tests/test_rules_received.py, a clear
+before a read in tests/test_rules_none.py, zeros before the step in tests/test_rules_zero.py.)
 """
 from __future__ import annotations
 
@@ -30,11 +33,14 @@ from rich.console import Console
 
 import gradscope
 from gradscope.cli import trace_json
-from gradscope.testing import assert_gradients_flow
 
-THIS = os.path.realpath(__file__)
-BASENAME = os.path.basename(THIS)
-_SRC = Path(THIS).read_text(encoding="utf-8").splitlines()
+from _rules_helpers import Markers, _same, batch
+
+M = Markers(__file__)
+THIS = M.this
+line = M.line
+on_line = M.on_line
+
 ROOT = Path(THIS).parent.parent
 
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -43,216 +49,7 @@ CUT_CAUSES = {"detach", "data_attr", "numpy_roundtrip", "item_roundtrip", "tolis
               "no_grad_block", "inference_mode", "nondifferentiable_op", "integer_cast"}
 
 
-def line(tag: str) -> int:
-    hits = [i for i, text in enumerate(_SRC, 1) if text.rstrip().endswith(f"# L:{tag}")]
-    assert len(hits) == 1, f"marker L:{tag} found on lines {hits}"
-    return hits[0]
-
-
-def at(tag: str) -> str:
-    return f"{BASENAME}:{line(tag)}"
-
-
-def on_line(site, tag: str) -> bool:
-    if site is None:
-        return False
-    want = line(tag)
-    return (os.path.realpath(site.filename) == THIS and site.lineno == want) or any(
-        os.path.realpath(f.filename) == THIS and f.lineno == want for f in (site.stack or ()))
-
-
-def mlp():
-    torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
-
-
-def batch():
-    return torch.randn(6, 4), torch.randn(6, 1)
-
-
-# --- timing by evidence: correct loops ------------------------------------------------------------
-def loop_tutorial(model, opt, steps):
-    for _ in range(steps):
-        x, y = batch()
-        loss = F.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()  # L:zg_tutorial
-
-
-def loop_clip(model, opt, steps):
-    for _ in range(steps):
-        x, y = batch()
-        loss = F.mse_loss(model(x), y)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
-        opt.step()
-        opt.zero_grad()  # L:zg_clip
-
-
-def loop_logger(model, opt, steps):
-    norms = []
-    for _ in range(steps):
-        x, y = batch()
-        loss = F.mse_loss(model(x), y)
-        loss.backward()
-        norms.append(sum(float(p.grad.norm()) for p in model.parameters() if p.grad is not None))
-        opt.step()
-        opt.zero_grad(set_to_none=True)  # L:zg_logger
-    assert all(n > 0 for n in norms)
-
-
-def loop_zeros(model, opt, steps):
-    for _ in range(steps):
-        x, y = batch()
-        loss = F.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=False)  # L:zg_zeros
-
-
-def loop_module_zero_grad(model, opt, steps):
-    for _ in range(steps):
-        model.zero_grad()  # (a second clear: Module.zero_grad reads every .grad, finds None)
-        x, y = batch()
-        loss = F.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()  # L:zg_module
-
-
-CORRECT_LOOPS = [(loop_tutorial, "zg_tutorial"), (loop_clip, "zg_clip"), (loop_logger, "zg_logger"),
-                 (loop_zeros, "zg_zeros"), (loop_module_zero_grad, "zg_module")]
-
-
-@pytest.mark.parametrize("steps", [1, 3])
-@pytest.mark.parametrize("loop,tag", CORRECT_LOOPS, ids=[f.__name__ for f, _ in CORRECT_LOOPS])
-def test_zero_grad_after_the_consumers_is_no_problem(loop, tag, steps):
-    model = mlp()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    with gradscope.trace() as tr:
-        loop(model, opt, steps)
-    assert all(p.grad is None or not p.grad.any() for p in model.parameters())  # cleared at the end, as written
-    assert tr.problems() == [], [str(p) for p in tr.problems()]
-    tr.check()
-    exp = tr.why(model[0].weight)
-    assert exp.cause == "ok" and exp.status == "received", exp
-    assert at(tag) in exp.summary and "as it should be" in exp.summary, exp.summary  # names the clear
-    assert "step()" in exp.summary  # and the consumer that read the gradient before it
-    s = tr.summary()
-    assert s.ok and all(p.status == "received" for p in s.params), [(p.name, p.status) for p in s.params]
-
-
-@pytest.mark.parametrize("loop", [f for f, _ in CORRECT_LOOPS], ids=[f.__name__ for f, _ in CORRECT_LOOPS])
-def test_assert_gradients_flow_accepts_the_tutorial_loop(loop):
-    model = mlp()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    tr = assert_gradients_flow(model, lambda: loop(model, opt, 2))
-    assert isinstance(tr, gradscope.Trace)
-
-
-def test_only_reads_that_find_a_cleared_grad_are_recorded(tmp_path):
-    """The standard loop records no read events; a read after a clear is one event per line, and an
-    optimizer step lists the parameters it found cleared. Both survive save/load."""
-    model = mlp()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    with gradscope.trace() as tr:
-        loop_logger(model, opt, 2)
-        loop_clip(model, opt, 2)
-        x, y = batch()
-        F.mse_loss(model(x), y).backward()
-        opt.zero_grad()
-        logged = [p.grad for p in model.parameters()]  # L:late_read
-        opt.step()  # L:late_read_step
-    assert logged == [None] * 4
-    reads = [e for e in tr.events if e.kind == "grad_read"]
-    assert len(reads) == 1 and on_line(reads[0].site, "late_read") and len(reads[0].inputs) == 4
-    steps = [e for e in tr.events if e.kind == "optimizer_step"]
-    assert len(steps) == 5 and [bool(e.detail.get("found_none")) for e in steps] == [False] * 4 + [True]
-    tr.save(tmp_path / "t.json")
-    back = gradscope.load(tmp_path / "t.json")
-    exp = back.why("0.weight")
-    assert exp.cause == "set_to_none_timing" and at("late_read") in exp.summary, exp
-
-
-# --- timing by evidence: the bugs, named at the clear and at the read --------------------------------
-def test_zero_grad_between_backward_and_step_names_the_clear_and_the_step():
-    model = mlp()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    with gradscope.trace() as tr:
-        x, y = batch()
-        F.mse_loss(model(x), y).backward()
-        opt.zero_grad()  # L:bad_zg
-        opt.step()  # L:bad_step
-    exp = tr.why(model[0].weight)
-    assert exp.cause == "set_to_none_timing" and on_line(exp.site, "bad_zg"), exp
-    assert at("bad_zg") in exp.summary and at("bad_step") in exp.summary, exp.summary
-    assert "opt.step()" in exp.summary and "found None" in exp.summary
-    assert [p.cause for p in tr.problems()] == ["set_to_none_timing"]
-    with pytest.raises(AssertionError, match="set_to_none_timing"):
-        tr.check()
-
-
-def test_zero_grad_before_clipping_names_the_clipping_line():
-    model = mlp()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    with gradscope.trace() as tr:
-        x, y = batch()
-        F.mse_loss(model(x), y).backward()
-        opt.zero_grad()  # L:clip_zg
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # L:clip_read
-    exp = tr.why(model[2].weight)
-    assert exp.cause == "set_to_none_timing" and on_line(exp.site, "clip_zg"), exp
-    assert at("clip_read") in exp.summary and "clipping" in exp.summary, exp.summary
-    reads = [e for e in tr.events if e.kind == "grad_read"]
-    assert reads and all(on_line(e.site, "clip_read") and e.context == "clip" for e in reads)
-
-
-def test_grad_none_before_a_manual_update_names_both_lines():
-    torch.manual_seed(0)
-    w = torch.randn(3, requires_grad=True)
-    with gradscope.trace() as tr:
-        loss = (w * torch.randn(3)).sum()
-        loss.backward()
-        w.grad = None  # L:manual_clear
-        with torch.no_grad():
-            if w.grad is not None:  # L:manual_read
-                w -= 0.1 * w.grad
-    exp = tr.why(w)
-    assert exp.cause == "set_to_none_timing" and on_line(exp.site, "manual_clear"), exp
-    assert at("manual_read") in exp.summary and "found None" in exp.summary, exp.summary
-    assert ".grad = None" in exp.summary
-
-
-def test_zero_grad_set_to_none_false_before_step_is_read_as_zeros():
-    model = mlp()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    with gradscope.trace() as tr:
-        x, y = batch()
-        F.mse_loss(model(x), y).backward()
-        opt.zero_grad(set_to_none=False)  # L:zeros_zg
-        opt.step()  # L:zeros_step
-    exp = tr.why(model[0].weight)
-    assert exp.cause == "set_to_none_timing" and on_line(exp.site, "zeros_zg"), exp
-    assert at("zeros_step") in exp.summary and "zeros" in exp.summary, exp.summary
-
-
-def test_multi_step_bug_in_the_last_step_only():
-    """Steps 1-2 clear after the step (fine); step 3 clears before it: reported, at step 3's read."""
-    model = mlp()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    with gradscope.trace() as tr:
-        loop_tutorial(model, opt, 2)
-        x, y = batch()
-        F.mse_loss(model(x), y).backward()
-        opt.zero_grad()  # L:late_zg
-        opt.step()  # L:late_step
-    exp = tr.why(model[0].weight)
-    assert exp.cause == "set_to_none_timing" and on_line(exp.site, "late_zg"), exp
-    assert at("late_step") in exp.summary
-
-
-# --- one verdict ------------------------------------------------------------------------------------
+# --- one verdict -----------------------------------------------------------------------------------------------------
 class Enc(nn.Module):
     def __init__(self):
         super().__init__()
@@ -469,7 +266,79 @@ def test_gradscope_demo_shows_the_no_grad_cut_as_harmful(tmp_path):
             assert "no_grad" not in ln and "demo.py:71" not in ln, ln
 
 
-# --- parameters no longer in the model ---------------------------------------------------------------
+# --- cuts(): benign vs harmful ---------------------------------------------------------------------------------------
+def _cuts_at(tr, tag):
+    want = line(tag)
+    return [e for e in tr.cuts() if e.site is not None and _same(e.site.filename, THIS) and e.site.lineno == want]
+
+
+def test_cuts_item_logging_is_benign():
+    model = nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    log = []
+    with gradscope.trace() as tr:
+        loss = F.cross_entropy(model(torch.randn(5, 4)), torch.tensor([0, 1, 0, 1, 0]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        log.append(loss.item())  # L:c_item
+    cuts = _cuts_at(tr, "c_item")
+    assert cuts and all(e.verdict == "benign" for e in cuts), [(e.op, e.verdict) for e in cuts]
+    assert not tr.cuts(harmful=True)
+
+
+def test_cuts_gan_detach_fake_in_d_step_is_benign():
+    G = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 4))
+    D = nn.Sequential(nn.Linear(4, 8), nn.LeakyReLU(0.2), nn.Linear(8, 1))
+    opt_g = torch.optim.Adam(G.parameters(), lr=1e-3)
+    opt_d = torch.optim.Adam(D.parameters(), lr=1e-3)
+    bce = nn.BCEWithLogitsLoss()
+    with gradscope.trace() as tr:
+        real = torch.randn(6, 4)
+        fake = G(torch.randn(6, 2))
+        d_loss = bce(D(real), torch.ones(6, 1)) + bce(D(fake.detach()), torch.zeros(6, 1))  # L:c_gan
+        opt_d.zero_grad()
+        d_loss.backward()
+        opt_d.step()
+        g_loss = bce(D(fake), torch.ones(6, 1))
+        opt_g.zero_grad()
+        g_loss.backward()
+        opt_g.step()
+    cuts = [e for e in _cuts_at(tr, "c_gan") if e.cut == "detach"]
+    assert cuts and all(e.verdict == "benign" for e in cuts)
+    assert tr.why(G[0].weight).cause == "ok"
+
+
+def test_cuts_dqn_target_under_no_grad_is_benign():
+    online = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+    target = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+    target.load_state_dict(online.state_dict())
+    with gradscope.trace() as tr:
+        s, s2 = torch.randn(8, 4), torch.randn(8, 4)
+        a, r = torch.randint(0, 2, (8,)), torch.randn(8)
+        with torch.no_grad():
+            y = r + 0.99 * target(s2).max(dim=1).values  # L:c_dqn
+        q = online(s).gather(1, a[:, None]).squeeze(1)
+        F.smooth_l1_loss(q, y).backward()
+    assert online[0].weight.grad is not None
+    cuts = tr.cuts()
+    assert all(e.verdict == "benign" for e in cuts), [(e.op, e.site, e.verdict) for e in cuts]
+    assert not tr.cuts(harmful=True)
+
+
+def test_cuts_harmful_detach():
+    enc = nn.Linear(4, 4)
+    head = nn.Linear(4, 2)
+    with gradscope.trace() as tr:
+        feats = enc(torch.randn(5, 4)).detach()  # L:c_harm
+        head(feats).pow(2).mean().backward()
+    cuts = _cuts_at(tr, "c_harm")
+    assert cuts and cuts[0].verdict == "harmful"
+    harmful = tr.cuts(harmful=True)
+    assert any(e.cut == "detach" for e in harmful)
+
+
+# --- parameters no longer in the model -------------------------------------------------------------------------------
 CLI_SCRIPT = textwrap.dedent('''
     import math
     import torch

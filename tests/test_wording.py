@@ -4,11 +4,15 @@ The rule modules decide (cause, site, evidence, extra sites) and call a template
 summary, detail and fix. This scans their source (AST, no torch) for prose literals: a string literal or
 f-string with a space in its literal text, put together into a value (assigned, concatenated, chosen by a
 conditional, joined) or passed as an Explanation's summary/detail/fix. Literals used to decide (compared,
-looked up, split on, passed as a plain argument) are not prose."""
+looked up, split on, passed as a plain argument) are not prose.
+
+And the fix templates are built from the user's code: a literal code span in a fix names only torch's API,
+Python's keywords and builtins and an idiom's generic names, never a scenario's variables or values."""
 from __future__ import annotations
 
 import ast
 import pathlib
+import re
 
 import gradscope.diagnosis as diagnosis
 
@@ -138,3 +142,76 @@ def rule(dx, q):
         for v in vals:
             hits |= {lit.lineno for lit in _prose_in(v)}
     assert hits == {4, 5, 6}
+
+
+# --- fix templates are built from the user's code, never from a scenario's names -------------------------------------
+#: names a literal code span in a fix template may use: torch's API roots, Python keywords and builtins, and the
+#: generic loop/placeholder names of an idiom (a method after a dot is API and always allowed)
+_TEMPLATE_NAMES = {"torch", "nn", "F", "np", "for", "in", "with", "if", "else", "not", "and", "or", "None", "True", "False",
+                   "lambda", "zip", "sum", "p", "g", "n", "grads", "params", "mean", "std", "soft", "hard", "lr",
+                   # gradscope's own command line (`gradscope run --eager-compile`)
+                   "gradscope", "run", "eager", "compile"}
+
+
+def _literal_text(node):
+    """The literal parts of a string expression; f-string placeholders become NUL (user text goes there)."""
+    import ast
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "\x00" for v in node.values)
+    if isinstance(node, ast.BinOp):
+        return _literal_text(node.left) + _literal_text(node.right)
+    if isinstance(node, ast.IfExp):
+        return _literal_text(node.body) + "\x00" + _literal_text(node.orelse)
+    if isinstance(node, (ast.Tuple, ast.List)) and node.elts:
+        return _literal_text(node.elts[-1])  # (head, why, fix) tuples: the fix
+    if isinstance(node, ast.Call) and node.args:
+        return "\x00".join(_literal_text(a) for a in node.args)
+    return "\x00"
+
+
+def _fix_templates():
+    import ast
+    import importlib
+    import inspect
+    import pkgutil
+
+    from gradscope import diagnosis
+
+    # every module of the diagnosis package (the wording and the rules alike)
+    mods = [importlib.import_module(f"gradscope.diagnosis.{m.name}") for m in pkgutil.iter_modules(diagnosis.__path__)
+            if m.name != "__main__"]
+    assert {"wording", "templates", "rules_none", "rules_failure", "cuts"} <= {m.__name__.rsplit(".", 1)[-1] for m in mods}
+    out = []
+    for node in (n for m in [diagnosis, *mods] for n in ast.walk(ast.parse(inspect.getsource(m)))):
+        if isinstance(node, ast.keyword) and node.arg == "fix":
+            out.append((node.value.lineno, _literal_text(node.value)))
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "fix" for t in node.targets):
+            out.append((node.lineno, _literal_text(node.value)))
+        elif isinstance(node, ast.FunctionDef) and node.name in ("_zero_fix", "_out_of_place"):
+            out += [(r.lineno, _literal_text(r.value)) for r in ast.walk(node) if isinstance(r, ast.Return) and r.value]
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "texts" for t in node.targets):
+            out += [(v.lineno, _literal_text(v)) for v in getattr(node.value, "values", ())]
+        elif isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and len(node.value.elts) == 3:
+            # a template returning (summary, detail, fix) / (head, detail, fix): its fix
+            out.append((node.value.elts[2].lineno, _literal_text(node.value.elts[2])))
+    return out
+
+
+def test_fix_templates_name_no_scenario_variables_or_values():
+    found = _fix_templates()
+    assert len(found) > 40  # (the scan reaches the templates)
+    bad = []
+    for lineno, text in found:
+        for span in re.findall(r"`([^`]*)`", text):
+            if "\x00" in span:
+                continue  # filled from the user's code
+            code = re.sub(r"<[^>]*>", "", span)  # <state>, <module>: placeholders
+            names = {m.group(1) for m in re.finditer(r"(?<![.\w])([A-Za-z_]\w*)", code)}
+            strays = names - _TEMPLATE_NAMES
+            numbers = re.findall(r"(?<![\w.])(\d+\.\d+|[2-9]\d*)(?![\w.])", code)
+            if strays or numbers or re.search(r"['\"]", code):
+                bad.append((lineno, span, sorted(strays), numbers))
+    assert not bad, bad

@@ -1,0 +1,214 @@
+"""The rules for a gradient that arrived (status ``received``, gradscope.diagnosis.rules_received), each on a
+real torch run: the gradient flows (``ok``), it was cleared after its consumers read it (the tutorial loops with
+clipping or a grad-norm logger in between: no problem, the clear and the consumer are named), a write after the
+backward that corrupts nothing, and the received-but-not-trained cases (no optimizer holds it, unfrozen only after
+the optimizer was built).
+
+Lines are found from marker comments in this file (``# L:<tag>``), never hard-coded (tests/_rules_helpers.py).
+"""
+from __future__ import annotations
+
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import gradscope
+from gradscope.testing import assert_gradients_flow
+
+from _rules_helpers import Markers, mlp, batch
+
+M = Markers(__file__)
+BASENAME = M.basename
+line = M.line
+at = M.at
+site_hits = M.site_hits
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+
+# --- rule cleared_after_use: Backward filled it, its consumers read it, then it was cleared: as it should be. --------
+
+def loop_tutorial(model, opt, steps):
+    for _ in range(steps):
+        x, y = batch()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()  # L:zg_tutorial
+
+
+def loop_clip(model, opt, steps):
+    for _ in range(steps):
+        x, y = batch()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+        opt.step()
+        opt.zero_grad()  # L:zg_clip
+
+
+def loop_logger(model, opt, steps):
+    norms = []
+    for _ in range(steps):
+        x, y = batch()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        norms.append(sum(float(p.grad.norm()) for p in model.parameters() if p.grad is not None))
+        opt.step()
+        opt.zero_grad(set_to_none=True)  # L:zg_logger
+    assert all(n > 0 for n in norms)
+
+
+def loop_zeros(model, opt, steps):
+    for _ in range(steps):
+        x, y = batch()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=False)  # L:zg_zeros
+
+
+def loop_module_zero_grad(model, opt, steps):
+    for _ in range(steps):
+        model.zero_grad()  # (a second clear: Module.zero_grad reads every .grad, finds None)
+        x, y = batch()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()  # L:zg_module
+
+
+CORRECT_LOOPS = [(loop_tutorial, "zg_tutorial"), (loop_clip, "zg_clip"), (loop_logger, "zg_logger"),
+                 (loop_zeros, "zg_zeros"), (loop_module_zero_grad, "zg_module")]
+
+
+@pytest.mark.parametrize("steps", [1, 3])
+@pytest.mark.parametrize("loop,tag", CORRECT_LOOPS, ids=[f.__name__ for f, _ in CORRECT_LOOPS])
+def test_zero_grad_after_the_consumers_is_no_problem(loop, tag, steps):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        loop(model, opt, steps)
+    assert all(p.grad is None or not p.grad.any() for p in model.parameters())  # cleared at the end, as written
+    assert tr.problems() == [], [str(p) for p in tr.problems()]
+    tr.check()
+    exp = tr.why(model[0].weight)
+    assert exp.cause == "ok" and exp.status == "received", exp
+    assert at(tag) in exp.summary and "as it should be" in exp.summary, exp.summary  # names the clear
+    assert "step()" in exp.summary  # and the consumer that read the gradient before it
+    s = tr.summary()
+    assert s.ok and all(p.status == "received" for p in s.params), [(p.name, p.status) for p in s.params]
+
+
+@pytest.mark.parametrize("loop", [f for f, _ in CORRECT_LOOPS], ids=[f.__name__ for f, _ in CORRECT_LOOPS])
+def test_assert_gradients_flow_accepts_the_tutorial_loop(loop):
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    tr = assert_gradients_flow(model, lambda: loop(model, opt, 2))
+    assert isinstance(tr, gradscope.Trace)
+
+
+# --- rule unfrozen_after_optimizer_built: It gets a gradient, but it was unfrozen only after the optimizer's ... -----
+
+def test_a_parameter_unfrozen_after_the_optimizer_was_built_from_trainable_ones_says_so():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 1))
+    with gradscope.trace() as tr:
+        for p in model[0].parameters():
+            p.requires_grad = False
+        opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
+        for p in model[0].parameters():
+            p.requires_grad = True  # L:w_unfreeze
+        opt.zero_grad()
+        model(torch.randn(3, 4)).sum().backward()
+        opt.step()
+    exp = tr.why(model[0].weight)
+    assert exp.cause == "ok" and "unfrozen only later" in exp.summary and "add_param_group" in exp.fix
+    assert f"{BASENAME}:{line('w_unfreeze')}" in exp.summary
+
+
+# --- rule not_in_any_optimizer: It gets a gradient, but no optimizer holds it (not registered). ----------------------
+
+def test_a_layer_kept_in_a_plain_list_gets_gradients_but_no_optimizer_holds_it():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inp = nn.Linear(4, 4)
+            self.extra = [nn.Linear(4, 4)]  # a plain list: not registered
+
+        def forward(self, x):
+            return self.extra[0](self.inp(x))
+
+    m = M()
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        opt.zero_grad()
+        m(torch.randn(3, 4)).sum().backward()
+        opt.step()
+    exp = tr.why(m.extra[0].weight)
+    assert exp.cause == "ok" and "no optimizer in the trace holds" in exp.summary and "nn.ModuleList" in exp.fix
+    assert "no optimizer" not in tr.why(m.inp.weight).summary
+
+
+def test_two_optimizers_each_holding_their_own_model_train_both():
+    """A GAN: the generator's and the discriminator's optimizers hold different parameters; each is trained by
+    one of them (no "no optimizer holds it"), and the usual step has no problem."""
+    G, D = nn.Linear(4, 4), nn.Linear(4, 1)
+    opt_g = torch.optim.SGD(G.parameters(), lr=0.1)
+    opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        for _ in range(2):
+            fake = G(torch.randn(8, 4))
+            d_loss = D(fake.detach()).mean() - D(torch.randn(8, 4)).mean()
+            opt_d.zero_grad()
+            d_loss.backward()
+            opt_d.step()
+            g_loss = -D(fake).mean()
+            opt_g.zero_grad()
+            g_loss.backward()
+            opt_g.step()
+    assert tr.problems() == [], [str(p) for p in tr.problems()]
+    for p in (G.weight, G.bias, D.weight, D.bias):
+        exp = tr.why(p)
+        assert exp.cause == "ok" and exp.status == "received", exp
+        assert "no optimizer" not in exp.summary and "add_param_group" not in exp.fix, exp
+
+
+# --- rule gradient_flows: The gradient arrived and is non-zero. ------------------------------------------------------
+
+def test_write_through_data_after_backward_is_not_a_corruption():
+    w = torch.randn(3, requires_grad=True)
+    with gradscope.trace() as tr:
+        s = torch.sigmoid(w * 2)
+        (s * s).sum().backward()
+        s.data.mul_(0)  # after backward: the graph is spent
+    exp = tr.why(w)
+    assert exp.cause == "ok", exp
+
+
+@pytest.mark.parametrize("op", ["transpose", "view", "add", "to"])
+def test_a_write_into_the_input_of_an_op_that_saves_nothing_is_not_a_corruption(op):
+    """transpose/view/add/to need none of their inputs' values in backward: zeroing their input through .data after
+    the forward corrupts no gradient."""
+    w = nn.Parameter(torch.ones(2, 3))
+    with gradscope.trace() as tr:
+        a = w * 2
+        b = {"transpose": lambda: a.transpose(0, 1), "view": lambda: a.view(3, 2), "add": lambda: a + 1.0,
+             "to": lambda: a.to(torch.float64)}[op]()
+        a.data.zero_()
+        b.sum().backward()
+    exp = tr.why(w)
+    assert exp.cause == "ok", exp
+
+
+def test_ok():
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    with gradscope.trace() as tr:
+        loss = model(torch.randn(5, 4)).pow(2).mean()  # L:ok_loss
+        loss.backward()
+    exp = tr.why(model[0].weight)
+    assert exp.ok and exp.cause == "ok" and exp.status == "received"
+    assert "0.weight" in exp.summary
+    assert site_hits(exp.site, "ok_loss")
+    assert exp.fix

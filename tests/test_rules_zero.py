@@ -1,0 +1,360 @@
+"""The rules for an all-zero gradient (statuses ``zero`` and ``zero_node``, gradscope.diagnosis.rules_zero), each on
+a real torch run or a saved trace: a write through ``.data`` into a saved tensor, zeros written after backward, a
+retained activation zeroed, and per backward node what zeroed it (a hook that replaced the gradient, a tensor hook
+returning zeros, an op whose backward is zero: a dead ReLU, a saturated clamp, round, sampling, padding indices,
+cross entropy over one logit, a hinge that never fires).
+
+Each test checks the cause, the site (found from a marker comment in this file: ``# L:<tag>`` or ``# <mark>``,
+never hard-coded; tests/_rules_helpers.py), the names in the summary and the fix.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import gradscope
+
+from _rules_helpers import Markers, _TwoLayer, mlp, batch, load, case_line
+
+M = Markers(__file__)
+line_of = M.line_of
+at = M.at
+on_line = M.on_line
+site_hits = M.site_hits
+assert_explains = M.assert_explains
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+
+# --- rule corrupting_write: A write through .data / a detached alias into a tensor autograd saved. -------------------
+
+def _write_through_data(write):
+    w = torch.randn(3, requires_grad=True)
+    x = torch.randn(3)
+    s = torch.sigmoid(w * x)
+    write(s)
+    loss = (s * s).sum()
+    loss.backward()
+    return w
+
+
+def test_write_through_data_into_a_saved_tensor_is_named_and_harmful():
+    def write(s):
+        s.data.mul_(0)  # alias-write
+
+    with gradscope.trace() as tr:
+        w = _write_through_data(write)
+    assert torch.count_nonzero(w.grad) == 0
+    exp = tr.why(w)
+    assert exp.cause == "inplace_saved_tensor", exp
+    assert exp.site.lineno == line_of("alias-write")
+    assert "mul_()" in exp.summary and "`s`" in exp.summary
+    harmful = [e for e in tr.cuts() if e.verdict == "harmful"]
+    assert any(e.kind == "inplace" and e.site.lineno == line_of("alias-write") for e in harmful), harmful
+
+
+@pytest.mark.parametrize("op", ["rsqrt", "sqrt", "exp", "tanh", "sigmoid"])
+def test_a_write_into_the_result_of_an_op_whose_backward_reads_its_result_is_a_corruption(op):
+    """rsqrt/sqrt/exp/tanh/sigmoid compute their gradient from their own result: zeroing that result through .data
+    corrupts the gradient (all zeros for some, wrong for others), whatever the gradient's status."""
+    w = nn.Parameter(torch.ones(3))
+    with gradscope.trace() as tr:
+        s = getattr(torch, op)(w * w + 1)
+        s.data.mul_(0)  # L:result_write
+        s.sum().backward()
+    exp = tr.why(w)
+    assert exp.cause == "inplace_saved_tensor" and site_hits(exp.site, "result_write"), exp
+
+
+def test_write_through_data_into_a_saved_tensor():
+    diag, tid = load("data_write")
+    exp = diag.why(tid)
+    assert exp.cause == "inplace_saved_tensor" and exp.site.lineno == case_line("data-write")
+    assert any(e.kind == "inplace" and e.verdict == "harmful" for e in diag.cuts())
+
+
+# --- rule zeroed_after_backward: The gradient arrived non-zero, then something wrote zeros into .grad. ---------------
+
+def test_zero_grad_set_to_none_false_before_step_is_read_as_zeros():
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        x, y = batch()
+        F.mse_loss(model(x), y).backward()
+        opt.zero_grad(set_to_none=False)  # L:zeros_zg
+        opt.step()  # L:zeros_step
+    exp = tr.why(model[0].weight)
+    assert exp.cause == "set_to_none_timing" and on_line(exp.site, "zeros_zg"), exp
+    assert at("zeros_step") in exp.summary and "zeros" in exp.summary, exp.summary
+
+
+# --- rule retained_zeroed: A retained non-leaf: what reached its grad_fn node, and who zeroed it. --------------------
+
+def test_a_retained_activation_zeroed_by_a_saturated_clamp_is_located():
+    enc, head = nn.Linear(4, 4), nn.Linear(4, 1)
+    with gradscope.trace() as tr:
+        h = enc(torch.randn(5, 4)) - 100.0
+        h.retain_grad()
+        z = torch.clamp(h, min=0.1)  # L:w_ret_clamp
+        head(z).sum().backward()
+    exp = tr.why(h)
+    assert exp.cause == "zero_gradient" and site_hits(exp.site, "w_ret_clamp")
+
+
+def test_a_retained_activation_zeroed_by_its_own_hook_is_the_hook():
+    enc, head = nn.Linear(4, 4), nn.Linear(4, 1)
+    with gradscope.trace() as tr:
+        h = enc(torch.randn(5, 4))
+        h.retain_grad()
+        h.register_hook(lambda g: g * 0.0)  # L:w_ret_hook
+        head(h).sum().backward()
+    exp = tr.why(h)
+    assert exp.cause == "hook_modified" and site_hits(exp.site, "w_ret_hook")
+
+
+# --- rule hook_replaced_gradient: A non-zero gradient arrived and a hook on the tensor replaced it. ------------------
+
+class _ZeroingHook:
+    """A hook object (not a function) whose value-returning line is not its last return."""
+
+    def __call__(self, grad):
+        try:
+            return torch.zeros_like(grad)  # object-hook-zeroes
+        except RuntimeError:
+            print("no grad")  # (the implicit `return None` is on this line)
+
+
+def test_a_hook_object_is_named_by_its_class_and_its_value_returning_line():
+    m = _TwoLayer()
+    m.body.weight.register_hook(_ZeroingHook())
+    with gradscope.trace() as tr:
+        m(torch.randn(2, 3)).sum().backward()
+    exp = tr.why(m.body.weight)
+    assert exp.cause == "hook_modified", exp
+    assert exp.site.lineno == line_of("object-hook-zeroes"), exp.site
+    assert "_ZeroingHook.__call__" in exp.summary and "object at 0x" not in exp.summary, exp.summary
+
+
+def test_hook_modified():
+    model = nn.Linear(4, 2)
+
+    def clip_hook(grad):
+        return grad.clamp(-0.0, 0.0)  # L:hook
+
+    with gradscope.trace() as tr:
+        model.weight.register_hook(clip_hook)
+        model(torch.randn(3, 4)).pow(2).sum().backward()
+    assert model.weight.grad is not None and not model.weight.grad.any()
+    assert_explains(tr.why(model.weight), "hook_modified", "weight", "hook", "hook")
+
+
+def test_hooks_made_in_a_loop_that_share_the_loop_variable_say_so():
+    layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(3)])
+    scales = [1.0, 0.5, 0.0]
+    with gradscope.trace() as tr:
+        hs = []
+        for lin, mult in zip(layers, scales):
+            hs.append(lin.weight.register_hook(lambda g: g * mult))  # L:w_late
+        x = torch.randn(2, 3)
+        for lin in layers:
+            x = lin(x)
+        x.sum().backward()
+    for h in hs:
+        h.remove()
+    exp = tr.why(layers[0].weight)
+    assert_explains(exp, "hook_modified", "layers.0.weight", "w_late", "lambda g, mult=mult")
+    assert "`mult`" in exp.fix
+
+
+def test_one_hook_with_a_closure_gets_the_usual_fix():
+    lin = nn.Linear(3, 3)
+    mult = 0.0
+    with gradscope.trace() as tr:
+        h = lin.weight.register_hook(lambda g: g * mult)  # L:w_one
+        lin(torch.randn(2, 3)).sum().backward()
+    h.remove()
+    exp = tr.why(lin.weight)
+    assert_explains(exp, "hook_modified", "lin.weight", None, "hook's arithmetic")
+
+
+def test_hooks_sharing_a_variable_that_never_changed_are_not_called_late_binding():
+    layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(2)])
+    factor = 1 // 4  # 0: integer division
+    with gradscope.trace() as tr:
+        hs = [lin.weight.register_hook(lambda g: g * factor) for lin in layers]  # L:w_shared_const
+        x = torch.randn(2, 3)
+        for lin in layers:
+            x = lin(x)
+        x.sum().backward()
+    for h in hs:
+        h.remove()
+    exp = tr.why(layers[0].weight)
+    assert exp.cause == "hook_modified" and "bind late" not in exp.fix
+
+
+class _Scale:
+    """A gradient hook written as a class."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, g):
+        return g * self.k  # L:w_hook_obj
+
+
+def test_a_hook_written_as_a_callable_object_is_named_at_its_return():
+    lin = nn.Linear(3, 2)
+    with gradscope.trace() as tr:
+        h = lin.weight.register_hook(_Scale(0.0))
+        lin(torch.randn(4, 3)).sum().backward()
+    h.remove()
+    exp = tr.why(lin.weight)
+    assert exp.cause == "hook_modified" and site_hits(exp.site, "w_hook_obj")
+
+
+# --- rule tensor_hook_zero: A tensor hook on an intermediate result that returns zero. -------------------------------
+
+def test_a_hook_that_zeroes_the_gradient_in_place_is_named():
+    emb_layer, head = nn.Embedding(10, 4), nn.Linear(4, 1)
+    with gradscope.trace() as tr:
+        emb = emb_layer(torch.randint(0, 10, (3, 5)))
+        emb.register_hook(lambda g: g.zero_())  # L:w_inplace_hook
+        head(emb.mean(1)).sum().backward()
+    exp = tr.why(emb_layer.weight)
+    assert exp.cause == "hook_modified" and site_hits(exp.site, "w_inplace_hook")
+
+
+# --- rule zeroing_op: The op whose backward turned a non-zero gradient into zero (a dead ReLU, a saturated ... -------
+
+def _cut_and_zero_weight():
+    p = torch.randn(3, requires_grad=True)
+    x = torch.randn(3)
+    gate = (x > p).float()  # cut-compare-2
+    weight = torch.zeros(3)
+    loss = (gate + p * weight).sum()  # zero-weight
+    loss.backward()
+    return p
+
+
+def test_a_zero_weight_and_a_comparison_are_both_named():
+    with gradscope.trace() as tr:
+        p = _cut_and_zero_weight()
+    exp = tr.why(p)
+    assert exp.cause == "zero_gradient"
+    assert exp.site.lineno == line_of("zero-weight")
+    assert [s.lineno for s in exp.extra_sites] == [line_of("cut-compare-2")]
+
+
+def test_nondifferentiable_op_round_gives_zero_grad():
+    q = nn.Linear(4, 4)
+    with gradscope.trace() as tr:
+        x = torch.randn(5, 4)
+        y = torch.round(q(x) * 4) / 4  # L:round
+        loss = (y - x).pow(2).mean()
+        loss.backward()
+    assert q.weight.grad is not None and not q.weight.grad.any()
+    exp = tr.why(q.weight)
+    assert_explains(exp, "nondifferentiable_op", "weight", "round", "straight-through")
+    assert exp.status == "zero"
+
+
+def test_zero_gradient_dead_relu():
+    fc1 = nn.Linear(4, 8)
+    fc2 = nn.Linear(8, 1)
+    with torch.no_grad():
+        fc1.bias.fill_(-100.0)
+    with gradscope.trace() as tr:
+        x = torch.randn(6, 4)
+        h = torch.relu(fc1(x))  # L:dead_relu
+        loss = (fc2(h) - 1.0).pow(2).mean()
+        loss.backward()
+    assert fc1.weight.grad is not None and not fc1.weight.grad.any()
+    exp = tr.why(fc1.weight)
+    assert_explains(exp, "zero_gradient", "weight", "dead_relu", ("relu", "init", "bias"))
+    assert exp.status == "zero"
+
+
+def test_embedding_of_only_padding_indices_says_so():
+    emb = nn.Embedding(10, 4, padding_idx=0)
+    head = nn.Linear(4, 2)
+    with gradscope.trace() as tr:
+        e = emb(torch.zeros(3, 5, dtype=torch.long))  # L:w_pad
+        head(e.mean(1)).sum().backward()
+    exp = tr.why(emb.weight)
+    assert_explains(exp, "zero_gradient", "emb.weight", "w_pad", "every one is the padding index")
+    assert "padding_idx" in exp.detail
+
+
+def test_a_hinge_that_is_zero_everywhere_is_not_called_a_dead_relu():
+    emb = nn.Linear(4, 4)
+    with gradscope.trace() as tr:
+        a, p, n = emb(torch.randn(6, 4)), emb(torch.randn(6, 4)), emb(torch.randn(6, 4))
+        d_ap, d_an = (a - p).pow(2).sum(1), (a - n).pow(2).sum(1)
+        loss = F.relu(d_ap - d_an - 1e6).mean()  # L:w_hinge
+        loss.backward()
+    exp = tr.why(emb.weight)
+    assert_explains(exp, "zero_gradient", "emb.weight", "w_hinge", "check the margin in `")
+    assert "hinge" in exp.detail and "dead ReLU" not in exp.detail
+
+
+def test_a_hinge_that_reaches_the_loss_through_arithmetic_and_a_power_is_still_a_hinge():
+    """(relu(...) + 1) ** 2 averaged: the relu still feeds the loss through arithmetic and reductions only."""
+    emb = nn.Linear(4, 4)
+    with gradscope.trace() as tr:
+        a, p, n = emb(torch.randn(6, 4)), emb(torch.randn(6, 4)), emb(torch.randn(6, 4))
+        d_ap, d_an = (a - p).pow(2).sum(1), (a - n).pow(2).sum(1)
+        loss = (F.relu(d_ap - d_an - 1e6) + 1.0).pow(2).mean()
+        loss.backward()
+    exp = tr.why(emb.weight)
+    assert exp.cause == "zero_gradient", exp
+    assert "hinge" in exp.detail and "dead ReLU" not in exp.detail, exp.detail
+
+
+def test_cross_entropy_over_a_single_logit_is_named():
+    net = nn.Linear(4, 1)
+    with gradscope.trace() as tr:
+        out = net(torch.randn(6, 4))
+        loss = F.cross_entropy(out, torch.rand(6, 1))  # L:w_one_logit
+        loss.backward()
+    exp = tr.why(net.weight)
+    assert_explains(exp, "zero_gradient", "net.weight", "w_one_logit", "BCEWithLogitsLoss")
+    assert "size 1" in exp.detail
+
+
+def test_torch_normal_sampling_is_nondifferentiable_with_a_reparameterisation_fix():
+    mu = nn.Parameter(torch.zeros(3))
+    log_sigma = nn.Parameter(torch.zeros(3))
+    with gradscope.trace() as tr:
+        w = torch.normal(mu, log_sigma.exp())  # L:w_normal
+        (w * torch.randn(3)).sum().backward()
+    exp = tr.why(mu)
+    assert exp.cause == "nondifferentiable_op" and site_hits(exp.site, "w_normal") and "randn_like" in exp.fix
+
+
+#: ops whose backward is zero by definition (sampling, rounding): a zero gradient through one is a
+#: non-differentiable op, whatever the recorder called the call
+_ZERO_BY_DEFINITION = ["round", "round_", "sign", "sgn", "floor", "ceil", "trunc", "fix", "floor_divide", "__floordiv__",
+                       "bernoulli", "bernoulli_", "poisson", "heaviside", "normal", "binomial", "multinomial"]
+
+
+@pytest.mark.parametrize("op", [*_ZERO_BY_DEFINITION, "relu"])
+def test_a_zeroing_op_the_recorder_did_not_mark_is_judged_by_its_name(op, tmp_path):
+    """A saved trace whose zeroing node ran a plain op (no zero_grad_op mark: another recorder version, or a call
+    torch made): sampling and rounding ops are non-differentiable, a relu that zeroed it is a zero gradient.
+    (torch.binomial has no derivative on this PyTorch: this is the only way its name reaches the rule.)"""
+    logits = nn.Parameter(torch.zeros(4))
+    with gradscope.trace() as tr:
+        k = torch.poisson(torch.sigmoid(logits) * 3)
+        (k * torch.ones(4, requires_grad=True)).sum().backward()
+    tr.save(tmp_path / "t.json")
+    doc = json.loads((tmp_path / "t.json").read_text())
+    ev = next(e for e in doc["events"] if e["op"] == "torch.poisson")
+    ev.update(kind="op", cut=None, op=f"torch.Tensor.{op}")
+    (tmp_path / "t.json").write_text(json.dumps(doc))
+    exp = gradscope.load(tmp_path / "t.json").why("logits")
+    assert exp.status == "zero" and op in exp.summary, exp
+    assert exp.cause == ("zero_gradient" if op == "relu" else "nondifferentiable_op"), exp
