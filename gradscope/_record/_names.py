@@ -18,6 +18,8 @@ The recorder calls this when a module tree is first entered and at sync, never p
 from __future__ import annotations
 
 import sys
+from itertools import repeat as _repeat
+from operator import is_ as _is
 
 import torch.nn as nn
 
@@ -210,18 +212,39 @@ def attr_name(f, stop, t, frames: int = 4):
         f = first_user_frame(f.f_back, stop)
     if g is not None:
         scopes.append(list(g.items()))
+    done = set()  # (ids of the objects already searched in this call: a module's own frame's locals are its globals)
     for items in scopes:
         for k, v in items:
             if not isinstance(k, str) or k.startswith("_") or k == "self":
                 continue
+            if id(v) in done:
+                continue
+            done.add(id(v))
             if isinstance(v, _Module):
                 for path, x in walk(v)[1]:
                     if x is t:
                         return f"{k}.{path}"
             elif not isinstance(v, type) and hasattr(v, "__dict__"):
-                for a, x in _attrs(v):
-                    if x is t:
-                        return f"{k}.{a}"
+                a = _attr_holding(v, t)
+                if a is not None:
+                    return f"{k}.{a}"
+    return None
+
+
+def _attr_holding(obj, t):
+    """The first public attribute of ``obj`` (in :func:`_attrs` order) whose value is ``t``, else None.
+    A global namespace holds imported packages (``torch``: thousands of attributes), scanned for
+    every leaf first seen in a trace: the values are compared by identity in C first, and only an object
+    that holds ``t`` is walked in Python."""
+    try:
+        d = vars(obj)
+    except TypeError:
+        return None
+    if type(d) is dict and not any(map(_is, d.values(), _repeat(t))):
+        return None
+    for a, x in _attrs(obj):
+        if x is t:
+            return a
     return None
 
 
