@@ -37,7 +37,7 @@ def _tree(filename: str):
     lines = linecache.getlines(filename)
     if not lines:
         return None, lines
-    size = sum(len(x) for x in lines)
+    size = sum(map(len, lines))  # (in C: a torch file read for every trace has thousands of lines)
     hit = _TREES.get(filename)
     if hit is not None and hit[0] == size:
         return hit[1], lines
@@ -226,6 +226,18 @@ def skip_before(filename: str, lineno: int):
     tree, lines = _tree(filename)
     if tree is None or not 0 < lineno <= len(lines):
         return None
+    hit = _SKIPS.get((filename, lineno))
+    if hit is not None and hit[0] is tree and hit[1] is lines:
+        return hit[2]
+    out = _skip_before(tree, lines, lineno)
+    _SKIPS[(filename, lineno)] = (tree, lines, out)
+    return out
+
+
+_SKIPS: dict = {}  # (filename, line) -> (tree, lines, skip_before's answer): read at every trace's stop
+
+
+def _skip_before(tree, lines, lineno):
     chain = [c for c in _holding(tree, lineno)]
     k = max((i for i, c in enumerate(chain) if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef))), default=None)
     if k is None:
