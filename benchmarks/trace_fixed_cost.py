@@ -1,13 +1,14 @@
 """The fixed cost of one trace, per phase, for two (or more) gradscope checkouts side by side.
 
     python benchmarks/trace_fixed_cost.py /path/to/checkout_a /path/to/checkout_b [--rounds 4] [--steps 200]
-        [--model tiny|transformer]
+        [--model tiny|transformer|bert]
 
 A tiny MLP (AdamW, 1 thread) is small enough that a traced step is mostly gradscope's fixed cost:
 creating the trace and entering it, the recorded step, leaving it (``stop``), and the first query
 (``tr.summary()``, then ``tr.why(p)`` on a parameter). ``--model transformer`` (one
 ``nn.TransformerEncoderLayer``, whose attention's ``out_proj`` is never called as a module) shows
-the cost of the module facts read at stop. Each checkout runs in its own process (order
+the cost of the module facts read at stop; ``--model bert`` (a 4-layer HF BertForMaskedLM, hidden
+size 128, needs ``transformers``) the costs that grow with the number of parameters and modules. Each checkout runs in its own process (order
 alternating per round, ``PYTHONPATH`` set to that checkout alone so that each imports its own copy);
 each phase is timed in process CPU time (waiting for a shared CPU does not count), min of
 ``--steps`` fresh traces, and the table shows the min over rounds, in milliseconds, with the step
@@ -33,6 +34,12 @@ if sys.argv[2] == "transformer":
     m = nn.TransformerEncoderLayer(32, 4, 64, batch_first=True)
     x, y = torch.randn(4, 8, 32), None
     p = m.linear1.weight
+elif sys.argv[2] == "bert":
+    from transformers import BertConfig, BertForMaskedLM
+    m = BertForMaskedLM(BertConfig(num_hidden_layers=4, hidden_size=128, num_attention_heads=4,
+                                   intermediate_size=256, vocab_size=1000, max_position_embeddings=64))
+    x, y = torch.randint(0, 1000, (2, 32)), "mlm"
+    p = m.bert.encoder.layer[0].attention.self.query.weight
 else:
     m = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
     x, y = torch.randn(8, 16), torch.randint(0, 4, (8,))
@@ -41,8 +48,11 @@ opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
 
 def step():
     opt.zero_grad()
-    out = m(x)
-    loss = F.cross_entropy(out, y) if y is not None else out.pow(2).mean()
+    if y == "mlm":
+        loss = m(input_ids=x, labels=x).loss
+    else:
+        out = m(x)
+        loss = F.cross_entropy(out, y) if y is not None else out.pow(2).mean()
     loss.backward()
     opt.step()
 
@@ -90,7 +100,7 @@ def main() -> int:
     ap.add_argument("checkouts", nargs="+")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--steps", type=int, default=200)
-    ap.add_argument("--model", choices=("tiny", "transformer"), default="tiny")
+    ap.add_argument("--model", choices=("tiny", "transformer", "bert"), default="tiny")
     args = ap.parse_args()
     runs: dict = {c: [] for c in args.checkouts}
     for r in range(args.rounds):
