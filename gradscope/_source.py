@@ -37,7 +37,7 @@ def _tree(filename: str):
     lines = linecache.getlines(filename)
     if not lines:
         return None, lines
-    size = sum(len(x) for x in lines)
+    size = sum(map(len, lines))  # (in C: a torch file read for every trace has thousands of lines)
     hit = _TREES.get(filename)
     if hit is not None and hit[0] == size:
         return hit[1], lines
@@ -47,6 +47,26 @@ def _tree(filename: str):
         tree = None
     _TREES[filename] = (size, tree)
     return tree, lines
+
+
+_ANSWERS: dict = {}  # (function, filename, args) -> (tree, lines, its answer)
+
+
+def _kept(fn, filename: str, *args):
+    """``fn(tree, lines, *args)`` on ``filename``'s parsed source (None when it has none), kept while
+    :func:`_tree` gives the same tree and lines: every trace's stop asks the same questions about the
+    same model classes (a never-called child: where it is assigned, what skips its read), and each
+    answer is a walk of a whole file's tree."""
+    tree, lines = _tree(filename)
+    if tree is None:
+        return None
+    key = (fn, filename, args)
+    hit = _ANSWERS.get(key)
+    if hit is not None and hit[0] is tree and hit[1] is lines:
+        return hit[2]
+    out = fn(tree, lines, *args)
+    _ANSWERS[key] = (tree, lines, out)
+    return out
 
 
 def _clean(lines) -> str:
@@ -165,9 +185,10 @@ def region_openers(filename: str, lineno: int):
 def assignment_in_class(filename: str, cls_name: str, attr: str):
     """(line, code) of the first ``self.<attr> = ...`` (or ``setattr``/``add_module`` naming it) in the
     methods of class ``cls_name`` defined in ``filename``; None when not found."""
-    tree, lines = _tree(filename)
-    if tree is None:
-        return None
+    return _kept(_assignment_in_class, filename, cls_name, attr)
+
+
+def _assignment_in_class(tree, lines, cls_name, attr):
     for node in ast.walk(tree):
         if not isinstance(node, ast.ClassDef) or node.name != cls_name:
             continue
@@ -223,8 +244,11 @@ def skip_before(filename: str, lineno: int):
     """(line, code) of what can keep ``filename:lineno`` from running, within its function: the last
     ``if ...: continue``/``return``/``break`` before it in a block that holds it (that jump's line), else
     the innermost ``if`` whose branch holds it (its header); None when neither is there."""
-    tree, lines = _tree(filename)
-    if tree is None or not 0 < lineno <= len(lines):
+    return _kept(_skip_before, filename, lineno)
+
+
+def _skip_before(tree, lines, lineno):
+    if not 0 < lineno <= len(lines):
         return None
     chain = [c for c in _holding(tree, lineno)]
     k = max((i for i, c in enumerate(chain) if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef))), default=None)

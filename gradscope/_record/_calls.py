@@ -123,7 +123,7 @@ class _Calls:
             if func is _RF_ENTER:
                 self._zg = [] if args and str(args[0]).startswith("Optimizer.zero_grad#") else None
             elif func is _RF_EXIT:
-                self._zg = None
+                self._zg = self._zg_memo = None
                 self._watch = bool(self._cleared)
             return func(*args, **kwargs)
         if code == _C_GRAD_SET:

@@ -11,6 +11,7 @@ import linecache
 import os
 import sys
 import sysconfig
+import weakref
 
 
 from ..model import Frame, Site
@@ -327,15 +328,34 @@ def _frame_at(co, line) -> Frame:
     return Frame(co.co_filename, line, getattr(co, "co_qualname", co.co_name), linecache.getline(co.co_filename, line).strip())
 
 
+_LINES: dict = {}  # id(code) -> (weak reference to the code, its _lines_of): bytecode is read once per code
+
+
 def _lines_of(co):
-    """``(source line, instruction)`` for each bytecode instruction of ``co``."""
+    """``(source line, instruction)`` for each bytecode instruction of ``co``.
+
+    A code object never changes, so its disassembly is kept (until the code is gone): each trace's
+    stop reads the same ``forward`` methods again for every child no call used (see _Sync._module_facts),
+    and ``dis`` costs milliseconds on a large ``forward`` such as MultiheadAttention's."""
+    hit = _LINES.get(id(co))
+    if hit is not None and hit[0]() is co:
+        return hit[1]
+    out = []
     cur = co.co_firstlineno
     for ins in dis.get_instructions(co):
         if ins.starts_line is not None and not isinstance(ins.starts_line, bool):
             cur = ins.starts_line
         elif getattr(ins, "line_number", None):
             cur = ins.line_number
-        yield cur, ins
+        out.append((cur, ins))
+    out = tuple(out)
+    key = id(co)
+    try:
+        ref = weakref.ref(co, lambda _, key=key: _LINES.pop(key, None))
+    except TypeError:  # (a code object without weak references: not kept)
+        return out
+    _LINES[key] = (ref, out)
+    return out
 
 
 def make_site(raw) -> Site | None:

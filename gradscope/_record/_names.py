@@ -18,7 +18,10 @@ The recorder calls this when a module tree is first entered and at sync, never p
 from __future__ import annotations
 
 import sys
+from itertools import repeat as _repeat
+from operator import is_ as _is
 
+import torch
 import torch.nn as nn
 
 from ._compat import module_buffers, module_children, module_parameters
@@ -197,31 +200,128 @@ def callers(f, stop):
     return first_user_frame(f.f_back, stop) if f is not stop else None
 
 
-def attr_name(f, stop, t, frames: int = 4):
+def attr_name(f, stop, t, frames: int = 4, memo: dict | None = None):
     """``var.attr`` for tensor ``t`` reached through an object in the user's frames (``m.scale``,
-    ``cfg.temperature``, ``model.fc1.weight``), else None. For leaves that no variable names."""
+    ``cfg.temperature``, ``model.fc1.weight``), else None. For leaves that no variable names.
+
+    ``memo``: a dict the caller keeps for a stretch in which the user's frames and objects cannot
+    change (one ``Optimizer.zero_grad()``: every parameter it clears is first seen there, and each
+    would otherwise walk every model and scan every namespace in reach - ``torch``'s included -
+    again). It keeps what the search has read of each object, so a later search is a few lookups."""
+    if f is None:
+        return None
+    if memo is None:
+        for k, v in _candidates(f, stop, frames):
+            hit = _holding(k, v, t)
+            if hit is not None:
+                return hit
+        return None
+    key = (id(f), id(stop), frames)
+    got = memo.get(key)
+    if got is None or got[0] is not f or got[1] is not stop:
+        got = memo[key] = (f, stop, [[k, v, None, None] for k, v in _candidates(f, stop, frames)])
+    for c in got[2]:
+        kind = c[2]
+        if kind is _NONE:
+            continue
+        k, v, _, data = c
+        if kind is None:  # (read when the search first reaches it)
+            kind, data = c[2], c[3] = _read(v)
+        if kind is _MODEL:  # {id(tensor): (tensor, its first path in the model's walk)}
+            e = data.get(id(t))
+            if e is not None and e[0] is t:
+                return f"{k}.{e[1]}"
+        elif kind is _TENSORS:  # the tensors among the values of its vars() (None: not a plain dict); _NONE: none
+            if data is None or any(x is t for x in data):
+                a = _attr_holding(v, t)
+                if a is not None:
+                    return f"{k}.{a}"
+        elif kind is _FAILED:  # (reading it raised: searched as without a memo, raising here if it raises)
+            hit = _holding(k, v, t)
+            if hit is not None:
+                return hit
+    return None
+
+
+_MODEL, _TENSORS, _NONE, _FAILED = "model", "tensors", "none", "failed"
+_IS_TENSOR = torch.Tensor.__instancecheck__  # (C: type.__instancecheck__)
+
+
+def _candidates(f, stop, frames):
+    """The ``(name, object)`` pairs attr_name searches, in its order: the locals of user frame ``f`` and
+    up to ``frames - 1`` callers (never beyond ``stop``), then ``f``'s globals; each object once (a
+    module-level frame's locals are its globals), no ``self``, no ``_private`` names."""
     scopes = []
-    g = f.f_globals if f is not None else None
+    g = f.f_globals
     while f is not None and frames > 0:
         scopes.append(locals_of(f).items())
         frames -= 1
         if f is stop:
             break
         f = first_user_frame(f.f_back, stop)
-    if g is not None:
-        scopes.append(list(g.items()))
+    scopes.append(list(g.items()))
+    done = set()
     for items in scopes:
         for k, v in items:
             if not isinstance(k, str) or k.startswith("_") or k == "self":
                 continue
-            if isinstance(v, _Module):
-                for path, x in walk(v)[1]:
-                    if x is t:
-                        return f"{k}.{path}"
-            elif not isinstance(v, type) and hasattr(v, "__dict__"):
-                for a, x in _attrs(v):
-                    if x is t:
-                        return f"{k}.{a}"
+            if id(v) in done:
+                continue
+            done.add(id(v))
+            yield k, v
+
+
+def _holding(k, v, t):
+    """``k.<path>`` when object ``v`` (named ``k``) holds tensor ``t``: a model's tensor by its module
+    path, else a public attribute; None otherwise."""
+    if isinstance(v, _Module):
+        for path, x in walk(v)[1]:
+            if x is t:
+                return f"{k}.{path}"
+    elif not isinstance(v, type) and hasattr(v, "__dict__"):
+        a = _attr_holding(v, t)
+        if a is not None:
+            return f"{k}.{a}"
+    return None
+
+
+def _read(v):
+    """What attr_name's memo keeps of object ``v``: ``(kind, data)``."""
+    try:
+        if isinstance(v, _Module):
+            first: dict = {}
+            for path, x in walk(v)[1]:
+                if id(x) not in first:
+                    first[id(x)] = (x, path)
+            return _MODEL, first
+        if isinstance(v, type) or not hasattr(v, "__dict__"):
+            return _NONE, None
+        try:
+            d = vars(v)
+        except TypeError:  # (no vars(): it holds nothing, as _attr_holding finds)
+            return _NONE, None
+        if type(d) is not dict:
+            return _TENSORS, None
+        ts = list(filter(_IS_TENSOR, d.values()))
+        return (_TENSORS, ts) if ts else (_NONE, None)
+    except Exception:
+        return _FAILED, None
+
+
+def _attr_holding(obj, t):
+    """The first public attribute of ``obj`` (in :func:`_attrs` order) whose value is ``t``, else None.
+    A global namespace holds imported packages (``torch``: thousands of attributes), scanned for
+    every leaf first seen in a trace: the values are compared by identity in C first, and only an object
+    that holds ``t`` is walked in Python."""
+    try:
+        d = vars(obj)
+    except TypeError:
+        return None
+    if type(d) is dict and not any(map(_is, d.values(), _repeat(t))):
+        return None
+    for a, x in _attrs(obj):
+        if x is t:
+            return a
     return None
 
 

@@ -129,6 +129,7 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._recent = collections.deque(maxlen=64)  # Recent tuples: recent results (with history or detached)
         self._bw_raw: dict = {}  # id(BackwardRecord) -> PendingBackward (turned into its nodes on query)
         self._zg = None  # inside Optimizer.zero_grad(): [] or [its grad_set event]
+        self._zg_memo = None  # (that list, attr_name's memo) while in that zero_grad()
         # leaves whose .grad was set to None (zero_grad(), `.grad = None`) since a backward last filled
         # it: tid -> that grad_set event. A read that finds None then is recorded (_grad_read).
         self._cleared: dict = {}
@@ -239,6 +240,7 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
                 self._left_hooks = True
                 _remove_globals()
             self._entry = None
+            self._zg_memo = None
             self._guard(self._sync_live)  # (a failure of ours here must not raise out of the user's block)
             try:
                 self._release_params()

@@ -179,10 +179,17 @@ class _Identity:
             # passed by attribute (`helper(x, m.scale)`): m.scale, cfg.temperature (not a parameter being built
             # in the trace: its model names it when called)
             if (trainable or is_param) and id(t) not in self._param_owner:
+                memo = None
+                zg = self._zg
+                if zg is not None:  # (inside one Optimizer.zero_grad(): the search reads each object once, see attr_name)
+                    w = self._zg_memo
+                    if w is None or w[0] is not zg:
+                        w = self._zg_memo = (zg, {})
+                    memo = w[1]
                 if info.name is None:
-                    info.name = _names.attr_name(f, self._entry, t)
+                    info.name = _names.attr_name(f, self._entry, t, memo=memo)
                 elif f is not None and _names.is_argument(f, info.name):
-                    info.name = _names.attr_name(self._callers(f), self._entry, t, frames=3) or info.name
+                    info.name = _names.attr_name(self._callers(f), self._entry, t, frames=3, memo=memo) or info.name
         if producer is None and not is_param and link:
             if self._recent and info.is_leaf and self._link_alias(t, info):
                 pass

@@ -150,6 +150,17 @@ class _Sync:
         by_path = {}
         for m, path in self._mod_path.items():
             by_path.setdefault(path, m)
+        answers: dict = {}
+
+        def once(fn, m, name, *args):
+            # these read only the module's class (its methods' bytecode, its source), the same for every
+            # layer of a model: each (function, class, name) is asked once per stop
+            key = (fn, type(m), name)
+            hit = answers.get(key, answers)
+            if hit is answers:
+                hit = answers[key] = fn(m, name, *args)
+            return hit
+
         for m, path in self._mod_path.items():
             try:
                 hk = module_hooks(m, "backward") + module_hooks(m, "backward_pre")
@@ -172,24 +183,24 @@ class _Sync:
                     cpath = f"{path}.{cname}" if path else cname
                     if cpath in called or child is None:
                         continue
-                    fr = _frames.return_before_attr(m, cname, ran)
+                    fr = once(_frames.return_before_attr, m, cname, ran)
                     up = path
                     while fr is None and up:  # an early return in an ancestor's method that reaches it as
                         up = up.rpartition(".")[0]  # self.student.unsup_proj
                         anc = by_path.get(up)
                         if anc is not None:
-                            fr = _frames.return_before_attr(anc, cname, ran)
+                            fr = once(_frames.return_before_attr, anc, cname, ran)
                     if fr is not None:
                         skipped[cpath] = {"parent": path, "return_line": fr.to_json()}
                     else:
-                        self._guarded_read(m, cname, cpath, ran, guarded)
-                    df = _frames.attr_definition(m, cname)
+                        self._guarded_read(m, cname, cpath, ran, guarded, once)
+                    df = once(_frames.attr_definition, m, cname)
                     if df is not None:  # where the never-called child is defined (self.extra = ...)
                         defined[cpath] = df.to_json()
                 for pn, p in module_parameters(m).items():  # a parameter of its own no call used
                     tid = self.tid_of(p) if p is not None else None
                     if p is not None and (tid is None or not self._consumers.get(tid)):
-                        self._guarded_read(m, pn, f"{path}.{pn}" if path else pn, ran, guarded)
+                        self._guarded_read(m, pn, f"{path}.{pn}" if path else pn, ran, guarded, once)
             except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
                 self._internal(e)
         self.data.meta["skipped_children"] = skipped
@@ -199,10 +210,11 @@ class _Sync:
         self.data.meta["module_forward_hooks"] = fwd_hooks
         self.data.meta["hook_params"] = hook_params
 
-    def _guarded_read(self, module, attr, path, ran, out):
+    def _guarded_read(self, module, attr, path, ran, out, once=None):
         """``module``'s first line reading ``self.<attr>``, when a skip can keep it from running (an
         ``if ...: continue`` before it, or the ``if`` around it): both lines, under ``path``."""
-        read = _frames.first_read_of_attr(module, attr, ran)
+        read = (once(_frames.first_read_of_attr, module, attr, ran) if once is not None
+                else _frames.first_read_of_attr(module, attr, ran))
         if read is None:
             return
         hit = _source.skip_before(read.filename, read.lineno)
