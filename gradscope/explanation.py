@@ -173,8 +173,9 @@ class StepSummary:
     n_backward: int = 0
     n_optimizer_steps: int = 0
     params: list = field(default_factory=list)  # ParamStatus
-    harmful_cuts: list = field(default_factory=list)  # Event
+    harmful_cuts: list = field(default_factory=list)  # Event (one per source line)
     benign_cuts: list = field(default_factory=list)  # Event
+    cut_verdicts: dict = field(default_factory=dict)  # event index -> "harmful" | "benign", for every cut
     problems: list = field(default_factory=list)  # Explanation, most important first
     failure: Explanation | None = None
     verdict: str = ""  # one line: "OK: every trainable parameter got a gradient" / "2 problems ..."

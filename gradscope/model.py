@@ -269,8 +269,9 @@ class Event:
     ``"custom_function"`` (inside an autograd.Function.forward), ``"checkpoint"``,
     ``"init"`` (nn.init / module construction), ``"clip"``, ``"data"``, ``"compiled"``, ``"setup"``
     (torch working on parameters on the user's behalf: module.to() / .double() converting them).
-    ``detail`` holds kind-specific JSON-safe facts. ``verdict`` is filled in by the
-    diagnosis for cuts: ``"harmful"`` or ``"benign"``.
+    ``detail`` holds kind-specific JSON-safe facts. ``verdict``: ``"harmful"`` or ``"benign"`` for
+    cuts, as loaded from a saved trace, or set by the Trace from its diagnosis' verdicts (``tr.cuts()``); the
+    diagnosis itself never writes it (its verdicts are data: ``Diagnosis.verdicts()``).
     """
 
     index: int
@@ -298,7 +299,10 @@ class Event:
     def output_ids(self) -> list[int]:
         return [r.tid for r in self.outputs]
 
-    def to_json(self, site_index=None) -> dict:
+    def to_json(self, site_index=None, verdict: str | None | bool = False) -> dict:
+        """``verdict``: the verdict to write (the diagnosis'); by default the event's own ``.verdict``."""
+        if verdict is False:
+            verdict = self.verdict
         if site_index is not None:
             site = site_index(self.site)
         else:
@@ -317,8 +321,8 @@ class Event:
             "cut": self.cut,
             "detail": _json_safe(self.detail),
         }
-        if self.verdict:
-            d["verdict"] = self.verdict
+        if verdict:
+            d["verdict"] = verdict
         return d
 
     @classmethod
@@ -500,7 +504,9 @@ class TraceData:
         return self.events[t.producer]
 
     # --- JSON --------------------------------------------------------------------
-    def to_json(self) -> dict:
+    def to_json(self, verdicts: dict | None = None) -> dict:
+        """The trace as JSON; ``verdicts`` ({event index: verdict}, the diagnosis'): the events' verdicts to write
+        (by default each event's own ``.verdict``, as loaded)."""
         sites: list = []
         ids: dict = {}
         keep: list = []
@@ -515,7 +521,10 @@ class TraceData:
                 keep.append(site)
             return i
 
-        events = [e.to_json(site_index) for e in self.events]
+        if verdicts is None:
+            events = [e.to_json(site_index) for e in self.events]
+        else:
+            events = [e.to_json(site_index, verdict=verdicts.get(e.index)) for e in self.events]
         d = self._to_json_head()
         d["sites"] = sites
         d["events"] = events
@@ -567,9 +576,9 @@ class TraceData:
                 "re-record the trace."
             ) from None
 
-    def save(self, path: str | os.PathLike) -> None:
+    def save(self, path: str | os.PathLike, verdicts: dict | None = None) -> None:
         with open(path, "w", encoding="utf-8") as f:
-            json.dump(self.to_json(), f, separators=(",", ":"))
+            json.dump(self.to_json(verdicts), f, separators=(",", ":"))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "TraceData":

@@ -41,7 +41,7 @@ class VerdictRules:
         now = dict(now or {})
         if now != getattr(self, "now", None):
             self.now = now
-            self._verdicts_done = False
+            self._verdict_map = None
             self._status_cache = {}
 
     # --- who should train -------------------------------------------------------------------------
