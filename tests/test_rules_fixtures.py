@@ -60,7 +60,7 @@ def test_write_through_data_into_a_saved_tensor():
     diag, tid = load("data_write")
     exp = diag.why(tid)
     assert exp.cause == "inplace_saved_tensor" and exp.site.lineno == line_of("data-write")
-    assert any(e.kind == "inplace" and e.verdict == "harmful" for e in diag.cuts())
+    assert any(e.kind == "inplace" and diag.verdicts()[e.index] == "harmful" for e in diag.cuts())
 
 
 def test_conversion_by_torch_is_not_the_cut_of_a_skipped_layer():

@@ -6,7 +6,7 @@ cuts on other paths, tied weights, one finding for several targets) without touc
 from __future__ import annotations
 
 from ..explanation import Explanation, ParamStatus, StepSummary
-from ..model import Event
+from ..model import Cause, Event
 from .common import _FLOW_CAUSES, statement_site
 from .errors import failure_finding
 from .finding import Finding, found
@@ -81,7 +81,7 @@ class Diagnosis(TraceIndex):
             use = "unused"
         else:
             use = "grad"
-        return found("not_trained", inner.site, name, "not_trained", name, status, bool(self.trainable), use, first,
+        return found(Cause.NOT_TRAINED, inner.site, name, "not_trained", name, status, bool(self.trainable), use, first,
                      inner, path=inner.path, evidence=inner.evidence)
 
     def name_other_cuts(self, tid, f: Finding) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..explanation import PathStep
-from ..model import Frame, Site
+from ..model import Cause, Frame, Site
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from . import templates_cuts as say_cut  # noqa: F401
 from .common import _EXPLICIT_ITEM, _REWRAP_CODE, _find_in_function, _first_arg, _opname, _sgd_rebind, _short
@@ -19,7 +19,7 @@ def _as_written(cause, se):
     a re-wrap (fix: torch.stack / torch.cat), unless the line itself calls .item()/float()/.tolist()."""
     if cause == "item_roundtrip" and se.site is not None and _REWRAP_CODE.search(se.site.code or "") \
             and not _EXPLICIT_ITEM.search(se.site.code or ""):
-        return "tensor_rewrap"
+        return Cause.TENSOR_REWRAP
     return cause
 
 def _copied_into_new_param(ix, steps, tid, name):
@@ -40,7 +40,7 @@ def _copied_into_new_param(ix, steps, tid, name):
         o = owners.get(str(tgt))
         site = Site.from_json(o["site"]) if o and o.get("site") else x.site
         new = ix.label(tgt)
-        return found("param_recreated", site, name, "data_cut.copied_into_new_param", name, new, site, x,
+        return found(Cause.PARAM_RECREATED, site, name, "data_cut.copied_into_new_param", name, new, site, x,
                      evidence=[x])
     return None
 
@@ -67,9 +67,9 @@ def _custom_output_cut(ix, path, name):
             site = Site(e.site.filename, hit[0], fn, hit[1], e.site.stack[:-1] + (Frame(e.site.filename, hit[0], fn,
                                                                                            hit[1]),),
                         ix.file_label(e.site.filename))
-            return found("nondifferentiable_op", site, name, "data_cut.custom_marked", name, cls, site,
+            return found(Cause.NONDIFFERENTIABLE_OP, site, name, "data_cut.custom_marked", name, cls, site,
                          evidence=[e, nx])
-        return found("nondifferentiable_op", nx.site, name, "data_cut.custom_forward", name, cls, nx,
+        return found(Cause.NONDIFFERENTIABLE_OP, nx.site, name, "data_cut.custom_forward", name, cls, nx,
                      evidence=[e, nx])
     return None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..model import Cause
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from .common import statement_site
 from .finding import Finding, found
@@ -54,5 +55,5 @@ def unknown_error(dx, q):
     x, msg = dx.d.exception, q.msg
     e = dx.error_event()
     return found(
-        "unknown", (e.site if e else None) or x.site, "the step", "unknown_error", x, msg,
+        Cause.UNKNOWN, (e.site if e else None) or x.site, "the step", "unknown_error", x, msg,
         evidence=[e] if e else [])

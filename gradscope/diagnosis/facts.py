@@ -6,7 +6,7 @@ import math
 from collections import defaultdict, deque
 
 from .. import _source
-from ..model import Event, Frame, Site, TraceData
+from ..model import Cause, Event, Frame, Site, TraceData
 from .common import (
     CUT_CAUSE, _ASSIGN, _NO_SAVE, _SAVES_RESULT, _DUNDER_CALLS, _ESCAPES, _MODULE_NAMES, _NOT_FLOW, _NOT_FORWARD, _PARAMETRIZERS,
     _VALUE_KEEPING, _find_in_function, _first_arg, _opname, _receiver,
@@ -276,7 +276,7 @@ class Facts:
                     break
                 if x.kind == "cut" and x.cut == "rewrap" and x.site and e.site and x.site.lineno == e.site.lineno \
                         and x.site.filename == e.site.filename:
-                    return "tensor_rewrap", x
+                    return Cause.TENSOR_REWRAP, x
                 if _opname(x) in _VALUE_KEEPING:  # (not through computations: `loss.item()` logged later is not it)
                     frontier.update(x.output_ids())
         if cause == "no_grad_block":
@@ -284,15 +284,15 @@ class Facts:
             if g is not None and g.detail.get("lib_fn"):
                 lib = g.detail["lib_fn"].rsplit(".", 1)[-1]
                 if lib in _PARAMETRIZERS:  # it moved the weight into new Parameters: the old one is left behind
-                    return "param_recreated", site_e
-                return "nondifferentiable_op", site_e
+                    return Cause.PARAM_RECREATED, site_e
+                return Cause.NONDIFFERENTIABLE_OP, site_e
         if cause is None:
             if not e.grad_enabled:
-                cause = "no_grad_block"
+                cause = Cause.NO_GRAD_BLOCK
             elif e.inference_mode:
-                cause = "inference_mode"
+                cause = Cause.INFERENCE_MODE
             else:
-                cause = "nondifferentiable_op"
+                cause = Cause.NONDIFFERENTIABLE_OP
         return cause, site_e
 
     def governing_grad_mode(self, e: Event):

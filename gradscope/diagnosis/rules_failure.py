@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ..explanation import PathStep
+from ..model import Cause
 from . import templates_failure as say
 from .cuts import cut_finding, find_data_cut
 from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _sgd_rebind
@@ -77,7 +78,7 @@ def inplace_modified_saved_tensor(dx, q):
             best = (sc, c)
     if best is None:
         return found(
-            "inplace_saved_tensor", bw.site if bw else None, "backward", "inplace_modified_saved_tensor.unseen", msg,
+            Cause.INPLACE_SAVED_TENSOR, bw.site if bw else None, "backward", "inplace_modified_saved_tensor.unseen", msg,
             evidence=[bw] if bw else [])
     e, tgt, base, _, _, saver = best[1]
     se = dx.ev[saver] if isinstance(saver, int) and 0 <= saver < len(dx.ev) else None
@@ -86,7 +87,7 @@ def inplace_modified_saved_tensor(dx, q):
     if view:
         tname = dx.label(base)  # an unnamed view (w[i], w[:, k]) of a named tensor: name the tensor
     return found(
-        "inplace_saved_tensor", e.site, say.saved_tensor_name(tname),
+        Cause.INPLACE_SAVED_TENSOR, e.site, say.saved_tensor_name(tname),
         "inplace_modified_saved_tensor", e, tname, view, se, node,
         any(b.kind == "backward" and b.detail.get("retain_graph") and b.index < e.index for b in dx.ev),
         path=[PathStep(_opname(se), se.op, se.site, note="saved for backward")] if se else [],
@@ -108,7 +109,7 @@ def _cut_finding(dx, bw, root, evs, tids):
         names = sorted({dx.label(t) for f in frozen for t in f.input_ids() if t in tids})
         whole = dx.froze_everything(e)
         return found(
-            "frozen_param", e.site, root, "no_grad_fn.frozen", whole, root, e, names,
+            Cause.FROZEN_PARAM, e.site, root, "no_grad_fn.frozen", whole, root, e, names,
             evidence=frozen[-3:])
     cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and e.context not in _NOT_FORWARD
             and any(r.requires_grad for r in e.inputs)]
@@ -159,7 +160,7 @@ def no_grad_fn(dx, q):
             return res
     if ag:
         e = ag[-1]
-        return found("autograd_grad_not_backward", e.site, root, "no_grad_fn.autograd_grad", root, e, evidence=[e])
+        return found(Cause.AUTOGRAD_GRAD_NOT_BACKWARD, e.site, root, "no_grad_fn.autograd_grad", root, e, evidence=[e])
     res = _cut_finding(dx, bw, root, evs, tids)
     if res is not None:
         return res
@@ -190,24 +191,24 @@ def no_grad_fn(dx, q):
     if params:
         use = dx.first_use(params[0])
         return found(
-            "frozen_param", use.site if use else None, root, "no_grad_fn.frozen_params", root,
+            Cause.FROZEN_PARAM, use.site if use else None, root, "no_grad_fn.frozen_params", root,
             [dx.label(p) for p in params],
             evidence=[use] if use else [])
     site = bw.site if bw else None
     leaves = [t for t in tids if dx.d.tensors.get(t) and dx.d.tensors[t].producer is None]
     rg = [t for t in leaves if dx.d.tensors[t].requires_grad]
     if rg:  # trainable tensors went in, yet nothing recorded cut them off: say so, do not guess
-        return found("unknown", site, root, "no_grad_fn.unseen_cut", root, [dx.label(t) for t in rg], evidence=[bw] if bw else [])
+        return found(Cause.UNKNOWN, site, root, "no_grad_fn.unseen_cut", root, [dx.label(t) for t in rg], evidence=[bw] if bw else [])
     # the one floating-point tensor it was computed from that the step made from nothing (a factory call:
     # `logits = torch.rand(...)`): the line that created it without requires_grad
     sources = [t for t in sorted(tids | set(roots)) if built_outside(t) and dx.d.tensors.get(t) is not None
                and dx.d.tensors[t].dtype.startswith(("float", "complex", "bfloat"))]
     made = dx.d.producer(sources[0]) if len(sources) == 1 else None
     if made is not None and made.site is not None and made.context == "user":
-        return found("requires_grad_false", made.site, root,
+        return found(Cause.REQUIRES_GRAD_FALSE, made.site, root,
                            "no_grad_fn.source", root, dx.label(sources[0]), made, evidence=[made] + ([bw] if bw else []))
     return found(
-        "requires_grad_false", site, root, "no_grad_fn", [dx.label(t) for t in leaves], root,
+        Cause.REQUIRES_GRAD_FALSE, site, root, "no_grad_fn", [dx.label(t) for t in leaves], root,
         evidence=[bw] if bw else [])
 
 
@@ -222,7 +223,7 @@ def numpy_of_grad_tensor(dx, q):
                 break
     what = dx.cut_input_label(e, e.inputs[0].tid) if e and e.inputs else "the tensor"
     return found(
-        "numpy_roundtrip", e.site if e else None, what, "numpy_of_grad_tensor", what, e,
+        Cause.NUMPY_ROUNDTRIP, e.site if e else None, what, "numpy_of_grad_tensor", what, e,
         evidence=[e] if e else [])
 
 
@@ -239,7 +240,7 @@ def inference_tensor_saved(dx, q):
                 break
     site = src.site if src else (e.site if e else None)
     return found(
-        "inference_mode", site, "the step", "inference_tensor_saved", site, e,
+        Cause.INFERENCE_MODE, site, "the step", "inference_tensor_saved", site, e,
         evidence=[x for x in (src, e) if x])
 
 
@@ -272,14 +273,14 @@ def backward_twice(dx, q):
         if p is not None and not stepped:
             # no optimizer step in between: several losses on one shared computation in the same step
             return found(
-                "backward_twice", p.site if p.site else e.site, name, "backward_twice.shared", name, bw, p, prev,
+                Cause.BACKWARD_TWICE, p.site if p.site else e.site, name, "backward_twice.shared", name, bw, p, prev,
                 [dx.root_label(prev), dx.root_label(bw)],
                 evidence=[e, prev, bw])
         return found(
-            "backward_twice", p.site if p is not None and p.site else e.site, name, "backward_twice.carried", name, bw, p, prev, e,
+            Cause.BACKWARD_TWICE, p.site if p is not None and p.site else e.site, name, "backward_twice.carried", name, bw, p, prev, e,
             evidence=[e, prev, bw])
     return found(
-        "backward_twice", bw.site if bw else None, "backward", "backward_twice", bw, prev,
+        Cause.BACKWARD_TWICE, bw.site if bw else None, "backward", "backward_twice", bw, prev,
         evidence=[x for x in (bw, prev) if x])
 
 
@@ -294,7 +295,7 @@ def once_differentiable(dx, q):
     site = dx.frame_site(f)
     fn = node.name.replace("Backward", "")
     cg = [e for e in dx.backward_events() if e.detail.get("create_graph")]
-    return found("custom_function", site, fn, "once_differentiable", fn, cg, site, evidence=cg[-1:])
+    return found(Cause.CUSTOM_FUNCTION, site, fn, "once_differentiable", fn, cg, site, evidence=cg[-1:])
 
 
 @rule("failure", 70)
@@ -310,7 +311,7 @@ def custom_function_gradients(dx, q):
     site = dx.frame_site(f)
     first = msg.splitlines()[0]
     return found(
-        "custom_function", site, node.name.replace("Backward", ""), "custom_function_gradients", first, site, node,
+        Cause.CUSTOM_FUNCTION, site, node.name.replace("Backward", ""), "custom_function_gradients", first, site, node,
         evidence=[bw] if bw else [])
 
 
@@ -333,7 +334,7 @@ def no_derivative(dx, q):
     if e is None:
         return None
     return found(
-        "nondifferentiable_op", e.site, dx.root_label(bw) if bw else "the loss", "no_derivative", op, e,
+        Cause.NONDIFFERENTIABLE_OP, e.site, dx.root_label(bw) if bw else "the loss", "no_derivative", op, e,
         evidence=[e])
 
 
@@ -352,7 +353,7 @@ def grad_input_unused(dx, q):
             return Finding(res.cause, res.site, name, "grad_input_unused.cut", {"name": name, "cut": res},
                            res.path, res.evidence, res.extra_sites)
     return found(
-        "unused_parameter", e.site if e else dx.d.exception.site, "backward", "grad_input_unused",
+        Cause.UNUSED_PARAMETER, e.site if e else dx.d.exception.site, "backward", "grad_input_unused",
         evidence=[e] if e else [])
 
 
@@ -373,5 +374,5 @@ def reduction_unused(dx, q):
     names = [dx.label(t.tid) for t in missing]
     site = sub.site or (e.site if e else None) or dx.d.exception.site
     return found(
-        "unused_parameter", site, names[0], "reduction_unused", names, e, sub,
+        Cause.UNUSED_PARAMETER, site, names[0], "reduction_unused", names, e, sub,
         path=sub.path, evidence=([e] if e else []) + list(sub.evidence)[:1])

@@ -5,7 +5,7 @@ import re
 from collections import defaultdict, deque
 
 from .. import _source
-from ..model import Site
+from ..model import Cause, Site
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from .common import _TO_OPS, _opname, _sgd_rebind
 from .cuts import find_data_cut
@@ -69,7 +69,7 @@ def retain_grad_after_backward(dx, q):
     if rg and bws and rg[0].index > bws[-1].index:
         site = prod.site if prod else rg[0].site
         return found(
-            "non_leaf_no_retain_grad", site, name, "retain_grad_after_backward", name, site, rg,
+            Cause.NON_LEAF_NO_RETAIN_GRAD, site, name, "retain_grad_after_backward", name, site, rg,
             evidence=[x for x in (prod, rg[0]) if x])
     return None
 
@@ -85,7 +85,7 @@ def to_copy_is_not_a_leaf(dx, q):
             and src.requires_grad):
         site = prod.site
         return found(
-            "leaf_replaced_by_to", site, name, "to_copy_is_not_a_leaf", name, site, prod,
+            Cause.LEAF_REPLACED_BY_TO, site, name, "to_copy_is_not_a_leaf", name, site, prod,
             evidence=[prod])
     return None
 
@@ -106,7 +106,7 @@ def non_leaf(dx, q):
         m = re.search(r"((?:nn\.|torch\.nn\.)?Parameter)\((.*)\)\s*([-+*/@])\s*(.+)$", _plain(site))
         computed = m.groups() if m else ()
     return found(
-        "non_leaf_no_retain_grad", site, name, "non_leaf", name, site, computed,
+        Cause.NON_LEAF_NO_RETAIN_GRAD, site, name, "non_leaf", name, site, computed,
         evidence=[prod] if prod else [])
 
 
@@ -123,7 +123,7 @@ def used_before_requires_grad(dx, q):
             and late[0].index > uses[0].index:
         site = prod.site if prod else uses[0].site
         return found(
-            "requires_grad_false", site, name, "used_before_requires_grad", name, site, uses, late,
+            Cause.REQUIRES_GRAD_FALSE, site, name, "used_before_requires_grad", name, site, uses, late,
             evidence=[x for x in (prod, uses[0], late[0]) if x])
     return None
 
@@ -137,7 +137,7 @@ def buffer(dx, q):
     if info.role != "buffer":
         return None
     site = prod.site if prod else None
-    return found("requires_grad_false", site, name, "buffer", name, site, evidence=[prod] if prod else [])
+    return found(Cause.REQUIRES_GRAD_FALSE, site, name, "buffer", name, site, evidence=[prod] if prod else [])
 
 
 @rule('none', 55)
@@ -170,7 +170,7 @@ def frozen_in_trace(dx, q):
     if req:
         e = req[-1]
         whole = dx.froze_everything(e)
-        return found("frozen_param", e.site, name, "frozen_in_trace", name, unreached, whole, e, evidence=[e])
+        return found(Cause.FROZEN_PARAM, e.site, name, "frozen_in_trace", name, unreached, whole, e, evidence=[e])
     return None
 
 
@@ -188,7 +188,7 @@ def created_frozen(dx, q):
     if own and own.get("site"):
         site = Site.from_json(own["site"])
         return found(
-            "frozen_param", site, name, "created_frozen", name, unreached, site,
+            Cause.FROZEN_PARAM, site, name, "created_frozen", name, unreached, site,
             evidence=[use] if use else [])
     return None
 
@@ -204,7 +204,7 @@ def frozen_before_trace(dx, q):
     unreached = _unfreeze(dx, q)[1]
     use = dx.first_use(tid)
     return found(
-        "frozen_param", use.site if use else None, name, "frozen_before_trace", name, unreached,
+        Cause.FROZEN_PARAM, use.site if use else None, name, "frozen_before_trace", name, unreached,
         evidence=[use] if use else [])
 
 
@@ -217,7 +217,7 @@ def manual_update_rebind(dx, q):
     w = _sgd_rebind(prod.site) if prod is not None and not prod.grad_enabled else None
     if w:  # `w = w - lr * w.grad` under no_grad: the name now holds a new tensor, not the leaf that trained
         site = prod.site
-        return found("no_grad_block", site, name, "manual_update_rebind", name, w, site, evidence=[prod])
+        return found(Cause.NO_GRAD_BLOCK, site, name, "manual_update_rebind", name, w, site, evidence=[prod])
     return None
 
 
@@ -229,7 +229,7 @@ def created_without_requires_grad(dx, q):
         return None
     site = prod.site if prod else (dx.first_use(tid).site if dx.first_use(tid) else None)
     return found(
-        "requires_grad_false", site, name, "created_without_requires_grad", name, site,
+        Cause.REQUIRES_GRAD_FALSE, site, name, "created_without_requires_grad", name, site,
         evidence=[prod] if prod else [])
 
 
@@ -254,7 +254,7 @@ def no_backward(dx, q):
     name = q.name
     bws, real = _backwards(dx)
     if not bws:
-        return found("no_backward", None, name, "no_backward", name)
+        return found(Cause.NO_BACKWARD, None, name, "no_backward", name)
     return None
 
 
@@ -270,7 +270,7 @@ def autograd_grad_only(dx, q):
                                                                        _code(e.site)))
         api = "torch.func.grad" if func_api else "torch.autograd.grad"
         return found(
-            "autograd_grad_not_backward", e.site, name, "autograd_grad_only", name, api, e, func_api,
+            Cause.AUTOGRAD_GRAD_NOT_BACKWARD, e.site, name, "autograd_grad_only", name, api, e, func_api,
             evidence=[e])
     return None
 
@@ -294,7 +294,7 @@ def cleared_then_autograd_grad(dx, q):
     if ag:
         e = ag[-1]
         return found(
-            "autograd_grad_not_backward", e.site, name, "cleared_then_autograd_grad", name, e, clears,
+            Cause.AUTOGRAD_GRAD_NOT_BACKWARD, e.site, name, "cleared_then_autograd_grad", name, e, clears,
             evidence=[e, clears[-1]])
     return None
 
@@ -342,7 +342,7 @@ def backward_node_sent_none(dx, query):
                     mods = [e for e in dx.ev if e.kind == "module" and e.op and name.startswith(e.op + ".")]
                     site = mods[0].site if mods else None
                     return found(
-                        "unknown", site, name, "backward_node_sent_none.compiled", name, site,
+                        Cause.UNKNOWN, site, name, "backward_node_sent_none.compiled", name, site,
                         evidence=mods[:1])
                 if out is None and n.custom_backward is None and n.nid not in seen:
                     seen.add(n.nid)  # it passed on nothing because it got nothing: look further up
@@ -354,7 +354,7 @@ def backward_node_sent_none(dx, query):
                         site = dx.frame_site(f)
                         fe = dx.ev[n.event] if n.event is not None else None
                         return found(
-                            "custom_function", site, name, "backward_node_sent_none.custom", name, j, which, site, n,
+                            Cause.CUSTOM_FUNCTION, site, name, "backward_node_sent_none.custom", name, j, which, site, n,
                             evidence=[fe] if fe else [])
     return None
 
@@ -377,7 +377,7 @@ def reached_only_by_autograd_grad(dx, q):
     if not hit:
         return None
     e = hit[-1]
-    return found("autograd_grad_not_backward", e.site, q.name,
+    return found(Cause.AUTOGRAD_GRAD_NOT_BACKWARD, e.site, q.name,
                        "reached_only_by_autograd_grad", q.name, dx.root_label(e), e, real[-1], evidence=[e])
 
 
@@ -411,7 +411,7 @@ def _unfreeze_missed(ix, tid, name):
         site = Site(on.site.filename, guard[0], on.site.function, guard[1], on.site.stack, on.site.label)
     else:  # no guard in sight: the freeze is the cause; say that the unfreeze ran and did not reach it
         return None, (on, len(reached))
-    return found("frozen_param", site, name, "unfreeze_kept_away", name, on, site, guard[1], len(reached),
+    return found(Cause.FROZEN_PARAM, site, name, "unfreeze_kept_away", name, on, site, guard[1], len(reached),
                        evidence=[on]), None
 
 def _hook_cleared(ix, tid, name):
@@ -431,6 +431,6 @@ def _hook_cleared(ix, tid, name):
         steps = [e for e in ix.ev if e.kind == "optimizer_step" and e.index > b.event
                  and tid in (e.detail.get("params") or ())]
         return found(
-            "hook_modified", site, name, "post_accumulate_hook_cleared", name, steps, site, arrived, h,
+            Cause.HOOK_MODIFIED, site, name, "post_accumulate_hook_cleared", name, steps, site, arrived, h,
             evidence=[h])
     return None

@@ -2,6 +2,7 @@
 (status `nonfinite`)."""
 from __future__ import annotations
 
+from ..model import Cause
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from .common import _opname, _receiver
 from .finding import found
@@ -62,7 +63,7 @@ def unfrozen_after_optimizer_built(dx, q):
     if unfrozen and any(e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is False
                         and e.index < unfrozen[-1].index for e in dx.ev):
         u = unfrozen[-1]
-        return found("ok", site, name, "unfrozen_after_optimizer_built", name, n, via, u)
+        return found(Cause.OK, site, name, "unfrozen_after_optimizer_built", name, n, via, u)
     return None
 
 
@@ -73,7 +74,7 @@ def not_in_any_optimizer(dx, q):
     if not _unheld(dx, q):
         return None
     site, n, via = _ok_facts(dx, q)
-    return found("ok", site, name, "not_in_any_optimizer", name, n, via)
+    return found(Cause.OK, site, name, "not_in_any_optimizer", name, n, via)
 
 
 @rule('received', 40)
@@ -81,7 +82,7 @@ def gradient_flows(dx, q):
     """The gradient arrived and is non-zero."""
     name = q.name
     site, n, via = _ok_facts(dx, q)
-    return found("ok", site, name, "gradient_flows", name, n, via)
+    return found(Cause.OK, site, name, "gradient_flows", name, n, via)
 
 
 @rule('nonfinite', 20)
@@ -95,7 +96,7 @@ def first_nonfinite_node(dx, q):
             site = e.site if e else None
             op = _opname(e) if e else (node.name if node else "?")
             return found(
-                "nonfinite_gradient", site, name, "first_nonfinite_node", name, op, node, site,
+                Cause.NONFINITE_GRADIENT, site, name, "first_nonfinite_node", name, op, node, site,
                 evidence=[e] if e else [])
     return None
 
@@ -104,7 +105,7 @@ def first_nonfinite_node(dx, q):
 def nonfinite_unknown(dx, q):
     """The trace did not see which node produced the inf/nan."""
     name = q.name
-    return found("nonfinite_gradient", None, name, "nonfinite_unknown", name)
+    return found(Cause.NONFINITE_GRADIENT, None, name, "nonfinite_unknown", name)
 
 
 def _ok_cleared(ix, tid, name, used, status):
@@ -123,7 +124,7 @@ def _ok_cleared(ix, tid, name, used, status):
     how = "set it back to None" if clear.kind == "grad_set" else "zeroed it"
     now = "None" if status == "none" else "all zeros"
     return found(
-        "ok", fill.site, name, "cleared_after_use", name, now, root, n, by, how, clear, fill,
+        Cause.OK, fill.site, name, "cleared_after_use", name, now, root, n, by, how, clear, fill,
         evidence=[fill, clear])
 
 
@@ -141,6 +142,6 @@ def _corrupted(ix, tid, name, status):
         got = {"zero": "all zeros", "nonfinite": "inf/nan", "received": "computed from overwritten values"}.get(
             status, "wrong")
         return found(
-            "inplace_saved_tensor", w.site, name, "corrupting_write", name, got, orig, how, w, saver,
+            Cause.INPLACE_SAVED_TENSOR, w.site, name, "corrupting_write", name, got, orig, how, w, saver,
             evidence=[w, cut, saver])
     return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import Frame, Site
+from ..model import Cause, Frame, Site
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from .common import _is_copy, _receiver
 from .finding import found
@@ -79,7 +79,7 @@ def hooked_module_not_called(dx, q):
                 for r in e.inputs)]
             site = ran[0].site if ran else None
             return found(
-                "unused_parameter", site, name, "hooked_module_not_called", name, owner, site,
+                Cause.UNUSED_PARAMETER, site, name, "hooked_module_not_called", name, owner, site,
                 evidence=ran[:1])
     return None
 
@@ -118,11 +118,11 @@ def other_instance_in_forward(dx, q):
                                 site = dx.frame_site(a, site.stack[:i])
                                 break
                     return found(
-                        "param_recreated", site, name, "other_instance_in_forward.newer", name, mine, site,
+                        Cause.PARAM_RECREATED, site, name, "other_instance_in_forward.newer", name, mine, site,
                         evidence=[])
                 site = Site.from_json(o["site"]) if o.get("site") else None
                 return found(
-                    "param_recreated", site, name, "other_instance_in_forward", name, mine, site,
+                    Cause.PARAM_RECREATED, site, name, "other_instance_in_forward", name, mine, site,
                     evidence=[])
     return None
 
@@ -141,7 +141,7 @@ def returned_input(dx, q):
             if fr:
                 f = Frame.from_json(fr)
                 site = dx.frame_site(f, e.site.stack if e.site else ())
-            return found("unused_parameter", site, name, "returned_input", name, e, site, evidence=[e])
+            return found(Cause.UNUSED_PARAMETER, site, name, "returned_input", name, e, site, evidence=[e])
     return None
 
 
@@ -184,10 +184,10 @@ def never_used(dx, q):
     guarded = dx.guarded_read(name)
     if guarded is not None:  # the line that reads it sits behind a skip (`if ...: continue`, an `if` around it)
         read, guard = guarded
-        return found("unused_parameter", guard, name, "never_used.guarded", name, read, guard,
+        return found(Cause.UNUSED_PARAMETER, guard, name, "never_used.guarded", name, read, guard,
                            evidence=[])
     dsite = dx.defined_site(name)
-    return found("unused_parameter", dsite, name, "never_used", name, dsite, called, mod, evidence=[])
+    return found(Cause.UNUSED_PARAMETER, dsite, name, "never_used", name, dsite, called, mod, evidence=[])
 
 
 @rule('none', 360)
@@ -201,7 +201,7 @@ def forward_hook_replaced_output(dx, q):
             f = Frame.from_json(fh[0])
             site = dx.frame_site(f, dead.site.stack if dead.site else ())
             return found(
-                "hook_modified", site, name, "forward_hook_replaced_output", name, dead, site,
+                Cause.HOOK_MODIFIED, site, name, "forward_hook_replaced_output", name, dead, site,
                 evidence=[dead])
     return None
 
@@ -214,7 +214,7 @@ def result_discarded(dx, q):
     site = dead.site if dead else None
     what = f"{dead.op}'s output" if dead is not None and dead.kind == "module" else "its result"
     return found(
-        "unused_parameter", site, name, "result_discarded", name, what, site, dead,
+        Cause.UNUSED_PARAMETER, site, name, "result_discarded", name, what, site, dead,
         evidence=[dead] if dead else [])
 
 
@@ -231,7 +231,7 @@ def replaced_finding(ix, tid, name):
                 m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=[^=]", e.site.code or "") if e.site else None
                 lhs = m.group(1) if m else attr
             return found(
-                "param_recreated", e.site, name, "param_replaced", name, attr, e, rewrapped, lhs,
+                Cause.PARAM_RECREATED, e.site, name, "param_replaced", name, attr, e, rewrapped, lhs,
                 evidence=[e])
     return None
 
@@ -273,7 +273,7 @@ def _stale_optimizer(ix, tid, name, used):
         or "optimizer"
     shown = ", ".join(f"`{m}`" for m in mods[:3]) + (", …" if len(mods) > 3 else "")
     return found(
-        "param_recreated", site, name, "stale_optimizer", name, made, shown, info, opt, mods,
+        Cause.PARAM_RECREATED, site, name, "stale_optimizer", name, made, shown, info, opt, mods,
         evidence=[step] if step else [])
 
 def _skipped_child(ix, name, cpath, info):
@@ -282,5 +282,5 @@ def _skipped_child(ix, name, cpath, info):
     parent = [e for e in ix.ev if e.kind == "module" and (e.op == info["parent"] or not info["parent"])]
     outer = parent[-1].site.stack if parent and parent[-1].site else ()
     site = ix.frame_site(f, outer)
-    return found("unused_parameter", site, name, "skipped_child", name, cpath, info, f, site,
+    return found(Cause.UNUSED_PARAMETER, site, name, "skipped_child", name, cpath, info, f, site,
                        evidence=parent[-1:])

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ..model import Frame
+from ..model import Cause, Frame
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from .common import _ZERO_OPS, _opname
 from .finding import found
@@ -55,7 +55,7 @@ def zeroed_in_backward(dx, q):
 def zero_unknown(dx, q):
     """The trace did not record which operation zeroed it."""
     name = q.name
-    return found("zero_gradient", None, name, "zero_unknown", name)
+    return found(Cause.ZERO_GRADIENT, None, name, "zero_unknown", name)
 
 
 @rule('zero_node', 10)
@@ -79,7 +79,7 @@ def custom_function_zero(dx, q):
         f = node.custom_backward
         site = dx.frame_site(f)
         fn = node.name.replace("Backward", "")
-        return found("custom_function", site, name, "custom_function_zero", name, fn, site, evidence=[])
+        return found(Cause.CUSTOM_FUNCTION, site, name, "custom_function_zero", name, fn, site, evidence=[])
     return None
 
 
@@ -95,7 +95,7 @@ def module_backward_hook_zero(dx, q):
             path, f = frames[0]
             site = dx.frame_site(f)
             return found(
-                "hook_modified", site, name, "module_backward_hook_zero", name, path, site,
+                Cause.HOOK_MODIFIED, site, name, "module_backward_hook_zero", name, path, site,
                 evidence=[])
     return None
 
@@ -113,7 +113,7 @@ def tensor_hook_zero(dx, q):
         site = dx.hook_site(h)
         tn = dx.label(h.input_ids()[0])
         return found(
-            "hook_modified", site, name, "tensor_hook_zero", name, tn, site, h, dx.late_binding(h),
+            Cause.HOOK_MODIFIED, site, name, "tensor_hook_zero", name, tn, site, h, dx.late_binding(h),
             evidence=[h, e])
     return None
 
@@ -128,7 +128,7 @@ def zeroing_op(dx, q):
         return None
     op = _opname(e)
     is_nd = e.cut == "zero_grad_op" or op in _ZERO_OPS
-    cause = "nondifferentiable_op" if is_nd else "zero_gradient"
+    cause = Cause.NONDIFFERENTIABLE_OP if is_nd else Cause.ZERO_GRADIENT
     single, hinge = _zero_op_facts(dx, e, b, op, is_nd)
     site = e.site
     return found(cause, site, name, "zeroing_op", name, op, site, node, e, is_nd, single, hinge, evidence=[e])
@@ -152,7 +152,7 @@ def _zeroed_after_backward(ix, tid, name):
             t = ix.timing_problem(tid)  # only a read that found the zeros is the bug (evidence)
             return timing_finding(ix, tid, name, *t) if t is not None else None
         return found(
-            "zero_gradient", e.site, name, "zeroed_after_backward", name, op, e,
+            Cause.ZERO_GRADIENT, e.site, name, "zeroed_after_backward", name, op, e,
             evidence=[e])
     return None
 
@@ -174,7 +174,7 @@ def _zero_retained(ix, tid, name, hooks):
         if e is not None:
             op = _opname(e)
             return found(
-                "zero_gradient", e.site, name, "retained_zeroed", name, op, zn, e,
+                Cause.ZERO_GRADIENT, e.site, name, "retained_zeroed", name, op, zn, e,
                 evidence=[e])
     return None
 
@@ -186,13 +186,13 @@ def timing_finding(ix, tid, name, e, read):
               if s.kind == "optimizer_step" and tid in (s.detail.get("params") or ())}
     # two optimizers hold it: one's zero_grad clears the other's
     shared = len(owners) if via == "zero_grad()" and len(owners) > 1 and not zeroed else 0
-    return found("set_to_none_timing", e.site, name, "cleared_before_read", name, e, read, via, zeroed, shared,
+    return found(Cause.SET_TO_NONE_TIMING, e.site, name, "cleared_before_read", name, e, read, via, zeroed, shared,
                        evidence=[e, read])
 
 def _hook_replaced(ix, h, name, arrived):
     """A non-zero gradient arrived (norm ``arrived``; -1: sent, not measured) and the hook ``h`` zeroed it."""
     site = ix.hook_site(h)
-    return found("hook_modified", site, name, "hook_replaced_gradient", name, h, site, arrived, ix.late_binding(h),
+    return found(Cause.HOOK_MODIFIED, site, name, "hook_replaced_gradient", name, h, site, arrived, ix.late_binding(h),
                        evidence=[h])
 
 def _zero_op_facts(ix, e, b, op, is_nd):

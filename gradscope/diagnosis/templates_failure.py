@@ -3,7 +3,6 @@ explanation, filled from the user's own code and names; the decisions stay in th
 from __future__ import annotations
 
 from .common import _opname
-from .templates import _Worded
 from .wording import _at, _code, _out_of_place, _plain, composed, grad_off_text, one_backward_fix, word, words
 
 
@@ -232,14 +231,14 @@ def grad_input_unused_text():
 def reduction_unused_text(names, e, sub):
     """reduction_unused (unused_parameter): the parameters ``names`` got no gradient; ``sub``: why the first did not
     (its finding)."""
-    sub = _Worded(*composed(sub))
+    sub_summary, _, sub_fix = composed(sub)
     shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-    reason = sub.summary.split(": ", 1)[1] if ": " in sub.summary else sub.summary
+    reason = sub_summary.split(": ", 1)[1] if ": " in sub_summary else sub_summary
     summary = (f"DistributedDataParallel stopped{_at(e.site if e else None)}: {len(names)} parameter(s) did not receive "
                f"a gradient in the previous iteration: {shown}; {reason}")
     detail = ("DDP waits for a gradient for every parameter it holds; a parameter the forward did not use "
               "never gets one, so the reduction of the previous iteration never finished.")
-    fix = (sub.fix.rstrip(".") + "; if skipping it is intended, pass find_unused_parameters=True to "
+    fix = (sub_fix.rstrip(".") + "; if skipping it is intended, pass find_unused_parameters=True to "
            "DistributedDataParallel (or set requires_grad=False on it).")
     return summary, detail, fix
 
