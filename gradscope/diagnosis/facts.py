@@ -331,7 +331,8 @@ class Facts:
         return s
 
     def froze_everything(self, e: Event):
-        """(sentence, fix) when the line that froze this parameter froze every parameter in the trace (a freeze loop
+        """(how many it froze, the freeze loop's receiver or None, whether the line is in a loop over
+        named_modules()) when the line that froze this parameter froze every parameter in the trace (a freeze loop
         over named_modules() meets the whole model first, as ""), else None."""
         if e.site is None:
             return None
@@ -341,14 +342,9 @@ class Facts:
         if len(frozen) < 2 or not params or not params <= frozen:
             return None
         loop = _find_in_function(e.site.filename, e.site.lineno, "named_modules(") if e.site.function else None
-        why = f"That line froze every parameter in the step ({len(frozen)})" + (
-            ": a loop over named_modules() meets the whole model first (its name is \"\"), and requires_grad_ "
-            "on it freezes everything." if loop else ".")
         if not loop:
-            return why, None
-        owner = _receiver(loop[1], ".named_modules(") or "the model"
-        return why, (f"freeze by parameter name instead (`for n, p in {owner}.named_parameters(): "
-                     f"p.requires_grad_(<condition on n>)`), or skip the root module (name == \"\").")
+            return len(frozen), None, False
+        return len(frozen), _receiver(loop[1], ".named_modules("), True
 
     def first_use(self, tid):
         for i in self.consumers.get(tid, ()):

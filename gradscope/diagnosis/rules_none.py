@@ -349,12 +349,11 @@ def backward_node_sent_none(dx, query):
                     q.append(n.nid)
                 if out is None and n.custom_backward is not None:
                         direct = b.nodes.get(n.next[j]) is not None and b.nodes[n.next[j]].leaf == tid
-                        which = f"({name})" if direct else f"(the path to {name})"
                         f = n.custom_backward
                         site = dx.frame_site(f)
                         fe = dx.ev[n.event] if n.event is not None else None
                         return found(
-                            Cause.CUSTOM_FUNCTION, site, name, "backward_node_sent_none.custom", name, j, which, site, n,
+                            Cause.CUSTOM_FUNCTION, site, name, "backward_node_sent_none.custom", name, j, direct, site, n,
                             evidence=[fe] if fe else [])
     return None
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from ..model import Cause
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
-from .common import _opname, _receiver
+from .common import _opname
 from .finding import found
 from .registry import rule
-from .wording import _at, _code_of
 
 
 def _ok_facts(dx, q):
-    """(site of the loss, the norm as text, `from backward on ...`) for a gradient that arrived."""
+    """(site of the loss, the gradient's norm, the label of the loss backward ran from) for a gradient that
+    arrived."""
     tid, norm = q.tid, q.norm
     bw = [b for b in dx.d.backwards if tid in b.leaf_grads and b.leaf_grads[tid].status == "received"]
     site = None
@@ -22,9 +22,7 @@ def _ok_facts(dx, q):
             root = dx.root_label(dx.ev[b.event])
             p = dx.d.producer(b.roots[0])
             site = p.site if p else dx.ev[b.event].site
-    n = f" (norm {norm:.3g})" if isinstance(norm, (int, float)) and norm is not None else ""
-    via = f" from backward on `{root}`" if root else ""
-    return site, n, via
+    return site, norm, root
 
 
 def _unheld(dx, q):
@@ -56,14 +54,14 @@ def unfrozen_after_optimizer_built(dx, q):
     tid, name = q.tid, q.name
     if not _unheld(dx, q):
         return None
-    site, n, via = _ok_facts(dx, q)
+    site, norm, root = _ok_facts(dx, q)
     # it learns nothing: no optimizer holds it (a module in a plain list/dict is not registered)
     unfrozen = [e for e in dx.ev if e.kind == "requires_grad" and tid in e.input_ids()
                 and e.detail.get("value") is True]
     if unfrozen and any(e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is False
                         and e.index < unfrozen[-1].index for e in dx.ev):
         u = unfrozen[-1]
-        return found(Cause.OK, site, name, "unfrozen_after_optimizer_built", name, n, via, u)
+        return found(Cause.OK, site, name, "unfrozen_after_optimizer_built", name, norm, root, u)
     return None
 
 
@@ -73,16 +71,16 @@ def not_in_any_optimizer(dx, q):
     name = q.name
     if not _unheld(dx, q):
         return None
-    site, n, via = _ok_facts(dx, q)
-    return found(Cause.OK, site, name, "not_in_any_optimizer", name, n, via)
+    site, norm, root = _ok_facts(dx, q)
+    return found(Cause.OK, site, name, "not_in_any_optimizer", name, norm, root)
 
 
 @rule('received', 40)
 def gradient_flows(dx, q):
     """The gradient arrived and is non-zero."""
     name = q.name
-    site, n, via = _ok_facts(dx, q)
-    return found(Cause.OK, site, name, "gradient_flows", name, n, via)
+    site, norm, root = _ok_facts(dx, q)
+    return found(Cause.OK, site, name, "gradient_flows", name, norm, root)
 
 
 @rule('nonfinite', 20)
@@ -112,20 +110,10 @@ def _ok_cleared(ix, tid, name, used, status):
     fill, clear, readers = used
     b = next((x for x in ix.d.backwards if x.event == fill.index), None)
     gi = b.leaf_grads.get(tid) if b is not None else None
-    n = f" (norm {gi.norm:.3g})" if gi is not None and isinstance(gi.norm, (int, float)) else ""
+    norm = gi.norm if gi is not None else None
     root = ix.root_label(fill)
-    seen = []
-    for r in readers:
-        what = (f"{_receiver(_code_of(r), '.step(') or r.op.split('.')[0]}.step(){_at(r.site)}"
-                if r.kind == "optimizer_step" else f"clipping{_at(r.site)}")
-        if what not in seen:
-            seen.append(what)
-    by = f", {' and '.join(seen[:2])} read it" if seen else ""
-    how = "set it back to None" if clear.kind == "grad_set" else "zeroed it"
-    now = "None" if status == "none" else "all zeros"
-    return found(
-        Cause.OK, fill.site, name, "cleared_after_use", name, now, root, n, by, how, clear, fill,
-        evidence=[fill, clear])
+    return found(Cause.OK, fill.site, name, "cleared_after_use", name, status, root, norm, readers, clear, fill,
+                 evidence=[fill, clear])
 
 
 def _corrupted(ix, tid, name, status):
@@ -138,10 +126,7 @@ def _corrupted(ix, tid, name, status):
         if saver.index not in cone and saver.index != ix.d.tensors[tid].producer:
             continue
         orig = ix.label(cut.inputs[0].tid)
-        how = ".data"
-        got = {"zero": "all zeros", "nonfinite": "inf/nan", "received": "computed from overwritten values"}.get(
-            status, "wrong")
         return found(
-            Cause.INPLACE_SAVED_TENSOR, w.site, name, "corrupting_write", name, got, orig, how, w, saver,
+            Cause.INPLACE_SAVED_TENSOR, w.site, name, "corrupting_write", name, status, orig, w, saver,
             evidence=[w, cut, saver])
     return None

@@ -212,9 +212,8 @@ def result_discarded(dx, q):
     name = q.name
     dead = _dead(dx, q)
     site = dead.site if dead else None
-    what = f"{dead.op}'s output" if dead is not None and dead.kind == "module" else "its result"
     return found(
-        Cause.UNUSED_PARAMETER, site, name, "result_discarded", name, what, site, dead,
+        Cause.UNUSED_PARAMETER, site, name, "result_discarded", name, site, dead,
         evidence=[dead] if dead else [])
 
 
@@ -271,9 +270,8 @@ def _stale_optimizer(ix, tid, name, used):
     mods = sorted({t.name.rsplit(".", 1)[0] for t in newer if "." in t.name}) or [t.name for t in newer]
     opt = (_receiver(step.site.code, ".step(") if step is not None and step.site is not None else None) \
         or "optimizer"
-    shown = ", ".join(f"`{m}`" for m in mods[:3]) + (", …" if len(mods) > 3 else "")
     return found(
-        Cause.PARAM_RECREATED, site, name, "stale_optimizer", name, made, shown, info, opt, mods,
+        Cause.PARAM_RECREATED, site, name, "stale_optimizer", name, made, info, opt, mods,
         evidence=[step] if step else [])
 
 def _skipped_child(ix, name, cpath, info):

@@ -4,7 +4,18 @@ No template names a model, a library or a value from a particular scenario (test
 from __future__ import annotations
 
 from .common import _opname, _receiver
-from .wording import _at, _clear_call, _code, _code_of, _plain, composed, hook_fix, py_expr, word, words
+from .wording import (
+    _at, _clear_call, _code, _code_of, _plain, composed, froze_everything_text, hook_fix, py_expr, word, words,
+)
+
+
+def _ok_norm(norm) -> str:
+    """`` (norm 0.123)`` for a gradient that arrived ("" when its norm is not known)."""
+    return f" (norm {norm:.3g})" if isinstance(norm, (int, float)) and norm is not None else ""
+
+
+def _ok_via(root) -> str:
+    return f" from backward on `{root}`" if root else ""
 
 
 class _Worded:
@@ -69,7 +80,8 @@ def custom_function_zero_text(name, fn, site):
 
 
 @words("backward_node_sent_none.custom")
-def backward_node_sent_none_custom_text(name, j, which, site, n):
+def backward_node_sent_none_custom_text(name, j, direct, site, n):
+    which = f"({name})" if direct else f"(the path to {name})"
     """backward_node_sent_none (custom_function): summary, detail, fix."""
     summary = (f"{name}.grad is None: the custom autograd.Function {n.name.replace('Backward', '')} "
                f"returns None as the gradient for input {j} {which} at {site.short}{_code(site)}.")
@@ -83,6 +95,7 @@ def backward_node_sent_none_custom_text(name, j, which, site, n):
 # --- frozen_param -------------------------------------------------------------------------------
 @words("frozen_in_trace")
 def frozen_in_trace_text(name, unreached, whole, e):
+    whole = froze_everything_text(whole)
     note = unfreeze_unreached_note(name, *unreached) if unreached else ""
     """frozen_in_trace (frozen_param): summary, detail, fix."""
     summary = (f"{name}.grad is None: {name} was frozen{_at(e.site)}{_code(e.site)} (requires_grad=False), so "
@@ -295,8 +308,9 @@ def nonfinite_unknown_text(name):
 
 # --- ok -----------------------------------------------------------------------------------------
 @words("unfrozen_after_optimizer_built")
-def unfrozen_after_optimizer_built_text(name, n, via, u):
+def unfrozen_after_optimizer_built_text(name, norm, root, u):
     """unfrozen_after_optimizer_built (ok): summary, detail, fix."""
+    n, via = _ok_norm(norm), _ok_via(root)
     summary = (f"{name}.grad is set and non-zero{n}: gradient flows{via}; but no optimizer in the trace holds "
                f"{name}: it was frozen when the optimizer's parameters were chosen and unfrozen only later"
                f"{_at(u.site)}{_code(u.site)}, so optimizer.step() never updates it.")
@@ -308,8 +322,9 @@ def unfrozen_after_optimizer_built_text(name, n, via, u):
 
 
 @words("not_in_any_optimizer")
-def not_in_any_optimizer_text(name, n, via):
+def not_in_any_optimizer_text(name, norm, root):
     """not_in_any_optimizer (ok): summary, detail, fix."""
+    n, via = _ok_norm(norm), _ok_via(root)
     summary = (f"{name}.grad is set and non-zero{n}: gradient flows{via}; but no optimizer in the trace holds "
                f"{name}, so optimizer.step() never updates it.")
     detail = ("model.parameters() only lists registered parameters: modules kept in a plain Python list or "
@@ -320,8 +335,9 @@ def not_in_any_optimizer_text(name, n, via):
 
 
 @words("gradient_flows")
-def gradient_flows_text(name, n, via):
+def gradient_flows_text(name, norm, root):
     """gradient_flows (ok): summary, detail, fix."""
+    n, via = _ok_norm(norm), _ok_via(root)
     summary = (f"{name}.grad is set and non-zero{n}: gradient flows{via}.")
     detail = ""
     fix = ("nothing to fix.")
@@ -455,7 +471,8 @@ def never_used_guarded_text(name, read, guard):
 
 
 @words("result_discarded")
-def result_discarded_text(name, what, site, dead):
+def result_discarded_text(name, site, dead):
+    what = f"{dead.op}'s output" if dead is not None and dead.kind == "module" else "its result"
     """result_discarded (unused_parameter): summary, detail, fix."""
     summary = (f"{name}.grad is None: {name} was used{_at(site)}{_code(site)}, but {what} was never used afterwards, "
                f"so it does not reach the loss.")
@@ -543,7 +560,10 @@ def post_accumulate_hook_cleared_text(name, steps, site, arrived, h):
 
 # --- inplace_saved_tensor -----------------------------------------------------------------------
 @words("corrupting_write")
-def corrupting_write_text(name, got, orig, how, w, saver):
+def corrupting_write_text(name, status, orig, w, saver):
+    how = ".data"
+    got = {"zero": "all zeros", "nonfinite": "inf/nan", "received": "computed from overwritten values"}.get(
+        status, "wrong")
     """_corrupted (inplace_saved_tensor): summary, detail, fix."""
     summary = (f"{name}.grad is {got}: {_opname(w)}(){_at(w.site)}{_code(w.site)} wrote into `{orig}` through {how} "
                f"after {_opname(saver)}(){_at(saver.site)} saved it for backward, so backward used the overwritten "
@@ -607,8 +627,19 @@ def not_trained_text(name, status, trainable, use, first, inner):
 
 # --- ok -----------------------------------------------------------------------------------------
 @words("cleared_after_use")
-def cleared_after_use_text(name, now, root, n, by, how, clear, fill):
-    """_ok_cleared (ok): summary, detail, fix."""
+def cleared_after_use_text(name, status, root, norm, readers, clear, fill):
+    """cleared_after_use (ok): backward from ``root`` filled it (``fill``), ``readers`` read it, then ``clear``
+    cleared it. Summary, detail, fix."""
+    n = _ok_norm(norm)
+    seen = []
+    for r in readers:
+        what = (f"{_receiver(_code_of(r), '.step(') or r.op.split('.')[0]}.step(){_at(r.site)}"
+                if r.kind == "optimizer_step" else f"clipping{_at(r.site)}")
+        if what not in seen:
+            seen.append(what)
+    by = f", {' and '.join(seen[:2])} read it" if seen else ""
+    how = "set it back to None" if clear.kind == "grad_set" else "zeroed it"
+    now = "None" if status == "none" else "all zeros"
     summary = (f"{name}.grad is {now} now, as it should be: backward from `{root}`{_at(fill.site)} filled it{n}{by}, "
                f"then {_clear_call(clear)}{_at(clear.site)} {how} for the next step. Gradient flows.")
     detail = ("Clearing gradients after their consumers (optimizer.step(), clipping, logging) have read them is "
@@ -642,7 +673,8 @@ def param_replaced_text(name, attr, e, rewrapped, lhs):
 
 
 @words("stale_optimizer")
-def stale_optimizer_text(name, made, shown, info, opt, mods):
+def stale_optimizer_text(name, made, info, opt, mods):
+    shown = ", ".join(f"`{m}`" for m in mods[:3]) + (", …" if len(mods) > 3 else "")
     """_stale_optimizer (param_recreated): summary, detail, fix."""
     summary = (f"{name}.grad is None: the optimizer holds this parameter ({'x'.join(map(str, info.shape)) or 'scalar'}), "
                f"which no module of the model uses any more, while the forward trains {shown}, which no optimizer holds"

@@ -3,7 +3,9 @@ explanation, filled from the user's own code and names; the decisions stay in th
 from __future__ import annotations
 
 from .common import _opname
-from .wording import _at, _code, _out_of_place, _plain, composed, grad_off_text, one_backward_fix, word, words
+from .wording import (
+    _at, _code, _out_of_place, _plain, composed, froze_everything_text, grad_off_text, one_backward_fix, word, words,
+)
 
 
 @words("no_grad_fn.autograd_grad")
@@ -80,6 +82,7 @@ def custom_function_gradients_text(first, site, node):
 
 @words("no_grad_fn.frozen")
 def no_grad_fn_frozen_text(whole, root, e, names):
+    whole = froze_everything_text(whole)
     """no_grad_fn (frozen_param): summary, detail, fix."""
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     summary = (f"backward on `{root}` failed: nothing in it requires grad because {shown} "

@@ -210,3 +210,19 @@ def one_backward_fix(names) -> str:
     named = len(names) > 1 and not any(re.fullmatch(r"t\d+|the loss|.*\(\.\.\.\)", n) for n in names)
     how = f" (`({' + '.join(names)}).backward()`)" if named else " on their sum"
     return f"add the losses and call backward once{how}, or pass retain_graph=True to every backward but the last."
+
+
+def froze_everything_text(whole):
+    """(sentence, fix or None) for a line that froze every parameter in the step (``whole``: what
+    Facts.froze_everything found), or None."""
+    if not whole:
+        return None
+    n, owner, loop = whole
+    why = f"That line froze every parameter in the step ({n})" + (
+        ": a loop over named_modules() meets the whole model first (its name is \"\"), and requires_grad_ "
+        "on it freezes everything." if loop else ".")
+    if not loop:
+        return why, None
+    owner = owner or "the model"
+    return why, (f"freeze by parameter name instead (`for n, p in {owner}.named_parameters(): "
+                 f"p.requires_grad_(<condition on n>)`), or skip the root module (name == \"\").")
