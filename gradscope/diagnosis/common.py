@@ -152,6 +152,12 @@ def _sgd_rebind(site) -> str | None:
     return m.group(1) if m and ".grad" in code else None
 
 
+def cleared_by_zero_grad(e: Event) -> bool:
+    """The clear ``e`` of .grad is a zero_grad() call (else a `.grad = None` the user wrote)."""
+    code = e.site.code if e.site else ""
+    return e.context == "optimizer" or "zero_grad" in (code or "") or e.kind == "inplace"
+
+
 def _is_copy(e: Event) -> bool:
     """A value copy between tensors (load_state_dict's copy_, a detach for state_dict()): not a use of the
     tensor in the computation."""

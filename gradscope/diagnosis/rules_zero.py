@@ -5,10 +5,9 @@ import math
 
 from ..model import Cause, Frame
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
-from .common import _ZERO_OPS, _opname
+from .common import _ZERO_OPS, _opname, cleared_by_zero_grad
 from .finding import found
 from .registry import REGISTRY, rule
-from .wording import _clear_call
 
 
 def _hooks(dx, q):
@@ -180,13 +179,12 @@ def _zero_retained(ix, tid, name, hooks):
 
 def timing_finding(ix, tid, name, e, read):
     """`.grad` cleared after backward (``e``) and read cleared afterwards (``read``)."""
-    via = _clear_call(e)
     zeroed = e.kind == "inplace"
     owners = {s.site.stack if s.site else s.index for s in ix.ev
               if s.kind == "optimizer_step" and tid in (s.detail.get("params") or ())}
     # two optimizers hold it: one's zero_grad clears the other's
-    shared = len(owners) if via == "zero_grad()" and len(owners) > 1 and not zeroed else 0
-    return found(Cause.SET_TO_NONE_TIMING, e.site, name, "cleared_before_read", name, e, read, via, zeroed, shared,
+    shared = len(owners) if cleared_by_zero_grad(e) and len(owners) > 1 and not zeroed else 0
+    return found(Cause.SET_TO_NONE_TIMING, e.site, name, "cleared_before_read", name, e, read, zeroed, shared,
                        evidence=[e, read])
 
 def _hook_replaced(ix, h, name, arrived):

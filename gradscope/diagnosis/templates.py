@@ -133,10 +133,11 @@ def frozen_before_trace_text(name, unreached):
 
 # --- set_to_none_timing ------------------------------------------------------------------------
 @words("cleared_before_read")
-def cleared_before_read_text(name, e, read, via, zeroed, shared):
-    """_timing_explanation (set_to_none_timing): `.grad` cleared by ``e`` (``via``: the call as written) before
-    ``read`` read it; ``zeroed``: zeros written (else set to None); ``shared``: how many optimizers hold it when
-    one's zero_grad() clears the other's (0: not that case). Summary, detail, fix."""
+def cleared_before_read_text(name, e, read, zeroed, shared):
+    """cleared_before_read (set_to_none_timing): `.grad` cleared by ``e`` before ``read`` read it; ``zeroed``:
+    zeros written (else set to None); ``shared``: how many optimizers hold it when one's zero_grad() clears the
+    other's (0: not that case). Summary, detail, fix."""
+    via = _clear_call(e)  # (the call as written)
     found = "zeros" if zeroed else "None"
     if read.kind == "optimizer_step":
         reader = (f"{_receiver(_code_of(read), '.step(') or read.op.split('.')[0]}.step(){_at(read.site)} read it "
@@ -167,7 +168,7 @@ def cleared_before_read_text(name, e, read, via, zeroed, shared):
 
 @words("hook_replaced_gradient")
 def hook_replaced_gradient_text(name, h, site, arrived, late):
-    """_hook_replaced (hook_modified): the hook ``h`` (its body at ``site``) replaced or zeroed a non-zero
+    """hook_replaced_gradient (hook_modified): the hook ``h`` (its body at ``site``) replaced or zeroed a non-zero
     gradient (norm ``arrived``; -1: sent, not measured). Summary, detail, fix."""
     post = bool(h.detail.get("post_accumulate"))
     return (f"{name}.grad is all zeros: backward delivered a non-zero gradient"
@@ -522,7 +523,7 @@ def backward_failed_text(name, f):
 # --- frozen_param -------------------------------------------------------------------------------
 @words("unfreeze_kept_away")
 def unfreeze_kept_away_text(name, on, site, guard, reached):
-    """_unfreeze_missed (frozen_param): the unfreeze ``on`` ran for ``reached`` other parameters, but the condition
+    """unfreeze_kept_away (frozen_param): the unfreeze ``on`` ran for ``reached`` other parameters, but the condition
     ``guard`` (at ``site``) kept it from reaching ``name``. Summary, detail, fix."""
     head = (f"the unfreeze{_at(on.site)}{_code(on.site)} ran for {reached} other parameter(s), but the "
             f"condition{_at(site)}{_code(site)} kept it from reaching {name}, which stays frozen")
@@ -536,7 +537,7 @@ def unfreeze_kept_away_text(name, on, site, guard, reached):
 
 
 def unfreeze_unreached_note(name, on, reached):
-    """_unfreeze_missed with no guard in sight: the note added to the freeze's explanation."""
+    """unfreeze_kept_away with no guard in sight: the note added to the freeze's explanation."""
     return (f" (An unfreeze ran{_at(on.site)}{_code(on.site)} for {reached} other "
             f"parameter(s), but it did not reach {name}.)")
 
@@ -544,7 +545,7 @@ def unfreeze_unreached_note(name, on, reached):
 # --- hook_modified ------------------------------------------------------------------------------
 @words("post_accumulate_hook_cleared")
 def post_accumulate_hook_cleared_text(name, steps, site, arrived, h):
-    """_hook_cleared (hook_modified): summary, detail, fix."""
+    """post_accumulate_hook_cleared (hook_modified): summary, detail, fix."""
     where = " before the trace" if h.detail.get("before_trace") else _at(h.site)
     summary = (f"{name}.grad is None: backward delivered a gradient"
                f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the post-accumulate-grad hook"
@@ -564,7 +565,7 @@ def corrupting_write_text(name, status, orig, w, saver):
     how = ".data"
     got = {"zero": "all zeros", "nonfinite": "inf/nan", "received": "computed from overwritten values"}.get(
         status, "wrong")
-    """_corrupted (inplace_saved_tensor): summary, detail, fix."""
+    """corrupting_write (inplace_saved_tensor): summary, detail, fix."""
     summary = (f"{name}.grad is {got}: {_opname(w)}(){_at(w.site)}{_code(w.site)} wrote into `{orig}` through {how} "
                f"after {_opname(saver)}(){_at(saver.site)} saved it for backward, so backward used the overwritten "
                f"values; PyTorch does not notice writes through {how}.")
@@ -579,7 +580,7 @@ def corrupting_write_text(name, status, orig, w, saver):
 # --- nondifferentiable_op -----------------------------------------------------------------------
 @words("data_cut.custom_forward")
 def data_cut_custom_forward_text(name, cls, nx):
-    """_custom_output_cut (nondifferentiable_op): summary, detail, fix."""
+    """data_cut (nondifferentiable_op): summary, detail, fix."""
     summary = (f"{name}.grad is None: the result of {cls}{_at(nx.site)}{_code(nx.site)} does not require grad "
                f"although its input did: its forward ran without autograd recording it.")
     detail = ("A custom Function's output gets a grad_fn only through Function.apply, and only if it is not "
@@ -591,7 +592,7 @@ def data_cut_custom_forward_text(name, cls, nx):
 
 @words("data_cut.custom_marked")
 def data_cut_custom_marked_text(name, cls, site):
-    """_custom_output_cut (nondifferentiable_op): summary, detail, fix."""
+    """data_cut (nondifferentiable_op): summary, detail, fix."""
     summary = (f"{name}.grad is None: the custom autograd.Function {cls} marks its output non-differentiable"
                f"{_at(site)}{_code(site)}, so autograd treats that output as a constant and never calls its "
                f"backward.")
@@ -651,7 +652,7 @@ def cleared_after_use_text(name, status, root, norm, readers, clear, fill):
 # --- param_recreated ----------------------------------------------------------------------------
 @words("param_replaced")
 def param_replaced_text(name, attr, e, rewrapped, lhs):
-    """_replaced (param_recreated): the module_set ``e`` replaced (or tied) ``attr``; ``rewrapped``: by a new
+    """param_replaced (param_recreated): the module_set ``e`` replaced (or tied) ``attr``; ``rewrapped``: by a new
     nn.Parameter around the old values, assigned to ``lhs``. Summary, detail, fix."""
     if e.detail.get("tied"):
         fix = "tie the weights before creating the optimizer (or create it again after tying)."
@@ -675,7 +676,7 @@ def param_replaced_text(name, attr, e, rewrapped, lhs):
 @words("stale_optimizer")
 def stale_optimizer_text(name, made, info, opt, mods):
     shown = ", ".join(f"`{m}`" for m in mods[:3]) + (", …" if len(mods) > 3 else "")
-    """_stale_optimizer (param_recreated): summary, detail, fix."""
+    """stale_optimizer (param_recreated): summary, detail, fix."""
     summary = (f"{name}.grad is None: the optimizer holds this parameter ({'x'.join(map(str, info.shape)) or 'scalar'}), "
                f"which no module of the model uses any more, while the forward trains {shown}, which no optimizer holds"
                + (f" (created{_at(made)}{_code(made)})" if made else "")
@@ -689,7 +690,7 @@ def stale_optimizer_text(name, made, info, opt, mods):
 
 @words("data_cut.copied_into_new_param")
 def data_cut_copied_into_new_param_text(name, new, site, x):
-    """_copied_into_new_param (param_recreated): summary, detail, fix."""
+    """data_cut (param_recreated): summary, detail, fix."""
     summary = (f"{name}.grad is None: its values were copied{_at(x.site)}{_code(x.site)} into a new parameter "
                f"({new}) created{_at(site)}{_code(site)}; the forward uses the new one, while the optimizer holds "
                f"this one.")
@@ -703,7 +704,7 @@ def data_cut_copied_into_new_param_text(name, new, site, x):
 # --- zero_gradient ------------------------------------------------------------------------------
 @words("zeroed_after_backward")
 def zeroed_after_backward_text(name, op, e):
-    """_zeroed_after_backward (zero_gradient): summary, detail, fix."""
+    """zeroed_after_backward (zero_gradient): summary, detail, fix."""
     summary = (f"{name}.grad is all zeros: backward filled it, then {op}{_at(e.site)}{_code(e.site)} scaled it to "
                f"zero.")
     detail = ("The gradient was multiplied by zero after backward.")
@@ -714,7 +715,7 @@ def zeroed_after_backward_text(name, op, e):
 
 @words("retained_zeroed")
 def retained_zeroed_text(name, op, zn, e):
-    """_zero_retained (zero_gradient): summary, detail, fix."""
+    """retained_zeroed (zero_gradient): summary, detail, fix."""
     summary = (f"{name}.grad is all zeros: gradient reaches {op}{_at(e.site)}{_code(e.site)} but comes out as "
                f"zero ({zn.name}), so nothing flows back to {name}.")
     detail = (_zero_reason(op))
@@ -725,7 +726,7 @@ def retained_zeroed_text(name, op, zn, e):
 # --- unused_parameter: a child module skipped by an early return or a partial loop -----------------
 @words("skipped_child")
 def skipped_child_text(name, cpath, info, f, site):
-    """_skipped_child (unused_parameter): `cpath` never ran; ``f``: the return (or loop) line at ``site``."""
+    """skipped_child (unused_parameter): `cpath` never ran; ``f``: the return (or loop) line at ``site``."""
     detail = ("A module that is skipped in the forward gets no gradient for its parameters "
               "(and DDP reports them as unused).")
     if info.get("loop"):

@@ -9,7 +9,7 @@ import re
 
 from ..explanation import Explanation
 from ..model import Event, Site
-from .common import CUT_CAUSE, _opname, _short, statement_site
+from .common import CUT_CAUSE, _opname, _short, cleared_by_zero_grad, statement_site
 
 #: wording key ("<rule>" or "<rule>.<form>") -> pure function (its Finding's facts as keywords) -> (summary,
 #: detail, fix)
@@ -171,10 +171,7 @@ def _code_of(e: Event) -> str:
 
 def _clear_call(e: Event) -> str:
     """How the user's line cleared .grad: `zero_grad()` or `.grad = None`."""
-    code = e.site.code if e.site else ""
-    if e.context == "optimizer" or "zero_grad" in (code or "") or e.kind == "inplace":
-        return "zero_grad()"
-    return "`.grad = None`"
+    return "zero_grad()" if cleared_by_zero_grad(e) else "`.grad = None`"
 
 
 
