@@ -28,7 +28,8 @@ Stages, each an object of its own:
 ``@rule(status, priority)``, returning ``found(cause, site, target, "<rule name>", *facts, evidence=...)``
 (:func:`~.finding.found`); its name in ``ORDER`` below at its place; its wording a function in
 ``templates.py`` (``templates_failure.py`` for a failure rule) decorated ``@words("<rule name>")`` whose
-parameters are the facts. Facts several rules need go to :class:`~.facts.Facts` as public methods.
+parameters are the facts. Rules never import each other (``lint-imports``): facts several rules need go to
+:class:`~.facts.Facts` as public methods, a finding several rules share is a public method of the Diagnosis.
 :class:`~.core.Diagnosis` runs it all: ``why``, ``failure``, ``cuts``/``verdicts``, ``summarize``.
 
 ``ORDER`` below is the one place that shows every rule and the order they run in, per status; the

@@ -12,7 +12,8 @@ from .errors import failure_finding
 from .finding import Finding, found
 from .index import HARMFUL, BENIGN, TraceIndex
 from .registry import Query, REGISTRY
-from . import rules_none, rules_received, rules_unused, rules_zero  # noqa: F401  (register the rules)
+from . import cuts, rules_unused, rules_zero
+from . import rules_none, rules_received  # noqa: F401  (register the rules)
 from .wording import explain
 
 
@@ -65,6 +66,23 @@ class Diagnosis(TraceIndex):
         if also and status != "received":  # the same Parameter under another name (tied weights)
             f.tied = tuple(also)
         return f
+
+    # --- findings several rules share (the rules ask the diagnosis; they never import each other) ------------
+    def find_data_cut(self, tid, name, real) -> Finding | None:
+        """The cut on the data path from ``tid`` to the roots of the backward calls ``real`` (:mod:`.cuts`)."""
+        return cuts.find_data_cut(self, tid, name, real)
+
+    def cut_finding(self, tid, name, cause, se, e, path, k, root, returned=True) -> Finding:
+        """The finding of one cut (``e``; ``se``: where its cause shows) on the way to ``root`` (:mod:`.cuts`)."""
+        return cuts.cut_finding(self, tid, name, cause, se, e, path, k, root, returned)
+
+    def timing_finding(self, tid, name, e, read) -> Finding:
+        """.grad cleared by ``e`` after backward and read cleared by ``read`` (:mod:`.rules_zero`)."""
+        return rules_zero.timing_finding(self, tid, name, e, read)
+
+    def replaced_finding(self, tid, name) -> Finding | None:
+        """param_recreated when ``tid`` (or the module holding it) was replaced (:mod:`.rules_unused`)."""
+        return rules_unused.replaced_finding(self, tid, name)
 
     # --- the passes over a finding ------------------------------------------------------------------
     def not_trained(self, tid, name, inner: Finding, status) -> Finding:

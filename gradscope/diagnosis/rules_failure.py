@@ -7,7 +7,6 @@ import re
 from ..explanation import PathStep
 from ..model import Cause
 from . import templates_failure as say
-from .cuts import cut_finding, find_data_cut
 from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _sgd_rebind
 from .finding import Finding, found
 from .registry import rule
@@ -120,7 +119,7 @@ def _cut_finding(dx, bw, root, evs, tids):
         rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None
         site = dx.region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
         what = dx.cut_input_label(e, e.inputs[0].tid if e.inputs else None)
-        cut = cut_finding(dx, e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root)
+        cut = dx.cut_finding(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root)
         same = [c for c in cuts if c.site is not None and e.site is not None and c.site.stack == e.site.stack
                 and c.cut == e.cut and c.op == e.op and e.cut in _EXPLICIT_CUTS and c.module == e.module]
         # several: one line, many tensors (a loop or comprehension: every parameter detached)
@@ -184,7 +183,7 @@ def no_grad_fn(dx, q):
             what = dx.cut_input_label(e, e.inputs[0].tid if e.inputs else None)
             return found(
                 cause, site, root, "no_grad_fn.outside_torch", root, what, site,
-                cut_finding(dx, e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root),
+                dx.cut_finding(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root),
                 evidence=[e] + ([se] if se is not e else []))
     params = [t for t in tids if dx.d.tensors.get(t) and dx.d.tensors[t].role == "param"
               and not dx.d.tensors[t].requires_grad]
@@ -348,7 +347,7 @@ def grad_input_unused(dx, q):
         if tid not in dx.d.tensors:
             continue
         name = dx.label(tid)
-        res = find_data_cut(dx, tid, name, [bw])
+        res = dx.find_data_cut(tid, name, [bw])
         if res is not None:  # (worded as the cut, after saying which input of autograd.grad it cut)
             return Finding(res.cause, res.site, name, "grad_input_unused.cut", {"name": name, "cut": res},
                            res.path, res.evidence, res.extra_sites)

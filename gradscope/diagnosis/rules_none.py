@@ -8,11 +8,8 @@ from .. import _source
 from ..model import Cause, Site
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from .common import _TO_OPS, _opname, _sgd_rebind
-from .cuts import find_data_cut
 from .finding import found
 from .registry import rule
-from .rules_unused import replaced_finding
-from .rules_zero import timing_finding
 from .wording import _code, _plain
 
 
@@ -148,7 +145,7 @@ def param_replaced(dx, q):
     left = dx.d.meta.get("left_model")
     if left is not None and q.tid not in left:  # (None: no model was called, so none holds it)
         return None
-    return replaced_finding(dx, q.tid, q.name)  # (before the value's path: a new Parameter made from it is no cut)
+    return dx.replaced_finding(q.tid, q.name)  # (before the value's path: a new Parameter made from it is no cut)
 
 
 @rule('none', 60)
@@ -307,7 +304,7 @@ def cleared_before_read(dx, q):
         return None
     t = dx.timing_problem(tid)  # only a read that found it cleared is the bug (evidence)
     if t is not None:
-        return timing_finding(dx, tid, name, *t)
+        return dx.timing_finding(tid, name, *t)
     return None
 
 
@@ -384,7 +381,7 @@ def reached_only_by_autograd_grad(dx, q):
 def data_cut(dx, q):
     """A cut on the data path to a backward root (detach, no_grad, a NumPy round trip ...)."""
     bws, real = _backwards(dx)
-    return find_data_cut(dx, q.tid, q.name, real)
+    return dx.find_data_cut(q.tid, q.name, real)
 
 
 def _unfreeze_missed(ix, tid, name):
