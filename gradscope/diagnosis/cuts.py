@@ -12,7 +12,6 @@ from .common import _EXPLICIT_ITEM, _REWRAP_CODE, _find_in_function, _first_arg,
 from .finding import found
 
 
-
 def _as_written(cause, se):
     """The cause by the mechanism the user wrote: ``torch.FloatTensor([a, b])`` / ``torch.tensor([p, q])`` of
     tensors converts each with ``float()`` inside torch, which is recorded as an ``.item()``; the user wrote
@@ -21,6 +20,7 @@ def _as_written(cause, se):
             and not _EXPLICIT_ITEM.search(se.site.code or ""):
         return Cause.TENSOR_REWRAP
     return cause
+
 
 def _copied_into_new_param(ix, steps, tid, name):
     """After the cut, the values were copied into a different trainable parameter (a rebuilt model loaded with
@@ -43,6 +43,7 @@ def _copied_into_new_param(ix, steps, tid, name):
         return found(Cause.PARAM_RECREATED, site, name, "data_cut.copied_into_new_param", name, new, site, x,
                      evidence=[x])
     return None
+
 
 def _custom_output_cut(ix, path, name):
     """A custom autograd.Function whose output (used outside it) does not require grad although what went
@@ -72,6 +73,7 @@ def _custom_output_cut(ix, path, name):
         return found(Cause.NONDIFFERENTIABLE_OP, nx.site, name, "data_cut.custom_forward", name, cls, nx,
                      evidence=[e, nx])
     return None
+
 
 def find_data_cut(ix, tid, name, real):
     """The cut on the data path from ``tid`` to the roots of the backward calls ``real`` (newest first), or a
@@ -123,6 +125,7 @@ def find_data_cut(ix, tid, name, real):
         return cut_finding(ix, tid, name, _as_written(cause, se), se, e, path, k,
                                      ix.root_label(real[-1]) if real else "the loss", returned=False)
     return None
+
 
 def cut_finding(ix, tid, name, cause, se, e, path, k, root, returned=True):
     rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None

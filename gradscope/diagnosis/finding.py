@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .wording import facts_for
+
 
 @dataclass
 class Finding:
@@ -33,7 +35,5 @@ class Finding:
 
 def found(cause, site, target, key, /, *args, path=(), evidence=(), extra_sites=(), **kw) -> Finding:
     """A Finding worded by ``key``: ``args``/``kw`` are its wording function's arguments (the facts it needs)."""
-    from .wording import facts_for
-
     return Finding(cause, site, target, key, facts_for(key, *args, **kw), list(path), list(evidence),
                    list(extra_sites))

@@ -128,9 +128,9 @@ def _cut_finding(dx, bw, root, evs, tids):
         w = _sgd_rebind(site) if cause == "no_grad_block" else None
         if w:  # a manual SGD step that rebinds the leaf
             return found(cause, site, root, "no_grad_fn.rebind", root, w, site, se, labels, cut,
-                               evidence=[e])
+                         evidence=[e])
         return found(cause, site, root, "no_grad_fn.cut", off, root, what, site, se, labels, cut,
-                           evidence=[e])
+                     evidence=[e])
     return None
 
 
@@ -205,7 +205,7 @@ def no_grad_fn(dx, q):
     made = dx.d.producer(sources[0]) if len(sources) == 1 else None
     if made is not None and made.site is not None and made.context == "user":
         return found(Cause.REQUIRES_GRAD_FALSE, made.site, root,
-                           "no_grad_fn.source", root, dx.label(sources[0]), made, evidence=[made] + ([bw] if bw else []))
+                     "no_grad_fn.source", root, dx.label(sources[0]), made, evidence=[made] + ([bw] if bw else []))
     return found(
         Cause.REQUIRES_GRAD_FALSE, site, root, "no_grad_fn", [dx.label(t) for t in leaves], root,
         evidence=[bw] if bw else [])

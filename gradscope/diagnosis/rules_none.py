@@ -374,7 +374,7 @@ def reached_only_by_autograd_grad(dx, q):
         return None
     e = hit[-1]
     return found(Cause.AUTOGRAD_GRAD_NOT_BACKWARD, e.site, q.name,
-                       "reached_only_by_autograd_grad", q.name, dx.root_label(e), e, real[-1], evidence=[e])
+                 "reached_only_by_autograd_grad", q.name, dx.root_label(e), e, real[-1], evidence=[e])
 
 
 @rule('none', 200)
@@ -408,7 +408,8 @@ def _unfreeze_missed(ix, tid, name):
     else:  # no guard in sight: the freeze is the cause; say that the unfreeze ran and did not reach it
         return None, (on, len(reached))
     return found(Cause.FROZEN_PARAM, site, name, "unfreeze_kept_away", name, on, site, guard[1], len(reached),
-                       evidence=[on]), None
+                 evidence=[on]), None
+
 
 def _hook_cleared(ix, tid, name):
     """A gradient reached the leaf's AccumulateGrad, yet .grad is None right after that backward, and a

@@ -185,7 +185,7 @@ def never_used(dx, q):
     if guarded is not None:  # the line that reads it sits behind a skip (`if ...: continue`, an `if` around it)
         read, guard = guarded
         return found(Cause.UNUSED_PARAMETER, guard, name, "never_used.guarded", name, read, guard,
-                           evidence=[])
+                     evidence=[])
     dsite = dx.defined_site(name)
     return found(Cause.UNUSED_PARAMETER, dsite, name, "never_used", name, dsite, called, mod, evidence=[])
 
@@ -234,6 +234,7 @@ def replaced_finding(ix, tid, name):
                 evidence=[e])
     return None
 
+
 def _stale_optimizer(ix, tid, name, used):
     """An optimizer holds ``tid``, which no module of the model names any more, while the forward trains
     parameters no optimizer holds: the optimizer was built before layers were replaced or added."""
@@ -274,6 +275,7 @@ def _stale_optimizer(ix, tid, name, used):
         Cause.PARAM_RECREATED, site, name, "stale_optimizer", name, made, info, opt, mods,
         evidence=[step] if step else [])
 
+
 def _skipped_child(ix, name, cpath, info):
     """A child module the forward never called: the early return (or partial loop) that skipped it."""
     f = Frame.from_json(info["return_line"])
@@ -281,4 +283,4 @@ def _skipped_child(ix, name, cpath, info):
     outer = parent[-1].site.stack if parent and parent[-1].site else ()
     site = ix.frame_site(f, outer)
     return found(Cause.UNUSED_PARAMETER, site, name, "skipped_child", name, cpath, info, f, site,
-                       evidence=parent[-1:])
+                 evidence=parent[-1:])

@@ -155,6 +155,7 @@ def _zeroed_after_backward(ix, tid, name):
             evidence=[e])
     return None
 
+
 def _zero_retained(ix, tid, name, hooks):
     """.grad of a retained non-leaf is all zeros: what reached its grad_fn node, and who zeroed it."""
     p = ix.d.producer(tid)
@@ -177,6 +178,7 @@ def _zero_retained(ix, tid, name, hooks):
                 evidence=[e])
     return None
 
+
 def timing_finding(ix, tid, name, e, read):
     """`.grad` cleared after backward (``e``) and read cleared afterwards (``read``)."""
     zeroed = e.kind == "inplace"
@@ -185,13 +187,15 @@ def timing_finding(ix, tid, name, e, read):
     # two optimizers hold it: one's zero_grad clears the other's
     shared = len(owners) if cleared_by_zero_grad(e) and len(owners) > 1 and not zeroed else 0
     return found(Cause.SET_TO_NONE_TIMING, e.site, name, "cleared_before_read", name, e, read, zeroed, shared,
-                       evidence=[e, read])
+                 evidence=[e, read])
+
 
 def _hook_replaced(ix, h, name, arrived):
     """A non-zero gradient arrived (norm ``arrived``; -1: sent, not measured) and the hook ``h`` zeroed it."""
     site = ix.hook_site(h)
     return found(Cause.HOOK_MODIFIED, site, name, "hook_replaced_gradient", name, h, site, arrived, ix.late_binding(h),
-                       evidence=[h])
+                 evidence=[h])
+
 
 def _zero_op_facts(ix, e, b, op, is_nd):
     """(single, hinge) for an op whose backward zeroed the gradient: a softmax over a class dimension of size 1;

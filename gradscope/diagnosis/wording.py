@@ -28,8 +28,9 @@ def words(key: str):
     def register(fn):
         if key in WORDING:
             raise WordingConflict(f"two wording functions for {key!r}: {WORDING[key].__name__} and {fn.__name__}")
+        params = inspect.signature(fn).parameters.values()
         WORDING[key] = fn
-        _SIGNATURES[key] = inspect.signature(fn)
+        _SIGNATURES[key] = tuple(p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD)
         return fn
 
     return register
@@ -37,13 +38,11 @@ def words(key: str):
 
 def facts_for(key: str, *args, **kw) -> dict:
     """The facts of a Finding worded by ``key``: its wording function's arguments, by parameter name."""
-    sig = _SIGNATURES[key]
-    out = {}
-    for k, v in sig.bind(*args, **kw).arguments.items():
-        if sig.parameters[k].kind is inspect.Parameter.VAR_KEYWORD:
-            out.update(v)
-        else:
-            out[k] = v
+    names = _SIGNATURES[key]
+    if len(args) > len(names):
+        raise TypeError(f"the wording {key!r} takes {len(names)} facts, not {len(args)}")
+    out = dict(zip(names, args))
+    out.update(kw)
     return out
 
 
