@@ -3,6 +3,8 @@ names (the sites, the names, the code the rules found). Rules decide (cause, sit
 No template names a model, a library or a value from a particular scenario (tests/test_rules.py scans them)."""
 from __future__ import annotations
 
+from collections import namedtuple
+
 from .common import _opname, _receiver
 from .wording import (
     _at, _clear_call, _code, _code_of, _plain, composed, froze_everything_text, hook_fix, py_expr, word, words,
@@ -18,13 +20,8 @@ def _ok_via(root) -> str:
     return f" from backward on `{root}`" if root else ""
 
 
-class _Worded:
-    """(summary, detail, fix) of another finding, by name (what a template that quotes it reads)."""
-
-    __slots__ = ("summary", "detail", "fix")
-
-    def __init__(self, summary, detail, fix):
-        self.summary, self.detail, self.fix = summary, detail, fix
+#: (summary, detail, fix) of another finding, by name (what a template that quotes it reads)
+_Worded = namedtuple("_Worded", "summary detail fix")
 
 
 # --- autograd_grad_not_backward -----------------------------------------------------------------
