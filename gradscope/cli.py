@@ -490,7 +490,7 @@ def trace_json(tr, whys=(), *, exit_code: int | None = None) -> dict:
             for p in s.params
         ],
         "cuts": [
-            {"index": e.index, "op": e.op, "cut": e.cut, "verdict": e.verdict,
+            {"index": e.index, "op": e.op, "cut": e.cut, "verdict": s.cut_verdicts.get(e.index),
              "site": e.site.to_json() if e.site else None}
             for e in tr.cuts()
         ],

@@ -14,47 +14,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .model import Event, Site
+from .model import Cause, Event, Site
 
-__all__ = ["CAUSES", "Explanation", "PathStep"]
+__all__ = ["CAUSES", "Cause", "Explanation", "PathStep"]
 
 #: How an Explanation draws itself in a rich console ("rich") and a notebook ("html"). The
 #: renderers live above this module (gradscope.report fills this when it is imported, which
 #: ``import gradscope`` does), so the data model never imports them.
 RENDERERS: dict = {}
 
-#: Every cause an Explanation can name, with a one-line gloss.
-CAUSES = {
-    "detach": "a .detach() cut the tensor off from autograd",
-    "data_attr": "a .data access used the values without autograd",
-    "numpy_roundtrip": "the values went through NumPy and came back without history",
-    "item_roundtrip": "the value became a Python number with .item()/float()",
-    "tolist_roundtrip": "the values became Python lists with .tolist()",
-    "tensor_rewrap": "torch.tensor()/new_tensor() copied the values into a tensor without history",
-    "no_grad_block": "computed inside torch.no_grad() / set_grad_enabled(False)",
-    "inference_mode": "computed inside torch.inference_mode()",
-    "nondifferentiable_op": "an operation without a useful gradient (argmax, comparison, round)",
-    "integer_cast": "a cast to an integer or bool dtype",
-    "requires_grad_false": "the tensor was created without requires_grad=True",
-    "frozen_param": "the parameter was frozen (requires_grad=False)",
-    "non_leaf_no_retain_grad": "the tensor is not a leaf and retain_grad() was not called",
-    "leaf_replaced_by_to": "the name was rebound to a .to()/.double() copy of the leaf",
-    "param_recreated": "the parameter belongs to a module instance the forward no longer uses",
-    "unused_parameter": "the parameter was not used on the way to the loss",
-    "autograd_grad_not_backward": "torch.autograd.grad returns gradients instead of filling .grad",
-    "set_to_none_timing": "zero_grad() / .grad = None ran after backward",
-    "no_backward": "no backward ran",
-    "inplace_saved_tensor": "an in-place write changed a tensor saved for backward",
-    "reentrant_checkpoint": "a reentrant checkpoint whose inputs need no grad",
-    "custom_function": "a custom autograd.Function returned no gradient for this input",
-    "hook_modified": "a gradient hook replaced or zeroed the gradient",
-    "zero_gradient": "the gradient flows but is exactly zero",
-    "backward_twice": "backward ran a second time through a graph that was already freed",
-    "nonfinite_gradient": "the gradient contains inf or nan",
-    "ok": "the gradient is there and non-zero",
-    "not_trained": "not trained by this step (no optimizer holds it; used only under no_grad, or not at all)",
-    "unknown": "the trace does not hold enough evidence",
-}
+#: Every cause an Explanation can name, with a one-line gloss (a view of :class:`~gradscope.model.Cause`).
+CAUSES = {str(c): c.gloss for c in Cause.causes()}
 
 
 @dataclass(slots=True)
@@ -173,8 +143,9 @@ class StepSummary:
     n_backward: int = 0
     n_optimizer_steps: int = 0
     params: list = field(default_factory=list)  # ParamStatus
-    harmful_cuts: list = field(default_factory=list)  # Event
+    harmful_cuts: list = field(default_factory=list)  # Event (one per source line)
     benign_cuts: list = field(default_factory=list)  # Event
+    cut_verdicts: dict = field(default_factory=dict)  # event index -> "harmful" | "benign", for every cut
     problems: list = field(default_factory=list)  # Explanation, most important first
     failure: Explanation | None = None
     verdict: str = ""  # one line: "OK: every trainable parameter got a gradient" / "2 problems ..."

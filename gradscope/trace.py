@@ -166,10 +166,20 @@ class Trace:
     def _cuts_impl(self, *, harmful: bool | None = None) -> list:
         """Events that cut or endanger gradient flow, each with ``.verdict`` "harmful" or "benign".
         ``harmful=True`` keeps only the harmful ones."""
-        cuts = self._diagnosis().cuts()
+        diag = self._diagnosis()
+        cuts = diag.cuts()
+        verdicts = self._fill_verdicts(diag)
         if harmful is None:
             return cuts
-        return [e for e in cuts if (e.verdict == "harmful") == harmful]
+        return [e for e in cuts if (verdicts[e.index] == "harmful") == harmful]
+
+    def _fill_verdicts(self, diag) -> dict:
+        """The diagnosis' verdicts on cuts, also set as each event's ``.verdict`` (the public attribute; None on
+        the others)."""
+        verdicts = diag.verdicts()
+        for e in self.data.events:
+            e.verdict = verdicts.get(e.index)
+        return verdicts
 
     # --- explanations --------------------------------------------------------------------------
     def _now(self, tid):
@@ -292,7 +302,9 @@ class Trace:
                 n = self._now(t.tid)
                 if n is not None:
                     now[t.tid] = n
-        return diag.summarize(now)
+        s = diag.summarize(now)
+        self._fill_verdicts(diag)
+        return s
 
     def problems(self) -> list:
         """Explanations for every problem found (starved parameters, the failure)."""
@@ -322,8 +334,7 @@ class Trace:
     def _save_impl(self, path) -> None:
         """Write the trace as JSON (schema-versioned; never pickle)."""
         d = self.data
-        self._diagnosis().cuts()  # fill verdicts
-        d.save(path)
+        d.save(path, verdicts=self._fill_verdicts(self._diagnosis()))
 
     def report(self, console=None, *, width=None) -> None:
         with self._paused():

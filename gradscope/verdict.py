@@ -1,7 +1,7 @@
 """The one verdict: which tensors a step starved, and whether a cut or a clear of ``.grad`` was to blame.
 
-Pure rules over :class:`~gradscope.model.TraceData` (no torch), mixed into
-:class:`~gradscope.diagnosis.Diagnosis`. Every surface (``why``, ``cuts(harmful=...)``,
+Pure rules over :class:`~gradscope.model.TraceData` (no torch), a base of
+:class:`~gradscope.diagnosis.TraceIndex` (the other: :class:`~gradscope.diagnosis.facts.Facts`). Every surface (``why``, ``cuts(harmful=...)``,
 ``check()``, the report, the diagram, the CLI's JSON) decides through these functions, so they
 cannot disagree:
 
@@ -32,16 +32,17 @@ def _op(e: Event) -> str:
 
 
 class VerdictRules:
-    """Mixed into Diagnosis (uses ``self.d``, ``self.ev``, ``self.trainable``)."""
+    """The verdict half of the TraceIndex (uses its facts: ``self.d``, ``self.ev``, ``self.trainable``,
+    ``self.consumers``, ``self.cone``)."""
 
     now: dict
 
     def set_now(self, now) -> None:
-        """Live facts about tensors (``.grad`` status read now); a change recomputes the verdicts."""
+        """Live facts about tensors (``.grad`` status read now); a change drops the cached statuses and verdicts."""
         now = dict(now or {})
         if now != getattr(self, "now", None):
             self.now = now
-            self._verdicts_done = False
+            self._verdict_map = None
             self._status_cache = {}
 
     # --- who should train -------------------------------------------------------------------------

@@ -9,28 +9,45 @@ The central question is *where did gradient flow stop?* Three kinds of evidence 
   gradient can be pinned to a node and its forward line);
 * the state changes: requires_grad switches, zero_grad after backward, modules replaced.
 
-The package:
+Stages, each an object of its own:
 
-* :mod:`.registry` -- rules registered per gradient status with an explicit priority;
-* :mod:`.facts` -- the read-only queries the rules share (labels, reachability, regions, lineage);
-* ``rules_*`` -- the rules per status (:mod:`.rules_received`, :mod:`.rules_zero`, :mod:`.rules_none`,
-  :mod:`.rules_unused`, :mod:`.rules_failure`) and the helpers only they use;
-* :mod:`.errors` -- the table of PyTorch error messages -> failure rule;
-* :mod:`.cuts` -- the cut on the data path (shared by the none and failure rules);
-* :mod:`.wording` -- the text: summaries and fixes filled from the user's code and names;
-* :mod:`.core` -- :class:`Diagnosis`: ``why``, ``failure``, ``cuts``, ``summarize``.
+1. :class:`~.index.TraceIndex` (:mod:`.index`, with :mod:`.facts` and :mod:`gradscope.verdict`): built once
+   from the TraceData; read-only facts (labels, reachability, regions, lineage, who trains, what it got) and
+   the verdicts on cuts as data (``verdicts()`` -> {event index: "harmful" | "benign"}).
+2. Rules (``rules_*``; :mod:`.cuts` for the data-path cut the none and failure rules share, :mod:`.errors`
+   for the table of PyTorch error messages -> failure rule): ``fn(index, query) -> Finding | None``
+   (:class:`~.finding.Finding`: data only: cause, site, target, evidence, path, and the ``facts`` its wording
+   needs), registered per gradient status with a priority (:mod:`.registry`).
+3. Passes over findings (:mod:`.core`): not trained by the step, other cuts on other paths, tied weights,
+   one finding for several targets, covered by the failure. They add data, never text.
+4. Wording (:mod:`.wording`; the functions in ``templates*.py``): one pure function per rule name (or
+   ``rule.form``), ``facts -> (summary, detail, fix)``, that never sees the index; :func:`.wording.explain`
+   makes the public Explanation from a finding at the end.
+
+**Where a new rule goes**: a function ``fn(dx, q)`` in the ``rules_<status>.py`` of its status, decorated
+``@rule(status, priority)``, returning ``found(cause, site, target, "<rule name>", *facts, evidence=...)``
+(:func:`~.finding.found`); its name in ``ORDER`` below at its place; its wording a function in
+``templates.py`` (``templates_failure.py`` for a failure rule) decorated ``@words("<rule name>")`` whose
+parameters are the facts. Rules never import each other (``lint-imports``): facts several rules need go to
+:class:`~.facts.Facts` as public methods, a finding several rules share is a public method of the Diagnosis.
+:class:`~.core.Diagnosis` runs it all: ``why``, ``failure``, ``cuts``/``verdicts``, ``summarize``.
 
 ``ORDER`` below is the one place that shows every rule and the order they run in, per status; the
-registry must agree with it (checked at import: a rule missing here, or out of order, raises).
+registry must agree with it (checked at import: a rule missing here, or out of order, raises), and every
+wording key must name a rule (or the not_trained pass).
 """
 from __future__ import annotations
 
 from .common import CUT_CAUSE, statement_site
 from .core import Diagnosis
 from .errors import _ERRORS, ERRORS  # noqa: F401  (_ERRORS: the name older callers use)
+from .finding import Finding
+from .index import TraceIndex
 from .registry import REGISTRY, STATUSES, RuleConflict
+from .wording import WORDING, explain
 
-__all__ = ["Diagnosis", "CUT_CAUSE", "ERRORS", "ORDER", "REGISTRY", "RULES", "RuleConflict", "statement_site"]
+__all__ = ["Diagnosis", "CUT_CAUSE", "ERRORS", "Finding", "ORDER", "REGISTRY", "RULES", "RuleConflict", "TraceIndex",
+           "WORDING", "explain", "statement_site"]
 
 #: every rule, per status, in the order it runs (the first that explains the gradient decides)
 ORDER = {
@@ -108,12 +125,18 @@ ORDER = {
 
 RULES = REGISTRY
 
+#: wording keys that name a pass over findings, not a rule
+PASSES = ("not_trained",)
+
 
 def _check_order():
     got = {s: tuple(r.name for r in REGISTRY.ordered(s)) for s in STATUSES}
     if got != {s: tuple(ORDER.get(s, ())) for s in STATUSES}:
         raise RuleConflict("the registered rules and their priorities do not match diagnosis.ORDER:\n"
                            + REGISTRY.format())
+    stray = sorted(k for k in WORDING if k.split(".", 1)[0] not in REGISTRY and k.split(".", 1)[0] not in PASSES)
+    if stray:
+        raise RuleConflict(f"wording for no rule: {', '.join(stray)}")
 
 
 _check_order()

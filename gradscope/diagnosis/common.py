@@ -5,32 +5,18 @@ import linecache
 import re
 
 from .. import _source
-from ..model import Event, Site, strip_torch_prefix
+from ..model import Cause, Event, Site, strip_torch_prefix
 
 
-#: Event.cut -> Explanation.cause
-CUT_CAUSE = {
-    "detach": "detach",
-    "data": "data_attr",
-    "data_set": "data_attr",
-    "numpy": "numpy_roundtrip",
-    "item": "item_roundtrip",
-    "tolist": "tolist_roundtrip",
-    "rewrap": "tensor_rewrap",
-    "no_grad": "no_grad_block",
-    "inference_mode": "inference_mode",
-    "nondiff": "nondifferentiable_op",
-    "zero_grad_op": "nondifferentiable_op",
-    "int_cast": "integer_cast",
-    "checkpoint": "reentrant_checkpoint",
-}
+#: Event.cut -> Explanation.cause (a view of :class:`~gradscope.model.Cause`: ``Cause(cut).cause``)
+CUT_CAUSE = {str(k): k.cause for k in Cause.cut_kinds()}
 
 
 _ESCAPES = ("numpy", "item", "tolist")
 
 
 # causes that mean "the flow from the tensor to the loss was cut somewhere" (where further cuts are worth naming)
-_FLOW_CAUSES = set(CUT_CAUSE.values()) | {"zero_gradient"}
+_FLOW_CAUSES = set(CUT_CAUSE.values()) | {Cause.ZERO_GRADIENT}
 
 
 _TO_OPS = {"to", "double", "float", "half", "bfloat16", "type", "cuda", "cpu", "type_as"}
@@ -164,6 +150,12 @@ def _sgd_rebind(site) -> str | None:
     code = (site.code or "") if site is not None else ""
     m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=\s*\1\s*[-+]", code)
     return m.group(1) if m and ".grad" in code else None
+
+
+def cleared_by_zero_grad(e: Event) -> bool:
+    """The clear ``e`` of .grad is a zero_grad() call (else a `.grad = None` the user wrote)."""
+    code = e.site.code if e.site else ""
+    return e.context == "optimizer" or "zero_grad" in (code or "") or e.kind == "inplace"
 
 
 def _is_copy(e: Event) -> bool:

@@ -1,27 +1,31 @@
-"""The Diagnosis: answers `why(tensor)`, `failure()`, `cuts()` and `summarize()` over one trace by running
-the registered rules (:mod:`.registry`) on the facts (:mod:`.facts`)."""
+"""The Diagnosis: answers `why(tensor)`, `failure()`, `cuts()` and `summarize()` over one trace in stages:
+the registered rules (:mod:`.registry`) ask the :class:`~.index.TraceIndex` and return a
+:class:`~.finding.Finding` (data); the passes here add to findings (a parameter the step does not train, further
+cuts on other paths, tied weights, one finding for several targets) without touching text; the wording
+(:mod:`.wording`) makes the public Explanation from each finding at the end."""
 from __future__ import annotations
 
 from ..explanation import Explanation, ParamStatus, StepSummary
-from ..model import Event
-from ..verdict import VerdictRules
-from .common import CUT_CAUSE, _FLOW_CAUSES, statement_site
-from .cuts import CutsMixin
-from .errors import explain_failure
-from .facts import FactsMixin
+from ..model import Cause, Event
+from .common import _FLOW_CAUSES, statement_site
+from .errors import failure_finding
+from .finding import Finding, found
+from .index import HARMFUL, BENIGN, TraceIndex
 from .registry import Query, REGISTRY
-from .rules_none import NoneMixin
-from .rules_received import ReceivedMixin
-from .rules_unused import UnusedMixin
-from .rules_zero import ZeroMixin
-from .wording import WordingMixin, _as_written, _at, _code
+from . import cuts, rules_unused, rules_zero
+from . import rules_none, rules_received  # noqa: F401  (register the rules)
+from .wording import explain
 
 
-class Diagnosis(FactsMixin, WordingMixin, CutsMixin, ReceivedMixin, ZeroMixin, NoneMixin, UnusedMixin, VerdictRules):
+class Diagnosis(TraceIndex):
     """Explanations over one TraceData. Build once per trace state; queries are cached."""
 
-    # --- public: why ----------------------------------------------------------------------------
+    # --- why --------------------------------------------------------------------------------------
     def why(self, tid, now=None) -> Explanation:
+        """Why ``tid``'s .grad is what it is (``now``: its live facts, read now)."""
+        return explain(self.why_finding(tid, now))
+
+    def why_finding(self, tid, now=None) -> Finding:
         self.query_tids.add(tid)
         d = self.d
         info = d.tensors[tid]
@@ -48,33 +52,68 @@ class Diagnosis(FactsMixin, WordingMixin, CutsMixin, ReceivedMixin, ZeroMixin, N
         if used is not None:  # backward filled it, its consumers read it, then it was cleared: as it should be
             q.memo["cleared"], q.memo["cleared_status"] = used, status
             status = q.status = "received"
-        exp = REGISTRY.first(status if status in ("received", "nonfinite", "zero") else "none", self, q)
+        f = REGISTRY.first(status if status in ("received", "nonfinite", "zero") else "none", self, q)
         if status != "received" and requires_grad and info.role == "param" and not self.trains(tid):
-            decided = exp.rule
-            exp = self._not_trained(tid, name, exp, status)
-            exp.rule = decided
-        exp.target = exp.target or name
-        exp.status = "received" if status == "received" else status
-        if status in ("none", "zero") and exp.cause in _FLOW_CAUSES:
-            self._name_other_cuts(tid, exp)
-        exp.site = statement_site(exp.site)
+            decided = f.rule
+            f = self.not_trained(tid, name, f, status)
+            f.rule = decided
+        f.target = f.target or name
+        f.status = "received" if status == "received" else status
+        if status in ("none", "zero") and f.cause in _FLOW_CAUSES:
+            self.name_other_cuts(tid, f)
+        f.site = statement_site(f.site)
         also = (d.meta.get("tied_params") or {}).get(str(tid))
         if also and status != "received":  # the same Parameter under another name (tied weights)
-            exp.summary += f" ({', '.join(f'`{a}`' for a in also[:3])} is the same Parameter: the weights are tied.)"
-        return exp
+            f.tied = tuple(also)
+        return f
 
-    def _name_other_cuts(self, tid, exp):
+    # --- findings several rules share (the rules ask the diagnosis; they never import each other) ------------
+    def find_data_cut(self, tid, name, real) -> Finding | None:
+        """The cut on the data path from ``tid`` to the roots of the backward calls ``real`` (:mod:`.cuts`)."""
+        return cuts.find_data_cut(self, tid, name, real)
+
+    def cut_finding(self, tid, name, cause, se, e, path, k, root, returned=True) -> Finding:
+        """The finding of one cut (``e``; ``se``: where its cause shows) on the way to ``root`` (:mod:`.cuts`)."""
+        return cuts.cut_finding(self, tid, name, cause, se, e, path, k, root, returned)
+
+    def timing_finding(self, tid, name, e, read) -> Finding:
+        """.grad cleared by ``e`` after backward and read cleared by ``read`` (:mod:`.rules_zero`)."""
+        return rules_zero.timing_finding(self, tid, name, e, read)
+
+    def replaced_finding(self, tid, name) -> Finding | None:
+        """param_recreated when ``tid`` (or the module holding it) was replaced (:mod:`.rules_unused`)."""
+        return rules_unused.replaced_finding(self, tid, name)
+
+    # --- the passes over a finding ------------------------------------------------------------------
+    def not_trained(self, tid, name, inner: Finding, status) -> Finding:
+        """A parameter the step does not train (no optimizer holds it; only used under no_grad or not used):
+        a target network, an EMA teacher, a model being evaluated. Not a problem: say so, with the reason
+        (``inner``: what the rules found)."""
+        uses = [e for e in self.events_on(tid) if e.kind in ("op", "cut", "module") and e.context == "user"]
+        grad_uses = [e for e in uses if e.grad_enabled]
+        first = None
+        if uses and not grad_uses:
+            use = "no_grad"
+            first = inner.site or uses[0].site  # (the user's call line, when the finding has it)
+        elif not uses:
+            use = "unused"
+        else:
+            use = "grad"
+        return found(Cause.NOT_TRAINED, inner.site, name, "not_trained", name, status, bool(self.trainable), use, first,
+                     inner, path=inner.path, evidence=inner.evidence)
+
+    def name_other_cuts(self, tid, f: Finding) -> None:
         """Every other cut on the way from ``tid`` to a backward root (a comparison on one path, a detach on
-        another): named after the main one, in the order they ran, as extra sites."""
+        another): added to the finding after the main one, in the order they ran, as extra sites."""
         roots = set()
-        for e in self._backward_events():
+        for e in self.backward_events():
             if e.op != "torch.autograd.grad":
                 roots.update(e.detail.get("roots") or e.input_ids())
         if not roots:
             return
         anc = self.ancestors(list(roots))
-        have = {e.index for e in exp.evidence if isinstance(e, Event)}
-        seen = {(exp.site.filename, exp.site.lineno)} if exp.site else set()
+        have = {e.index for e in f.evidence if isinstance(e, Event)}
+        seen = {(f.site.filename, f.site.lineno)} if f.site else set()
         extra = []
         for e in self.cone(tid):
             if e.kind != "cut" or e.cut == "zero_grad_op" or e.context != "user" or e.index in have or e.site is None:
@@ -82,104 +121,32 @@ class Diagnosis(FactsMixin, WordingMixin, CutsMixin, ReceivedMixin, ZeroMixin, N
             if not any(r.requires_grad for r in e.inputs):
                 continue
             down = e.index in anc or any(j in anc for j in self.value_users.get(e.index, ()))
-            site = statement_site(self._region_site(e) if e.cut in ("no_grad", "inference_mode") else e.site)
+            site = statement_site(self.region_site(e) if e.cut in ("no_grad", "inference_mode") else e.site)
             if not down or (site.filename, site.lineno) in seen:
                 continue
             seen.add((site.filename, site.lineno))
             extra.append((e, site))
         if not extra:
             return
-        exp.extra_sites.extend(site for _, site in extra)
-        exp.evidence.extend(e for e, _ in extra)
-        named = "; ".join(f"{_as_written(e)}{_at(site)}{_code(site)} ({CUT_CAUSE.get(e.cut, e.cut)})"
-                          for e, site in extra[:4])
-        exp.summary += (f" It is also cut on {'another path' if len(extra) == 1 else f'{len(extra)} other paths'}: "
-                        f"{named}" + ("; …" if len(extra) > 4 else "") + ".")
-        exp.fix += " Fix each of the other cuts as well, or the gradient stays cut on those paths."
+        f.extra_sites.extend(site for _, site in extra)
+        f.evidence.extend(e for e, _ in extra)
+        f.other_cuts = extra
 
     # --- failure ---------------------------------------------------------------------------------
     def failure(self) -> Explanation | None:
         """Why the traced step raised: the error table's rule for the message (:mod:`.errors`)."""
-        return explain_failure(self)
+        f = self.failure_finding()
+        return explain(f) if f is not None else None
+
+    def failure_finding(self) -> Finding | None:
+        return failure_finding(self)
 
     # --- cuts and the step summary -------------------------------------------------------------------
     def cuts(self, now=None) -> list:
-        """Events that cut or endanger gradient flow, with verdicts."""
+        """Events that cut or endanger gradient flow (their verdicts: :meth:`verdicts`)."""
         if now is not None:
             self.set_now(now)
-        if not self._verdicts_done:
-            self._verdicts()
-        return [e for e in self.ev if e.verdict]
-
-    def _verdicts(self):
-        self._verdicts_done = True
-        ev = self.ev
-        roots = set()
-        failed_inplace = self.d.exception is not None and "inplace" in (self.d.exception.message or "")
-        for e in ev:
-            if e.kind == "backward":
-                roots.update(e.detail.get("roots") or e.input_ids())
-        reach = self.ancestors(list(roots)) if roots else set()
-        # upstream leaves of each tensor, as bitsets over trainable/grad leaves; a cut is harmful when it
-        # stood between a starved tensor (the one verdict: self.starved) and a backward root
-        for e in ev:
-            e.verdict = None
-        bits: dict = {}
-        leaf_index: dict = {}
-
-        def leaf_bit(tid):
-            b = leaf_index.get(tid)
-            if b is None:
-                b = leaf_index[tid] = 1 << len(leaf_index)
-            return b
-
-        starving = 0
-        for e in ev:
-            acc = 0
-            for r in e.inputs:
-                b = bits.get(r.tid)
-                if b is None:
-                    info = self.d.tensors.get(r.tid)
-                    b = 0
-                    if info is not None and info.producer is None and info.is_leaf and (
-                            r.requires_grad or info.role == "param"):
-                        b = leaf_bit(r.tid)
-                        if self.starved(r.tid):
-                            starving |= b
-                    bits[r.tid] = b
-                acc |= b
-            for l in e.detail.get("links", ()) if e.detail else ():
-                if isinstance(l, int) and 0 <= l < len(ev):
-                    for r in ev[l].inputs:
-                        acc |= bits.get(r.tid, 0)
-            for o in e.output_ids():
-                if o not in bits or e.kind == "inplace":
-                    bits[o] = bits.get(o, 0) | acc
-            if e.kind == "cut" and (e.context in ("user", "checkpoint", "compiled") or e.context == "library" and any(
-                    self.consumers.get(o) for o in e.output_ids())):  # (torch's own cut, when the user used its result)
-                if e.cut == "zero_grad_op":
-                    e.verdict = "harmful" if (e.index in reach and acc & starving) or self._zero_harm(e) else "benign"
-                else:
-                    down = e.index in reach or any(j in reach for j in self.value_users.get(e.index, ()))
-                    e.verdict = "harmful" if down and (acc & starving) else "benign"
-            elif e.kind == "inplace" and e.detail.get("saved"):
-                e.verdict = "harmful" if failed_inplace else "benign"
-            elif e.kind == "requires_grad" and e.detail.get("value") is False and e.context == "user":
-                t = e.input_ids()[0] if e.inputs else None
-                e.verdict = "harmful" if (t is not None and self.consumers.get(t) and any(
-                    i > e.index and i in reach for i in self.consumers[t])) else "benign"
-        self._mark_corrupting()
-
-    def _mark_corrupting(self):
-        for w, cut, _saver in self._corrupting_writes():
-            w.verdict = cut.verdict = "harmful"
-
-    def _zero_harm(self, e):
-        for b in self.d.backwards:
-            for n in b.nodes.values():
-                if n.event == e.index and n.ran and n.out_norms and all(v == 0.0 for v in n.out_norms if v is not None):
-                    return True
-        return False
+        return self.cut_events()
 
     def summarize(self, now=None) -> StepSummary:
         now = now or {}
@@ -188,21 +155,23 @@ class Diagnosis(FactsMixin, WordingMixin, CutsMixin, ReceivedMixin, ZeroMixin, N
         s = StepSummary()
         s.n_events = len(self.ev)
         s.n_ops = sum(1 for e in self.ev if e.kind in ("op", "cut", "inplace") and e.context == "user")
-        bws = self._backward_events()
+        bws = self.backward_events()
         s.n_backward = len(bws)
-        s.backward_roots = [self._root_label(b) for b in bws]
+        s.backward_roots = [self.root_label(b) for b in bws]
         s.n_optimizer_steps = sum(1 for e in self.ev if e.kind == "optimizer_step")
         s.unseen = list(d.unseen)
         cuts = self.cuts()
+        verdicts = self.verdicts()
+        s.cut_verdicts = dict(verdicts)
         seen_cut = set()
         s.harmful_cuts = []
         for e in cuts:  # the same line in every training step is one cut
-            if e.verdict == "harmful":
+            if verdicts[e.index] == HARMFUL:
                 key = e.site.short if e.site else (e.cut or e.kind, e.op)  # one row per source line
                 if key not in seen_cut:
                     seen_cut.add(key)
                     s.harmful_cuts.append(e)
-        s.benign_cuts = [e for e in cuts if e.verdict == "benign"]
+        s.benign_cuts = [e for e in cuts if verdicts[e.index] == BENIGN]
         used = set()
         for e in self.ev:
             if e.context == "user" and e.kind in ("op", "cut", "inplace", "module"):
@@ -242,45 +211,43 @@ class Diagnosis(FactsMixin, WordingMixin, CutsMixin, ReceivedMixin, ZeroMixin, N
             if not rg and trainable and t.tid in trainable and t.tid in used:
                 bad = True  # handed to an optimizer, used in the forward, but frozen
             if bad and bws:
-                exp = self.why(t.tid, n)
-                if "the backward that should have reached it failed" in exp.summary:  # covered by the failure
-                    ps.cause, ps.site = exp.cause, exp.site
+                f = self.why_finding(t.tid, n)
+                ps.cause, ps.site = f.cause, f.site
+                if covered_by_failure(f):  # the failure's own panel explains it
                     s.params.append(ps)
                     continue
-                ps.cause, ps.site = exp.cause, exp.site
-                key = (exp.cause, exp.site.short if exp.site else None, exp.status)
+                key = (f.cause, f.site.short if f.site else None, f.status)
                 if key in groups:
-                    groups[key].append(exp)
+                    groups[key].append(f)
                 else:
-                    groups[key] = [exp]
-                    problems.append(exp)
+                    groups[key] = [f]
+                    problems.append(f)
             elif not rg and t.tid in used:
-                exp = self.why(t.tid, n)
-                ps.cause, ps.site = exp.cause, exp.site
+                f = self.why_finding(t.tid, n)
+                ps.cause, ps.site = f.cause, f.site
             s.params.append(ps)
-        # merge grouped explanations: one panel per cause+site, listing every target
-        merged = []
-        for exp in problems:
-            key = (exp.cause, exp.site.short if exp.site else None, exp.status)
-            grp = groups[key]
+        # one panel per cause+site, listing every target
+        for f in problems:
+            grp = groups[(f.cause, f.site.short if f.site else None, f.status)]
             if len(grp) > 1:
-                names = [g.target for g in grp]
-                shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-                exp = Explanation(exp.cause, exp.site, shown,
-                                  exp.summary.replace(f"{exp.target}.grad is", f"{shown}: .grad is", 1)
-                                  if exp.summary.startswith(exp.target) else exp.summary,
-                                  exp.detail, exp.fix, exp.path, exp.evidence, exp.status)
-            merged.append(exp)
-        s.problems = merged
+                f.group = [g.target for g in grp]
+        s.problems = [explain(f) for f in problems]
         s.failure = self.failure()
         if not bws and not s.failure:
             s.verdict = "no backward ran in the traced block: nothing to check yet"
             s.ok = True
-        elif s.failure is not None or merged:
-            n = len(merged) + (1 if s.failure else 0)
+        elif s.failure is not None or problems:
+            n = len(problems) + (1 if s.failure else 0)
             s.verdict = f"{n} problem{'s' if n != 1 else ''} found"
             s.ok = False
         else:
             s.verdict = "OK: every trainable parameter used in the step got a finite, non-zero gradient"
             s.ok = True
         return s
+
+
+def covered_by_failure(f: Finding) -> bool:
+    """The finding says that the backward that should have reached it failed (the failure explains it)."""
+    if f.wording == "backward_failed":
+        return True
+    return f.wording == "not_trained" and f.facts["use"] == "grad" and covered_by_failure(f.facts["inner"])

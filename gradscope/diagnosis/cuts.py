@@ -1,14 +1,15 @@
-"""A cut on the data path from a tensor to a backward root: finding it and explaining it."""
+"""A cut on the data path from a tensor to a backward root: finding it (:func:`data_cut`, shared by the
+none and failure rules) as a Finding (worded by :mod:`.templates_cuts`)."""
 from __future__ import annotations
 
 import re
 
-from ..explanation import Explanation, PathStep
-from ..model import Frame, Site
-from . import templates as say
-from . import templates_cuts as say_cut
+from ..explanation import PathStep
+from ..model import Cause, Frame, Site
+from . import templates as say  # noqa: F401  (registers the wording the findings here name)
+from . import templates_cuts as say_cut  # noqa: F401
 from .common import _EXPLICIT_ITEM, _REWRAP_CODE, _find_in_function, _first_arg, _opname, _sgd_rebind, _short
-
+from .finding import found
 
 
 def _as_written(cause, se):
@@ -17,166 +18,166 @@ def _as_written(cause, se):
     a re-wrap (fix: torch.stack / torch.cat), unless the line itself calls .item()/float()/.tolist()."""
     if cause == "item_roundtrip" and se.site is not None and _REWRAP_CODE.search(se.site.code or "") \
             and not _EXPLICIT_ITEM.search(se.site.code or ""):
-        return "tensor_rewrap"
+        return Cause.TENSOR_REWRAP
     return cause
 
-class CutsMixin:
-    """The data-path cut (mixed into Diagnosis)."""
 
-    def _copied_into_new_param(self, steps, tid, name):
-        """After the cut, the values were copied into a different trainable parameter (a rebuilt model loaded with
-        load_state_dict): the forward uses that new parameter, the optimizer this one. param_recreated at the
-        new parameter's creation (the user's `model = build(cfg)` is in its stack)."""
-        owners = self.d.meta.get("param_owner") or {}
-        for x in steps:
-            # a whole-value copy (load_state_dict, copy_), not an EMA update (mul_/add_/lerp_)
-            tgt = x.detail.get("target") if x.kind == "inplace" and _opname(x) in ("copy_", "set_") else None
-            info = self.d.tensors.get(tgt) if tgt is not None else None
-            if info is None or tgt == tid or info.role != "param" or not info.requires_grad:
-                continue
-            if self.trainable and tgt in self.trainable:
-                continue  # (both held by an optimizer: not a stale copy)
-            if self.trainable and tid not in self.trainable:
-                continue
-            o = owners.get(str(tgt))
-            site = Site.from_json(o["site"]) if o and o.get("site") else x.site
-            new = self.label(tgt)
-            return Explanation(
-                "param_recreated", site, name, *say.copied_into_new_param_text(name, new, site, x),
-                evidence=[x])
+def _copied_into_new_param(ix, steps, tid, name):
+    """After the cut, the values were copied into a different trainable parameter (a rebuilt model loaded with
+    load_state_dict): the forward uses that new parameter, the optimizer this one. param_recreated at the
+    new parameter's creation (the user's `model = build(cfg)` is in its stack)."""
+    owners = ix.d.meta.get("param_owner") or {}
+    for x in steps:
+        # a whole-value copy (load_state_dict, copy_), not an EMA update (mul_/add_/lerp_)
+        tgt = x.detail.get("target") if x.kind == "inplace" and _opname(x) in ("copy_", "set_") else None
+        info = ix.d.tensors.get(tgt) if tgt is not None else None
+        if info is None or tgt == tid or info.role != "param" or not info.requires_grad:
+            continue
+        if ix.trainable and tgt in ix.trainable:
+            continue  # (both held by an optimizer: not a stale copy)
+        if ix.trainable and tid not in ix.trainable:
+            continue
+        o = owners.get(str(tgt))
+        site = Site.from_json(o["site"]) if o and o.get("site") else x.site
+        new = ix.label(tgt)
+        return found(Cause.PARAM_RECREATED, site, name, "data_cut.copied_into_new_param", name, new, site, x,
+                     evidence=[x])
+    return None
+
+
+def _custom_output_cut(ix, path, name):
+    """A custom autograd.Function whose output (used outside it) does not require grad although what went
+    in did: ctx.mark_non_differentiable() on it, or forward() called directly instead of .apply()."""
+    for k in range(len(path) - 1):
+        e, nx = path[k], path[k + 1]
+        if e.context != "custom_function" or nx.context == "custom_function":
+            continue
+        passed = set(e.output_ids()) & set(nx.input_ids())
+        refs = [r for r in nx.inputs if r.tid in passed]
+        if not refs or any(r.requires_grad for r in refs):
+            continue
+        j = k
+        while j > 0 and path[j - 1].context == "custom_function":
+            j -= 1
+        if not any(r.requires_grad for r in path[j].inputs):
+            continue
+        fn = e.site.function if e.site else ""
+        cls = fn.rsplit(".", 1)[0] if "." in fn else "the custom Function"
+        hit = _find_in_function(e.site.filename, e.site.lineno, "mark_non_differentiable(") if e.site else None
+        if hit is not None:
+            site = Site(e.site.filename, hit[0], fn, hit[1], e.site.stack[:-1] + (Frame(e.site.filename, hit[0], fn,
+                                                                                           hit[1]),),
+                        ix.file_label(e.site.filename))
+            return found(Cause.NONDIFFERENTIABLE_OP, site, name, "data_cut.custom_marked", name, cls, site,
+                         evidence=[e, nx])
+        return found(Cause.NONDIFFERENTIABLE_OP, nx.site, name, "data_cut.custom_forward", name, cls, nx,
+                     evidence=[e, nx])
+    return None
+
+
+def find_data_cut(ix, tid, name, real):
+    """The cut on the data path from ``tid`` to the roots of the backward calls ``real`` (newest first), or a
+    cut in its cone whose data never came back visibly, as a Finding; None when there is none."""
+    for b in reversed(real):
+        roots = b.detail.get("roots") or b.input_ids()
+        path = None
+        for no_writes in (True, False):  # a path through the forward first, through in-place writes after
+            path = ix.path_to(tid, roots, before=b.index, no_writes=no_writes)
+            if path and (ix.cut_on_path(path, tid) is not None or _custom_output_cut(ix, path, name)):
+                break
+        if not path:
+            continue
+        hit = ix.cut_on_path(path, tid)
+        if hit is None:
+            res = _custom_output_cut(ix, path, name)
+            if res is not None:
+                return res
+            continue
+        k, e = hit
+        moved = _copied_into_new_param(ix, path[k:], tid, name)
+        if moved is not None:
+            return moved
+        cause, se = ix.cause_of_cut(e, path, k)
+        return cut_finding(ix, tid, name, _as_written(cause, se), se, e, path, k, ix.root_label(b))
+    # no complete path: a cut whose data never came back visibly
+    cone = ix.cone(tid)
+    # a cut after the last backward (an evaluation under no_grad after training) cannot have kept a
+    # gradient from that backward
+    last = real[-1].index if real else len(ix.ev)
+    cuts = [e for e in cone if e.kind == "cut" and e.cut != "zero_grad_op" and e.context == "user"
+            and e.index < last]
+    if cuts and all(not e.grad_enabled for e in cuts) and any(
+            e.grad_enabled and e.context == "user" and e.kind in ("op", "module") and tid in e.input_ids()
+            for e in ix.ev[:last]):
+        # it was also used with grad on before the backward and that result went nowhere: the uses under
+        # no_grad (an evaluation between training epochs) are not what kept the gradient away
         return None
+    if cuts:
+        roots = set()
+        for b in real:
+            roots.update(b.detail.get("roots") or b.input_ids())
+        # prefer cuts whose input required grad, then the earliest
+        harmful = [e for e in cuts if any(r.requires_grad for r in e.inputs)] or cuts
+        e = harmful[0]
+        path = [x for x in cone if x.index <= e.index]
+        k = len(path) - 1 if path and path[-1] is e else None
+        cause, se = ix.cause_of_cut(e, cone, cone.index(e))
+        return cut_finding(ix, tid, name, _as_written(cause, se), se, e, path, k,
+                                     ix.root_label(real[-1]) if real else "the loss", returned=False)
+    return None
 
-    def _custom_output_cut(self, path, name):
-        """A custom autograd.Function whose output (used outside it) does not require grad although what went
-        in did: ctx.mark_non_differentiable() on it, or forward() called directly instead of .apply()."""
-        for k in range(len(path) - 1):
-            e, nx = path[k], path[k + 1]
-            if e.context != "custom_function" or nx.context == "custom_function":
-                continue
-            passed = set(e.output_ids()) & set(nx.input_ids())
-            refs = [r for r in nx.inputs if r.tid in passed]
-            if not refs or any(r.requires_grad for r in refs):
-                continue
-            j = k
-            while j > 0 and path[j - 1].context == "custom_function":
-                j -= 1
-            if not any(r.requires_grad for r in path[j].inputs):
-                continue
-            fn = e.site.function if e.site else ""
-            cls = fn.rsplit(".", 1)[0] if "." in fn else "the custom Function"
-            hit = _find_in_function(e.site.filename, e.site.lineno, "mark_non_differentiable(") if e.site else None
-            if hit is not None:
-                site = Site(e.site.filename, hit[0], fn, hit[1], e.site.stack[:-1] + (Frame(e.site.filename, hit[0], fn,
-                                                                                               hit[1]),),
-                            self._label(e.site.filename))
-                return Explanation(
-                    "nondifferentiable_op", site, name, *say.custom_output_cut_text2(name, cls, site),
-                    evidence=[e, nx])
-            return Explanation(
-                "nondifferentiable_op", nx.site, name, *say.custom_output_cut_text(name, cls, nx),
-                evidence=[e, nx])
-        return None
 
-    def _data_cut(self, tid, name, real):
-        for b in reversed(real):
-            roots = b.detail.get("roots") or b.input_ids()
-            path = None
-            for no_writes in (True, False):  # a path through the forward first, through in-place writes after
-                path = self.path_to(tid, roots, before=b.index, no_writes=no_writes)
-                if path and (self._cut_on_path(path, tid) is not None or self._custom_output_cut(path, name)):
+def cut_finding(ix, tid, name, cause, se, e, path, k, root, returned=True):
+    rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None
+    # a region cause is reported at the line that opened the region (a manual update at the update itself)
+    site = ix.region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
+    if cause == "reentrant_checkpoint" and site is not None:  # the checkpoint(...) call, not a line inside
+        for i in range(len(site.stack) - 1, -1, -1):
+            fr = site.stack[i]
+            if "checkpoint" in (fr.code or "") and i < len(site.stack) - 1:
+                site = ix.frame_site(fr, site.stack[:i])
+                break
+    off_by = ix.grad_switched_off_by(se) if cause == "no_grad_block" else None
+    what = ix.cut_input_label(e, tid)
+    plain = bool(re.fullmatch(r"[A-Za-z_][\w\.\[\]]*", what)) and not (what.startswith("t") and what[1:].isdigit())
+    came_back = None
+    if cause in ("numpy_roundtrip", "item_roundtrip", "tolist_roundtrip"):
+        back = [x for x in (path or []) if x.detail.get("links")]
+        if back and back[0].site:
+            came_back = back[0]
+    users = {i for o in e.output_ids() for i in ix.consumers.get(o, ()) if ix.ev[i].kind != "module"}
+    cached = cause in ("inference_mode", "no_grad_block") and ix.computed_once_reused(se)
+    copied = None  # torch.tensor(z, ...) of one tensor (not a list): use z itself
+    listed = None  # torch.tensor([a, b]): the list as written
+    if cause == "tensor_rewrap" and site is not None:
+        arg = (_first_arg(site.code or "", "tensor(") or _first_arg(site.code or "", "as_tensor(")
+               or _first_arg(site.code or "", "Variable(") or _first_arg(site.code or "", "Tensor("))
+        if arg and re.fullmatch(r"[A-Za-z_][\w.]*", arg):
+            copied = arg
+        elif arg and arg.startswith("[") and arg.endswith("]"):
+            listed = arg  # torch.tensor([a, b]) of tensors: each one is converted with float()
+    decorated = None  # the region is a @torch.no_grad() decorator on a helper the forward calls
+    if cause == "no_grad_block" and se.site is not None:
+        g = ix.governing_grad_mode(se)
+        code = (g.site.code or "").lstrip() if g is not None and g.site is not None else "with"
+        if not code.startswith(("with", "torch.set_grad_enabled", "torch._C")):  # a call into a decorated function
+            for k, fr in enumerate(se.site.stack):
+                if fr.filename == g.site.filename and fr.lineno == g.site.lineno and k + 1 < len(se.site.stack):
+                    decorated = se.site.stack[k + 1].function
                     break
-            if not path:
-                continue
-            hit = self._cut_on_path(path, tid)
-            if hit is None:
-                res = self._custom_output_cut(path, name)
-                if res is not None:
-                    return res
-                continue
-            k, e = hit
-            moved = self._copied_into_new_param(path[k:], tid, name)
-            if moved is not None:
-                return moved
-            cause, se = self._cause_of_cut(e, path, k)
-            return self._cut_explanation(tid, name, _as_written(cause, se), se, e, path, k, self._root_label(b))
-        # no complete path: a cut whose data never came back visibly
-        cone = self.cone(tid)
-        # a cut after the last backward (an evaluation under no_grad after training) cannot have kept a
-        # gradient from that backward
-        last = real[-1].index if real else len(self.ev)
-        cuts = [e for e in cone if e.kind == "cut" and e.cut != "zero_grad_op" and e.context == "user"
-                and e.index < last]
-        if cuts and all(not e.grad_enabled for e in cuts) and any(
-                e.grad_enabled and e.context == "user" and e.kind in ("op", "module") and tid in e.input_ids()
-                for e in self.ev[:last]):
-            # it was also used with grad on before the backward and that result went nowhere: the uses under
-            # no_grad (an evaluation between training epochs) are not what kept the gradient away
-            return None
-        if cuts:
-            roots = set()
-            for b in real:
-                roots.update(b.detail.get("roots") or b.input_ids())
-            # prefer cuts whose input required grad, then the earliest
-            harmful = [e for e in cuts if any(r.requires_grad for r in e.inputs)] or cuts
-            e = harmful[0]
-            path = [x for x in cone if x.index <= e.index]
-            k = len(path) - 1 if path and path[-1] is e else None
-            cause, se = self._cause_of_cut(e, cone, cone.index(e))
-            return self._cut_explanation(tid, name, _as_written(cause, se), se, e, path, k,
-                                         self._root_label(real[-1]) if real else "the loss", returned=False)
-        return None
-
-    def _cut_explanation(self, tid, name, cause, se, e, path, k, root, returned=True):
-        rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None
-        # a region cause is reported at the line that opened the region (a manual update at the update itself)
-        site = self._region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
-        if cause == "reentrant_checkpoint" and site is not None:  # the checkpoint(...) call, not a line inside
-            for i in range(len(site.stack) - 1, -1, -1):
-                fr = site.stack[i]
-                if "checkpoint" in (fr.code or "") and i < len(site.stack) - 1:
-                    site = self._frame_site(fr, site.stack[:i])
-                    break
-        off_by = self._grad_off_elsewhere(se) if cause == "no_grad_block" else ""
-        what = self._cut_input_label(e, tid)
-        plain = bool(re.fullmatch(r"[A-Za-z_][\w\.\[\]]*", what)) and not (what.startswith("t") and what[1:].isdigit())
-        came_back = ""
-        if cause in ("numpy_roundtrip", "item_roundtrip", "tolist_roundtrip"):
-            back = [x for x in (path or []) if x.detail.get("links")]
-            if back and back[0].site:
-                came_back = say_cut.came_back_text(back[0])
-        users = {i for o in e.output_ids() for i in self.consumers.get(o, ()) if self.ev[i].kind != "module"}
-        cached = cause in ("inference_mode", "no_grad_block") and self._computed_once_reused(se)
-        copied = None  # torch.tensor(z, ...) of one tensor (not a list): use z itself
-        listed = None  # torch.tensor([a, b]): the list as written
-        if cause == "tensor_rewrap" and site is not None:
-            arg = (_first_arg(site.code or "", "tensor(") or _first_arg(site.code or "", "as_tensor(")
-                   or _first_arg(site.code or "", "Variable(") or _first_arg(site.code or "", "Tensor("))
-            if arg and re.fullmatch(r"[A-Za-z_][\w.]*", arg):
-                copied = arg
-            elif arg and arg.startswith("[") and arg.endswith("]"):
-                listed = arg  # torch.tensor([a, b]) of tensors: each one is converted with float()
-        decorated = None  # the region is a @torch.no_grad() decorator on a helper the forward calls
-        if cause == "no_grad_block" and se.site is not None:
-            g = self._governing_grad_mode(se)
-            code = (g.site.code or "").lstrip() if g is not None and g.site is not None else "with"
-            if not code.startswith(("with", "torch.set_grad_enabled", "torch._C")):  # a call into a decorated function
-                for k, fr in enumerate(se.site.stack):
-                    if fr.filename == g.site.filename and fr.lineno == g.site.lineno and k + 1 < len(se.site.stack):
-                        decorated = se.site.stack[k + 1].function
-                        break
-        summary, why, fix = say_cut.cut_text(
-            cause, name, root, returned, what=what, site=site, se_site=se.site, plain=plain, users=users,
-            came_back=came_back, copied=copied, listed=listed, rebind=rebind, off_by=off_by, decorated=decorated,
-            cached=cached, lib=self._lib_name(e) if cause == "param_recreated" else None,
-            nograd_lib=self._nograd_lib(e) if cause == "nondifferentiable_op" else None, e=e)
-        steps = [PathStep(name)]
-        for j, x in enumerate(path or []):
-            if x.kind == "module":
-                continue
-            cut_here = (x is se) if (se is not None and se in (path or [])) else (j == k)
-            steps.append(PathStep(_opname(x) if x.kind != "external" else _short(x.op), x.op, x.site, flows=not cut_here,
-                                  note=f"cut: {_opname(x)}()" if cut_here else ""))
-        if returned:
-            steps.append(PathStep(root))
-        ev = [e] + ([se] if se is not e else [])
-        return Explanation(cause, site, name, summary, detail=why, fix=fix, path=steps, evidence=ev)
+    facts = dict(
+        cause=cause, name=name, root=root, returned=returned, what=what, site=site, se_site=se.site, plain=plain, users=users,
+        came_back=came_back, copied=copied, listed=listed, rebind=rebind, off_by=off_by, decorated=decorated,
+        cached=cached, lib=ix.lib_name(e) if cause == "param_recreated" else None,
+        nograd_lib=ix.nograd_lib(e) if cause == "nondifferentiable_op" else None, e=e)
+    steps = [PathStep(name)]
+    for j, x in enumerate(path or []):
+        if x.kind == "module":
+            continue
+        cut_here = (x is se) if (se is not None and se in (path or [])) else (j == k)
+        steps.append(PathStep(_opname(x) if x.kind != "external" else _short(x.op), x.op, x.site, flows=not cut_here,
+                              note=f"cut: {_opname(x)}()" if cut_here else ""))
+    if returned:
+        steps.append(PathStep(root))
+    ev = [e] + ([se] if se is not e else [])
+    return found(cause, site, name, "data_cut", path=steps, evidence=ev, **facts)

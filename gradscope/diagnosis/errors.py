@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 
-from ..explanation import Explanation
-from . import templates as say
+from ..model import Cause
+from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from .common import statement_site
+from .finding import Finding, found
 from .registry import Query, REGISTRY, rule
 from . import rules_failure  # noqa: F401  (registers the failure rules this table names)
 
@@ -28,7 +29,7 @@ ERRORS = tuple((re.compile(p, re.S), h) for p, h in (
 _ERRORS = ERRORS  # (the name the tests and older callers use)
 
 
-def explain_failure(dx) -> Explanation | None:
+def failure_finding(dx) -> Finding | None:
     """The first rule in the table whose pattern matches the error message and that has an explanation;
     `unknown_error` (reported where it was raised) when none does."""
     x = dx.d.exception
@@ -52,7 +53,7 @@ def explain_failure(dx) -> Explanation | None:
 def unknown_error(dx, q):
     """An error no rule explains: reported where it was raised."""
     x, msg = dx.d.exception, q.msg
-    e = dx._error_event()
-    return Explanation(
-        "unknown", (e.site if e else None) or x.site, "the step", *say.unknown_error_text(x, msg),
+    e = dx.error_event()
+    return found(
+        Cause.UNKNOWN, (e.site if e else None) or x.site, "the step", "unknown_error", x, msg,
         evidence=[e] if e else [])

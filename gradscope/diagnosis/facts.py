@@ -6,15 +6,15 @@ import math
 from collections import defaultdict, deque
 
 from .. import _source
-from ..model import Event, Frame, Site, TraceData
+from ..model import Cause, Event, Frame, Site, TraceData
 from .common import (
-    CUT_CAUSE, _ASSIGN, _DUNDER_CALLS, _ESCAPES, _MODULE_NAMES, _NOT_FLOW, _NOT_FORWARD, _PARAMETRIZERS,
+    CUT_CAUSE, _ASSIGN, _NO_SAVE, _SAVES_RESULT, _DUNDER_CALLS, _ESCAPES, _MODULE_NAMES, _NOT_FLOW, _NOT_FORWARD, _PARAMETRIZERS,
     _VALUE_KEEPING, _find_in_function, _first_arg, _opname, _receiver,
 )
 
 
-class FactsMixin:
-    """Queries over one TraceData (mixed into Diagnosis); cached where they are costly."""
+class Facts:
+    """Queries over one TraceData (a base of :class:`~.index.TraceIndex`); cached where they are costly."""
 
     def __init__(self, data: TraceData):
         self.d = data
@@ -36,15 +36,15 @@ class FactsMixin:
         # (tuples: a diagnosis is kept with its trace; a list per tensor holds a third more)
         self.consumers = defaultdict(tuple, ((t, tuple(v)) for t, v in self.consumers.items()))
         self.trainable = set(data.meta.get("trainable") or ())
-        self._verdicts_done = False
+        self._verdict_map = None  # event index -> "harmful" | "benign" (verdicts(); dropped when the live facts change)
         self._reach_cache: dict = {}
         self.now: dict = {}  # live facts per tid (set_now)
         self._status_cache: dict = {}
 
-    def _label(self, filename: str) -> str:
+    def file_label(self, filename: str) -> str:
         return self._labels.get(filename, "")
 
-    def _late_binding(self, h: Event) -> str | None:
+    def late_binding(self, h: Event) -> str | None:
         """The free variable a hook shares with other hooks registered at the same line (lambdas made in a
         loop all read the loop variable's last value), or None."""
         cells = h.detail.get("cells")
@@ -67,17 +67,17 @@ class FactsMixin:
                         return names[i] if i < len(names) else "a variable"
         return None
 
-    def _hook_site(self, h: Event) -> Site | None:
+    def hook_site(self, h: Event) -> Site | None:
         """Where a registered hook returns its value (else where it was registered)."""
         fr = h.detail.get("hook_return")
         if not fr:
             return h.site
-        return self._frame_site(Frame.from_json(fr), h.site.stack if h.site else ())
+        return self.frame_site(Frame.from_json(fr), h.site.stack if h.site else ())
 
-    def _frame_site(self, f: Frame, outer=()) -> Site:
+    def frame_site(self, f: Frame, outer=()) -> Site:
         """A Site for a line the recorder found by reading code (a hook's or backward's return),
         under the user frames ``outer`` that led there."""
-        return Site(f.filename, f.lineno, f.function, f.code, tuple(outer) + (f,), self._label(f.filename))
+        return Site(f.filename, f.lineno, f.function, f.code, tuple(outer) + (f,), self.file_label(f.filename))
 
     def label(self, tid) -> str:
         t = self.d.tensors.get(tid)
@@ -89,14 +89,14 @@ class FactsMixin:
             return self.aliases[tid]
         p = self.d.producer(tid)
         if p is not None and p.site is not None and p.site.code:
-            last = self._last_on_line(p)
+            last = self.last_on_line(p)
             if last is p and tid in p.output_ids():
                 m = _ASSIGN.match(p.site.code)
                 if m:
                     return m.group(1)
         return f"t{tid}"
 
-    def _last_on_line(self, e: Event) -> Event:
+    def last_on_line(self, e: Event) -> Event:
         """The last event recorded on the same source line (the one whose result is assigned)."""
         last = e
         n = len(e.site.stack) if e.site else 0
@@ -114,10 +114,10 @@ class FactsMixin:
                 break
         return last
 
-    def _backward_events(self):
+    def backward_events(self):
         return [e for e in self.ev if e.kind == "backward"]
 
-    def _events_on(self, tid):
+    def events_on(self, tid):
         return [self.ev[i] for i in self.consumers.get(tid, ())]
 
     def ancestors(self, root_tids, before: int | None = None) -> set:
@@ -238,7 +238,7 @@ class FactsMixin:
         return [self.ev[i] for i in sorted(seen_e)
                 if self.ev[i].context not in _NOT_FORWARD and self.ev[i].kind not in _NOT_FLOW and i not in dead]
 
-    def _cut_on_path(self, path, tid):
+    def cut_on_path(self, path, tid):
         """The first event on a path where gradient stopped, or None."""
         flowing = {tid}
         for k, e in enumerate(path):
@@ -257,7 +257,7 @@ class FactsMixin:
             flowing.update(e.output_ids())
         return None
 
-    def _cause_of_cut(self, e: Event, path=None, k=None):
+    def cause_of_cut(self, e: Event, path=None, k=None):
         """(cause, site event) for a cut event, looking ahead for numpy/item/tolist after a detach."""
         cause = CUT_CAUSE.get(e.cut or "", None)
         site_e = e
@@ -276,26 +276,26 @@ class FactsMixin:
                     break
                 if x.kind == "cut" and x.cut == "rewrap" and x.site and e.site and x.site.lineno == e.site.lineno \
                         and x.site.filename == e.site.filename:
-                    return "tensor_rewrap", x
+                    return Cause.TENSOR_REWRAP, x
                 if _opname(x) in _VALUE_KEEPING:  # (not through computations: `loss.item()` logged later is not it)
                     frontier.update(x.output_ids())
         if cause == "no_grad_block":
-            g = self._governing_grad_mode(e)
+            g = self.governing_grad_mode(e)
             if g is not None and g.detail.get("lib_fn"):
                 lib = g.detail["lib_fn"].rsplit(".", 1)[-1]
                 if lib in _PARAMETRIZERS:  # it moved the weight into new Parameters: the old one is left behind
-                    return "param_recreated", site_e
-                return "nondifferentiable_op", site_e
+                    return Cause.PARAM_RECREATED, site_e
+                return Cause.NONDIFFERENTIABLE_OP, site_e
         if cause is None:
             if not e.grad_enabled:
-                cause = "no_grad_block"
+                cause = Cause.NO_GRAD_BLOCK
             elif e.inference_mode:
-                cause = "inference_mode"
+                cause = Cause.INFERENCE_MODE
             else:
-                cause = "nondifferentiable_op"
+                cause = Cause.NONDIFFERENTIABLE_OP
         return cause, site_e
 
-    def _governing_grad_mode(self, e: Event):
+    def governing_grad_mode(self, e: Event):
         for j in range(e.index - 1, max(-1, e.index - 5000), -1):
             g = self.ev[j]
             if g.kind == "grad_mode" and g.detail.get("enabled") is False:
@@ -304,7 +304,7 @@ class FactsMixin:
                 return None
         return None
 
-    def _region_site(self, e: Event) -> Site | None:
+    def region_site(self, e: Event) -> Site | None:
         """For a result computed with grad off: the line that switched it off, which is what the user changes.
 
         The innermost `with torch.no_grad():` / inference_mode / set_grad_enabled(False) block or
@@ -319,7 +319,7 @@ class FactsMixin:
         for fr in reversed(frames):
             for line, code, _kind in _source.region_openers(fr.filename, fr.lineno):
                 if any(w in code for w in want):
-                    return Site(fr.filename, line, fr.function, code, s.stack, self._label(fr.filename))
+                    return Site(fr.filename, line, fr.function, code, s.stack, self.file_label(fr.filename))
         if e.inference_mode:
             return s
         for j in range(e.index - 1, -1, -1):
@@ -330,8 +330,9 @@ class FactsMixin:
                 break
         return s
 
-    def _froze_everything(self, e: Event):
-        """(sentence, fix) when the line that froze this parameter froze every parameter in the trace (a freeze loop
+    def froze_everything(self, e: Event):
+        """(how many it froze, the freeze loop's receiver or None, whether the line is in a loop over
+        named_modules()) when the line that froze this parameter froze every parameter in the trace (a freeze loop
         over named_modules() meets the whole model first, as ""), else None."""
         if e.site is None:
             return None
@@ -341,23 +342,18 @@ class FactsMixin:
         if len(frozen) < 2 or not params or not params <= frozen:
             return None
         loop = _find_in_function(e.site.filename, e.site.lineno, "named_modules(") if e.site.function else None
-        why = f"That line froze every parameter in the step ({len(frozen)})" + (
-            ": a loop over named_modules() meets the whole model first (its name is \"\"), and requires_grad_ "
-            "on it freezes everything." if loop else ".")
         if not loop:
-            return why, None
-        owner = _receiver(loop[1], ".named_modules(") or "the model"
-        return why, (f"freeze by parameter name instead (`for n, p in {owner}.named_parameters(): "
-                     f"p.requires_grad_(<condition on n>)`), or skip the root module (name == \"\").")
+            return len(frozen), None, False
+        return len(frozen), _receiver(loop[1], ".named_modules("), True
 
-    def _first_use(self, tid):
+    def first_use(self, tid):
         for i in self.consumers.get(tid, ()):
             e = self.ev[i]
             if e.context == "user" and e.kind not in ("requires_grad", "grad_set", "hook"):
                 return e
         return None
 
-    def _root_label(self, b: Event) -> str:
+    def root_label(self, b: Event) -> str:
         r = b.detail.get("roots") or [x.tid for x in b.inputs]
         if not r:
             return "the loss"
@@ -371,12 +367,12 @@ class FactsMixin:
                 return f"{_opname(p)}(...)"
         return lab
 
-    def _lib_name(self, e) -> str:
-        g = self._governing_grad_mode(e)
+    def lib_name(self, e) -> str:
+        g = self.governing_grad_mode(e)
         lib = g.detail.get("lib_fn") if g is not None else None
         return lib.rsplit(".", 1)[-1] if lib else "a parametrization"
 
-    def _cut_input_label(self, e: Event, tid) -> str:
+    def cut_input_label(self, e: Event, tid) -> str:
         for r in sorted(e.inputs, key=lambda r: not r.requires_grad):  # (the input gradient should flow from)
             lab = self.label(r.tid)
             if not lab.startswith("t") or not lab[1:].isdigit():
@@ -402,38 +398,38 @@ class FactsMixin:
                 return f"{p.module}'s output"
         return self.label(tid) if e.inputs and e.inputs[0].tid == tid else "the value"
 
-    def _defined_site(self, name) -> Site | None:
+    def defined_site(self, name) -> Site | None:
         """Where the module holding parameter ``name`` is defined in its owner's class (``self.extra = ...``),
         when the recorder found that line for a child that was never called."""
         defined = self.d.meta.get("uncalled_defined") or {}
         best = max((c for c in defined if name.startswith(c + ".")), key=len, default=None)
         if best is None:
             return None
-        return self._frame_site(Frame.from_json(defined[best]))
+        return self.frame_site(Frame.from_json(defined[best]))
 
-    def _guarded_read(self, name):
+    def guarded_read(self, name):
         """(the line reading parameter ``name`` or the module holding it, the skip before that line) as
         Sites, when the recorder found an ``if ...: continue`` before the read or an ``if`` around it."""
         g = self.d.meta.get("guarded_reads") or {}
         best = max((c for c in g if name == c or name.startswith(c + ".")), key=len, default=None)
         if best is None:
             return None
-        return self._frame_site(Frame.from_json(g[best]["read"])), self._frame_site(Frame.from_json(g[best]["guard"]))
+        return self.frame_site(Frame.from_json(g[best]["read"])), self.frame_site(Frame.from_json(g[best]["guard"]))
 
-    def _error_event(self):
+    def error_event(self):
         i = self.d.exception.event if self.d.exception else None
         if i is not None and 0 <= i < len(self.ev):
             return self.ev[i]
         return None
 
-    def _failing_backward(self):
-        e = self._error_event()
+    def failing_backward(self):
+        e = self.error_event()
         if e is not None and e.kind == "backward":
             return e
-        bws = self._backward_events()
+        bws = self.backward_events()
         return bws[-1] if bws else None
 
-    def _custom_node(self, fname=None):
+    def custom_node(self, fname=None):
         """The latest backward node of a custom autograd.Function (named ``fname`` if given), or None."""
         for b in reversed(self.d.backwards):
             for n in b.nodes.values():
@@ -441,7 +437,7 @@ class FactsMixin:
                     return n
         return None
 
-    def _feeds_loss_directly(self, e, b) -> bool:
+    def feeds_loss_directly(self, e, b) -> bool:
         """True when ``e``'s result reaches the backward root through reductions and arithmetic only (a few
         steps): a relu/clamp used as the hinge of a loss rather than as an activation."""
         roots = set(b.roots) if getattr(b, "roots", None) else set()
@@ -467,7 +463,7 @@ class FactsMixin:
             frontier = nxt
         return bool(frontier & roots)
 
-    def _single_class(self, e) -> bool:
+    def single_class(self, e) -> bool:
         """A softmax / cross entropy over a class dimension of size 1: constant, zero gradient."""
         op = _opname(e)
         if not ("cross_entropy" in op or "softmax" in op or "nll" in op) or not e.inputs:
@@ -475,7 +471,7 @@ class FactsMixin:
         t = self.d.tensors.get(e.inputs[0].tid)
         return t is not None and len(t.shape) >= 2 and t.shape[1] == 1
 
-    def _zeroing_node(self, b, tid, start=None):
+    def zeroing_node(self, b, tid, start=None):
         leaf_nodes = start if start is not None else [n for n in b.nodes.values() if n.leaf == tid]
         if not leaf_nodes:
             return None, None
@@ -520,3 +516,93 @@ class FactsMixin:
                     seen.add(p.nid)
                     q.append(p.nid)
         return None, None
+
+    # --- facts the cut wording needs (found here, worded by the templates) ----------------------------
+    def computed_once_reused(self, e: Event) -> str:
+        """For a value made (under no_grad / inference_mode) whose line never ran again although the function
+        holding it (or one around it) was called again later: a cache filled once (e.g. by a validation call)
+        and reused. Returns that function's name; else ""."""
+        if e.site is None or not e.site.stack:
+            return ""
+        key = (e.site.filename, e.site.lineno)
+        later = [x for x in self.ev[e.index + 1:] if x.site is not None and x.kind not in ("module", "backward", "grad_mode")]
+        for fr in reversed(e.site.stack):  # the cut's own function first, then its callers
+            if fr.function in ("<module>", "", None):
+                break
+            fn = (fr.filename, fr.function)
+            left = False
+            again = None
+            for j, x in enumerate(later):
+                if any((f.filename, f.function) == fn for f in x.site.stack):
+                    if left:
+                        again = j
+                        break
+                else:
+                    left = True
+            if again is not None:
+                if any((x.site.filename, x.site.lineno) == key for x in later[again:]):
+                    return ""  # called again, and computed it again
+                name = fr.function
+                return name.rsplit(".", 1)[0] if name.endswith(".forward") else name
+        return ""
+
+    def grad_switched_off_by(self, e: Event):
+        """For a cut made with grad off: the grad_mode event of the call that switched grad off when it is not a
+        `with` line or decorator in the cut's own call chain (a context manager's __enter__, a helper, a global
+        switch); else None."""
+        if e.site is None or e.cut != "no_grad":
+            return None
+        for j in range(e.index - 1, -1, -1):
+            g = self.ev[j]
+            if g.kind != "grad_mode" or g.context != "user" or g.site is None:
+                continue
+            if g.detail.get("enabled") is not False:
+                return None
+            if any(fr.filename == g.site.filename and fr.function == g.site.function for fr in e.site.stack):
+                return None  # a `with torch.no_grad():` / decorator the user can see around the line
+            return g
+        return None
+
+    def nograd_lib(self, e):
+        """The library function (qualified name) that ran the cut ``e`` under no_grad, or None."""
+        if e.cut != "no_grad":
+            return None
+        g = self.governing_grad_mode(e)
+        return (g.detail.get("lib_fn") if g is not None else None) or None
+
+    def corrupting_writes(self) -> list:
+        """In-place writes through a ``.data`` alias into a tensor that autograd saved for a backward that ran
+        afterwards: [(write, the .data event, the op that saved the tensor)]. PyTorch's version check does not see
+        them, so backward silently uses the overwritten values."""
+        hit = self.__dict__.get("_corrupt")
+        if hit is not None:
+            return hit
+        out = []
+        alias = {}
+        for e in self.ev:
+            # (.data only: a .detach() alias shares the version counter, so autograd raises instead)
+            if e.kind == "cut" and e.cut == "data" and e.inputs and e.outputs:
+                alias[e.outputs[0].tid] = (e, e.inputs[0].tid)
+        ran = {}  # forward event index -> first backward that ran its node
+        if alias:
+            for b in self.d.backwards:
+                for n in b.nodes.values():
+                    if n.ran and n.event is not None:
+                        ran.setdefault(n.event, b.event)
+        for w in self.ev if alias else ():
+            if w.kind != "inplace":
+                continue
+            a = alias.get(w.detail.get("target")) or alias.get(w.detail.get("base"))
+            if a is None:
+                continue
+            cut, orig = a
+            savers = [self.ev[i] for i in self.consumers.get(orig, ()) if i < w.index and self.ev[i].kind == "op"
+                      and _opname(self.ev[i]) not in _NO_SAVE]
+            p = self.d.producer(orig)
+            if p is not None and p.index < w.index and _opname(p) in _SAVES_RESULT:
+                savers.insert(0, p)
+            saver = next((x for x in savers if ran.get(x.index, -1) > w.index), None)
+            if saver is not None:
+                out.append((w, cut, saver))
+        self._corrupt = out
+        return out

@@ -1,9 +1,10 @@
 """The rule registry: every diagnosis rule, per gradient status, in an explicit order.
 
-A rule is a small function ``fn(dx, q) -> Explanation | None`` registered for one or more gradient
+A rule is a small function ``fn(dx, q) -> Finding | None`` registered for one or more gradient
 statuses with a priority (lower runs first). ``dx`` answers read-only questions about the trace
-(:mod:`.facts`), ``q`` is the question (:class:`Query`). The first rule of a status that returns an
-explanation decides it, and its name is recorded on the explanation (``Explanation.rule``).
+(the :class:`~.index.TraceIndex`), ``q`` is the question (:class:`Query`). The first rule of a status that
+returns a finding (:class:`~.finding.Finding`: data, worded by :mod:`.wording`) decides it, and its name is
+recorded on it (``Finding.rule``, then ``Explanation.rule``).
 
 Two rules with the same name, or two rules of one status with the same priority (their order would be
 ambiguous: one would shadow the other), are an error at import (:class:`RuleConflict`). The whole
@@ -68,7 +69,7 @@ class Registry:
 
     def rule(self, statuses, priority: int, name: str | None = None, delegates: str | None = None):
         """Decorator: register ``fn`` for ``statuses`` (one or a tuple) at ``priority``. ``delegates``: the status
-        whose rules ``fn`` runs (their names are recorded on the explanation, not this one's)."""
+        whose rules ``fn`` runs (their names are recorded on the finding, not this one's)."""
         statuses = (statuses,) if isinstance(statuses, str) else tuple(statuses)
 
         def register(fn):
@@ -103,7 +104,7 @@ class Registry:
         return sorted((r for r in self._by_name.values() if status in r.statuses), key=lambda r: r.priority)
 
     def first(self, status, dx, q):
-        """The explanation of the first rule of ``status`` that has one (None when none does)."""
+        """The finding of the first rule of ``status`` that has one (None when none does)."""
         for r in self.ordered(status):
             res = r.fn(dx, q)
             if res is not None:
@@ -113,7 +114,7 @@ class Registry:
         return None
 
     def run(self, name, dx, q):
-        """One rule by name (its explanation or None), recorded like :meth:`first`."""
+        """One rule by name (its finding or None), recorded like :meth:`first`."""
         res = self._by_name[name].fn(dx, q)
         if res is not None and not getattr(res, "rule", ""):
             res.rule = name

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 
-from ..explanation import Explanation, PathStep
+from ..explanation import PathStep
+from ..model import Cause
 from . import templates_failure as say
 from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _sgd_rebind
+from .finding import Finding, found
 from .registry import rule
 
 
@@ -20,7 +22,7 @@ def inplace_modified_saved_tensor(dx, q):
     expected = int(mv.group(2)) if mv else None
     mo = re.search(r"output (\d+) of (\w+)", msg)
     node = mo.group(2) if mo else None
-    bw = dx._failing_backward()
+    bw = dx.failing_backward()
     limit = bw.index if bw else len(dx.ev)
     # one candidate per written tensor: (event, target, base, version before, saved, saved_by)
     cands = []
@@ -74,8 +76,8 @@ def inplace_modified_saved_tensor(dx, q):
         if sc >= 3 and (best is None or sc >= best[0]):
             best = (sc, c)
     if best is None:
-        return Explanation(
-            "inplace_saved_tensor", bw.site if bw else None, "backward", *say.inplace_modified_saved_tensor_text2(msg),
+        return found(
+            Cause.INPLACE_SAVED_TENSOR, bw.site if bw else None, "backward", "inplace_modified_saved_tensor.unseen", msg,
             evidence=[bw] if bw else [])
     e, tgt, base, _, _, saver = best[1]
     se = dx.ev[saver] if isinstance(saver, int) and 0 <= saver < len(dx.ev) else None
@@ -83,9 +85,10 @@ def inplace_modified_saved_tensor(dx, q):
     view = tgt is not None and base is not None and tname == f"t{tgt}" and dx.label(base) != f"t{base}"
     if view:
         tname = dx.label(base)  # an unnamed view (w[i], w[:, k]) of a named tensor: name the tensor
-    return Explanation(
-        "inplace_saved_tensor", e.site, say.saved_tensor_name(tname),
-        *say.inplace_modified_saved_tensor_text(dx, e, tname, view, se, node),
+    return found(
+        Cause.INPLACE_SAVED_TENSOR, e.site, say.saved_tensor_name(tname),
+        "inplace_modified_saved_tensor", e, tname, view, se, node,
+        any(b.kind == "backward" and b.detail.get("retain_graph") and b.index < e.index for b in dx.ev),
         path=[PathStep(_opname(se), se.op, se.site, note="saved for backward")] if se else [],
         evidence=[e] + ([se] if se else []))
 
@@ -103,31 +106,31 @@ def _cut_finding(dx, bw, root, evs, tids):
     if frozen and not param_cut:
         e = frozen[-1]
         names = sorted({dx.label(t) for f in frozen for t in f.input_ids() if t in tids})
-        whole = dx._froze_everything(e)
-        return Explanation(
-            "frozen_param", e.site, root, *say.no_grad_fn_text3(whole, root, e, names),
+        whole = dx.froze_everything(e)
+        return found(
+            Cause.FROZEN_PARAM, e.site, root, "no_grad_fn.frozen", whole, root, e, names,
             evidence=frozen[-3:])
     cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and e.context not in _NOT_FORWARD
             and any(r.requires_grad for r in e.inputs)]
     if cuts:
         e = cuts[-1]
         k = evs.index(e)
-        cause, se = dx._cause_of_cut(e, evs, k)
+        cause, se = dx.cause_of_cut(e, evs, k)
         rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None
-        site = dx._region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
-        what = dx._cut_input_label(e, e.inputs[0].tid if e.inputs else None)
-        cut_fix = dx._cut_explanation(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root).fix
+        site = dx.region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
+        what = dx.cut_input_label(e, e.inputs[0].tid if e.inputs else None)
+        cut = dx.cut_finding(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root)
         same = [c for c in cuts if c.site is not None and e.site is not None and c.site.stack == e.site.stack
                 and c.cut == e.cut and c.op == e.op and e.cut in _EXPLICIT_CUTS and c.module == e.module]
         # several: one line, many tensors (a loop or comprehension: every parameter detached)
-        labels = [dx._cut_input_label(c, c.inputs[0].tid if c.inputs else None) for c in same] if len(same) > 1 else []
-        off = dx._grad_off_elsewhere(se) if cause == "no_grad_block" else ""
+        labels = [dx.cut_input_label(c, c.inputs[0].tid if c.inputs else None) for c in same] if len(same) > 1 else []
+        off = dx.grad_switched_off_by(se) if cause == "no_grad_block" else None
         w = _sgd_rebind(site) if cause == "no_grad_block" else None
         if w:  # a manual SGD step that rebinds the leaf
-            return Explanation(cause, site, root, *say.no_grad_fn_text7(root, w, site, se, labels, cut_fix),
-                               evidence=[e])
-        return Explanation(cause, site, root, *say.no_grad_fn_text4(off, root, what, site, se, labels, cut_fix),
-                           evidence=[e])
+            return found(cause, site, root, "no_grad_fn.rebind", root, w, site, se, labels, cut,
+                         evidence=[e])
+        return found(cause, site, root, "no_grad_fn.cut", off, root, what, site, se, labels, cut,
+                     evidence=[e])
     return None
 
 
@@ -137,9 +140,9 @@ _USER_CUTS = _EXPLICIT_CUTS | {"no_grad", "inference_mode"}  # (cuts the user wr
 @rule("failure", 20)
 def no_grad_fn(dx, q):
     """backward() on a result with no history: the cut (no_grad, detach, a frozen model) that removed it."""
-    bw = dx._failing_backward()
+    bw = dx.failing_backward()
     roots = (bw.detail.get("roots") or bw.input_ids()) if bw else []
-    root = dx._root_label(bw) if bw is not None and roots else "the loss"
+    root = dx.root_label(bw) if bw is not None and roots else "the loss"
     anc = dx.ancestors(roots, before=bw.index if bw else None) if roots else set()
     evs = [dx.ev[i] for i in sorted(anc)]
     tids = {r.tid for e in evs for r in e.inputs}
@@ -156,7 +159,7 @@ def no_grad_fn(dx, q):
             return res
     if ag:
         e = ag[-1]
-        return Explanation("autograd_grad_not_backward", e.site, root, *say.no_grad_fn_text2(root, e), evidence=[e])
+        return found(Cause.AUTOGRAD_GRAD_NOT_BACKWARD, e.site, root, "no_grad_fn.autograd_grad", root, e, evidence=[e])
     res = _cut_finding(dx, bw, root, evs, tids)
     if res is not None:
         return res
@@ -174,57 +177,59 @@ def no_grad_fn(dx, q):
                 and any(r.requires_grad for r in e.inputs)]
         if left:
             e = left[-1]
-            cause, se = dx._cause_of_cut(e)
+            cause, se = dx.cause_of_cut(e)
             rebind = _sgd_rebind(se.site) if cause == "no_grad_block" else None
-            site = dx._region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
-            what = dx._cut_input_label(e, e.inputs[0].tid if e.inputs else None)
-            return Explanation(
-                cause, site, root, *say.no_grad_fn_text8(dx, root, what, site, cause, se, e),
+            site = dx.region_site(se) if cause in ("no_grad_block", "inference_mode") and not rebind else se.site
+            what = dx.cut_input_label(e, e.inputs[0].tid if e.inputs else None)
+            return found(
+                cause, site, root, "no_grad_fn.outside_torch", root, what, site,
+                dx.cut_finding(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root),
                 evidence=[e] + ([se] if se is not e else []))
     params = [t for t in tids if dx.d.tensors.get(t) and dx.d.tensors[t].role == "param"
               and not dx.d.tensors[t].requires_grad]
     if params:
-        use = dx._first_use(params[0])
-        return Explanation(
-            "frozen_param", use.site if use else None, root, *say.no_grad_fn_text5(dx, root, params),
+        use = dx.first_use(params[0])
+        return found(
+            Cause.FROZEN_PARAM, use.site if use else None, root, "no_grad_fn.frozen_params", root,
+            [dx.label(p) for p in params],
             evidence=[use] if use else [])
     site = bw.site if bw else None
     leaves = [t for t in tids if dx.d.tensors.get(t) and dx.d.tensors[t].producer is None]
     rg = [t for t in leaves if dx.d.tensors[t].requires_grad]
     if rg:  # trainable tensors went in, yet nothing recorded cut them off: say so, do not guess
-        return Explanation("unknown", site, root, *say.no_grad_fn_text6(dx, root, rg), evidence=[bw] if bw else [])
+        return found(Cause.UNKNOWN, site, root, "no_grad_fn.unseen_cut", root, [dx.label(t) for t in rg], evidence=[bw] if bw else [])
     # the one floating-point tensor it was computed from that the step made from nothing (a factory call:
     # `logits = torch.rand(...)`): the line that created it without requires_grad
     sources = [t for t in sorted(tids | set(roots)) if built_outside(t) and dx.d.tensors.get(t) is not None
                and dx.d.tensors[t].dtype.startswith(("float", "complex", "bfloat"))]
     made = dx.d.producer(sources[0]) if len(sources) == 1 else None
     if made is not None and made.site is not None and made.context == "user":
-        return Explanation("requires_grad_false", made.site, root,
-                           *say.no_grad_fn_source_text(dx, root, sources[0], made), evidence=[made] + ([bw] if bw else []))
-    return Explanation(
-        "requires_grad_false", site, root, *say.no_grad_fn_text(dx, leaves, root),
+        return found(Cause.REQUIRES_GRAD_FALSE, made.site, root,
+                     "no_grad_fn.source", root, dx.label(sources[0]), made, evidence=[made] + ([bw] if bw else []))
+    return found(
+        Cause.REQUIRES_GRAD_FALSE, site, root, "no_grad_fn", [dx.label(t) for t in leaves], root,
         evidence=[bw] if bw else [])
 
 
 @rule("failure", 30)
 def numpy_of_grad_tensor(dx, q):
     """.numpy() called on a tensor that requires grad."""
-    e = dx._error_event()
+    e = dx.error_event()
     if e is None:
         for x in reversed(dx.ev):
             if x.kind == "cut" and x.cut == "numpy":
                 e = x
                 break
-    what = dx._cut_input_label(e, e.inputs[0].tid) if e and e.inputs else "the tensor"
-    return Explanation(
-        "numpy_roundtrip", e.site if e else None, what, *say.numpy_of_grad_tensor_text(what, e),
+    what = dx.cut_input_label(e, e.inputs[0].tid) if e and e.inputs else "the tensor"
+    return found(
+        Cause.NUMPY_ROUNDTRIP, e.site if e else None, what, "numpy_of_grad_tensor", what, e,
         evidence=[e] if e else [])
 
 
 @rule("failure", 40)
 def inference_tensor_saved(dx, q):
     """A tensor made under inference_mode used by an op that saves it for backward."""
-    e = dx._error_event()
+    e = dx.error_event()
     src = None
     if e is not None:
         for r in e.inputs:
@@ -233,16 +238,16 @@ def inference_tensor_saved(dx, q):
                 src = p
                 break
     site = src.site if src else (e.site if e else None)
-    return Explanation(
-        "inference_mode", site, "the step", *say.inference_tensor_saved_text(site, e),
+    return found(
+        Cause.INFERENCE_MODE, site, "the step", "inference_tensor_saved", site, e,
         evidence=[x for x in (src, e) if x])
 
 
 @rule("failure", 50)
 def backward_twice(dx, q):
     """A second backward through a graph whose buffers the first one freed."""
-    bw = dx._failing_backward()
-    earlier = [e for e in dx._backward_events() if bw is not None and e.index < bw.index]
+    bw = dx.failing_backward()
+    earlier = [e for e in dx.backward_events() if bw is not None and e.index < bw.index]
     prev = earlier[-1] if earlier else None
     carried = None
     if bw is not None and prev is not None:
@@ -266,14 +271,15 @@ def backward_twice(dx, q):
         stepped = p is not None and any(x.kind == "optimizer_step" and p.index < x.index < bw.index for x in dx.ev)
         if p is not None and not stepped:
             # no optimizer step in between: several losses on one shared computation in the same step
-            return Explanation(
-                "backward_twice", p.site if p.site else e.site, name, *say.backward_twice_text3(dx, name, bw, p, prev),
+            return found(
+                Cause.BACKWARD_TWICE, p.site if p.site else e.site, name, "backward_twice.shared", name, bw, p, prev,
+                [dx.root_label(prev), dx.root_label(bw)],
                 evidence=[e, prev, bw])
-        return Explanation(
-            "backward_twice", p.site if p is not None and p.site else e.site, name, *say.backward_twice_text2(name, bw, p, prev, e),
+        return found(
+            Cause.BACKWARD_TWICE, p.site if p is not None and p.site else e.site, name, "backward_twice.carried", name, bw, p, prev, e,
             evidence=[e, prev, bw])
-    return Explanation(
-        "backward_twice", bw.site if bw else None, "backward", *say.backward_twice_text(bw, prev),
+    return found(
+        Cause.BACKWARD_TWICE, bw.site if bw else None, "backward", "backward_twice", bw, prev,
         evidence=[x for x in (bw, prev) if x])
 
 
@@ -281,14 +287,14 @@ def backward_twice(dx, q):
 def once_differentiable(dx, q):
     """A second differentiation (create_graph=True: gradient penalty, double backward) through a custom
     Function whose backward is decorated with @once_differentiable."""
-    node = dx._custom_node()
+    node = dx.custom_node()
     if node is None:
         return None
     f = node.custom_backward
-    site = dx._frame_site(f)
+    site = dx.frame_site(f)
     fn = node.name.replace("Backward", "")
-    cg = [e for e in dx._backward_events() if e.detail.get("create_graph")]
-    return Explanation("custom_function", site, fn, *say.once_differentiable_text(fn, cg, site), evidence=cg[-1:])
+    cg = [e for e in dx.backward_events() if e.detail.get("create_graph")]
+    return found(Cause.CUSTOM_FUNCTION, site, fn, "once_differentiable", fn, cg, site, evidence=cg[-1:])
 
 
 @rule("failure", 70)
@@ -296,15 +302,15 @@ def custom_function_gradients(dx, q):
     """A custom autograd.Function's backward returned the wrong number or shape of gradients."""
     msg = q.msg
     m = re.search(r"[Ff]unction (\w+) returned", msg)
-    bw = dx._failing_backward()
-    node = dx._custom_node(m.group(1) if m else None)
+    bw = dx.failing_backward()
+    node = dx.custom_node(m.group(1) if m else None)
     if node is None:
         return None
     f = node.custom_backward
-    site = dx._frame_site(f)
+    site = dx.frame_site(f)
     first = msg.splitlines()[0]
-    return Explanation(
-        "custom_function", site, node.name.replace("Backward", ""), *say.custom_function_gradients_text(first, site, node),
+    return found(
+        Cause.CUSTOM_FUNCTION, site, node.name.replace("Backward", ""), "custom_function_gradients", first, site, node,
         evidence=[bw] if bw else [])
 
 
@@ -315,7 +321,7 @@ def no_derivative(dx, q):
     m = re.search(r"derivative for '([\w\.:]+)' is not implemented", msg)
     op = (m.group(1) if m else "").split("::")[-1].split(".")[0]
     base = op.strip("_").rstrip("0123456789").rstrip("_")
-    bw = dx._failing_backward()
+    bw = dx.failing_backward()
     roots = (bw.detail.get("roots") or bw.input_ids()) if bw else []
     anc = dx.ancestors(roots, before=bw.index if bw else None) if roots else set()
     cand = []
@@ -326,8 +332,8 @@ def no_derivative(dx, q):
     e = cand[-1] if cand else None
     if e is None:
         return None
-    return Explanation(
-        "nondifferentiable_op", e.site, dx._root_label(bw) if bw else "the loss", *say.no_derivative_text(op, e),
+    return found(
+        Cause.NONDIFFERENTIABLE_OP, e.site, dx.root_label(bw) if bw else "the loss", "no_derivative", op, e,
         evidence=[e])
 
 
@@ -335,22 +341,18 @@ def no_derivative(dx, q):
 def grad_input_unused(dx, q):
     """autograd.grad(outputs, inputs): an input "was not used in the graph". What cut it from the outputs
     (a NumPy round trip, a re-wrap, a detach) is the cause, found on the data path like any cut."""
-    e = dx._error_event()
-    bw = e if e is not None and e.kind == "backward" else dx._failing_backward()
+    e = dx.error_event()
+    bw = e if e is not None and e.kind == "backward" else dx.failing_backward()
     for tid in (bw.detail.get("inputs") or ()) if bw is not None else ():
         if tid not in dx.d.tensors:
             continue
         name = dx.label(tid)
-        res = dx._data_cut(tid, name, [bw])
-        if res is not None:
-            head = f"{name}.grad is None: "
-            body = res.summary[len(head):] if res.summary.startswith(head) else res.summary
-            res.summary = (f"torch.autograd.grad failed: the input `{name}` was not used to compute the outputs "
-                           f"with history: {body}")
-            res.target = name
-            return res
-    return Explanation(
-        "unused_parameter", e.site if e else dx.d.exception.site, "backward", *say.grad_input_unused_text(),
+        res = dx.find_data_cut(tid, name, [bw])
+        if res is not None:  # (worded as the cut, after saying which input of autograd.grad it cut)
+            return Finding(res.cause, res.site, name, "grad_input_unused.cut", {"name": name, "cut": res},
+                           res.path, res.evidence, res.extra_sites)
+    return found(
+        Cause.UNUSED_PARAMETER, e.site if e else dx.d.exception.site, "backward", "grad_input_unused",
         evidence=[e] if e else [])
 
 
@@ -364,12 +366,12 @@ def reduction_unused(dx, q):
     params = [t for t in dx.d.tensors.values() if t.role == "param" and t.requires_grad
               and (not dx.trainable or t.tid in dx.trainable)]
     missing = [t for t in params if last is not None and t.tid not in last.arrived]
-    e = dx._error_event()
+    e = dx.error_event()
     if not missing:
         return None
-    sub = dx.why(missing[0].tid)
+    sub = dx.why_finding(missing[0].tid)
     names = [dx.label(t.tid) for t in missing]
     site = sub.site or (e.site if e else None) or dx.d.exception.site
-    return Explanation(
-        "unused_parameter", site, names[0], *say.reduction_unused_text(names, e, sub),
+    return found(
+        Cause.UNUSED_PARAMETER, site, names[0], "reduction_unused", names, e, sub,
         path=sub.path, evidence=([e] if e else []) + list(sub.evidence)[:1])

@@ -5,10 +5,10 @@ import re
 from collections import defaultdict, deque
 
 from .. import _source
-from ..explanation import Explanation
-from ..model import Site
-from . import templates as say
+from ..model import Cause, Site
+from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from .common import _TO_OPS, _opname, _sgd_rebind
+from .finding import found
 from .registry import rule
 from .wording import _code, _plain
 
@@ -21,13 +21,14 @@ def _subject(dx, q):
 
 def _backwards(dx):
     """(every backward call, those that were not torch.autograd.grad)."""
-    bws = dx._backward_events()
+    bws = dx.backward_events()
     return bws, [e for e in bws if e.op != "torch.autograd.grad"]
 
 
 def _unfreeze(dx, q):
-    """dx._unfreeze_missed, once per question: (explanation or None, note for a freeze's explanation)."""
-    return q.get("unfreeze", lambda: dx._unfreeze_missed(q.tid, q.name))
+    """_unfreeze_missed, once per question: (finding or None, the unfreeze that did not reach it for a freeze's
+    finding to name)."""
+    return q.get("unfreeze", lambda: _unfreeze_missed(dx, q.tid, q.name))
 
 
 def _cleared_unrefilled(dx, q):
@@ -61,11 +62,11 @@ def retain_grad_after_backward(dx, q):
     if q.is_leaf or not q.retains:
         return None
     rg = [e for e in dx.ev if _opname(e) == "retain_grad" and tid in e.input_ids()]
-    bws = [e for e in dx._backward_events() if e.op != "torch.autograd.grad"]
+    bws = [e for e in dx.backward_events() if e.op != "torch.autograd.grad"]
     if rg and bws and rg[0].index > bws[-1].index:
         site = prod.site if prod else rg[0].site
-        return Explanation(
-            "non_leaf_no_retain_grad", site, name, *say.retain_grad_after_backward_text(name, site, rg),
+        return found(
+            Cause.NON_LEAF_NO_RETAIN_GRAD, site, name, "retain_grad_after_backward", name, site, rg,
             evidence=[x for x in (prod, rg[0]) if x])
     return None
 
@@ -80,8 +81,8 @@ def to_copy_is_not_a_leaf(dx, q):
     if (prod is not None and _opname(prod) in _TO_OPS and src is not None and src.is_leaf
             and src.requires_grad):
         site = prod.site
-        return Explanation(
-            "leaf_replaced_by_to", site, name, *say.to_copy_is_not_a_leaf_text(name, site, prod),
+        return found(
+            Cause.LEAF_REPLACED_BY_TO, site, name, "to_copy_is_not_a_leaf", name, site, prod,
             evidence=[prod])
     return None
 
@@ -101,8 +102,8 @@ def non_leaf(dx, q):
         # holds a computed tensor (not registered, not in the optimizer)
         m = re.search(r"((?:nn\.|torch\.nn\.)?Parameter)\((.*)\)\s*([-+*/@])\s*(.+)$", _plain(site))
         computed = m.groups() if m else ()
-    return Explanation(
-        "non_leaf_no_retain_grad", site, name, *say.non_leaf_text(name, site, computed),
+    return found(
+        Cause.NON_LEAF_NO_RETAIN_GRAD, site, name, "non_leaf", name, site, computed,
         evidence=[prod] if prod else [])
 
 
@@ -118,8 +119,8 @@ def used_before_requires_grad(dx, q):
     if uses and late and all(not r.requires_grad for e in uses for r in e.inputs if r.tid == tid) \
             and late[0].index > uses[0].index:
         site = prod.site if prod else uses[0].site
-        return Explanation(
-            "requires_grad_false", site, name, *say.used_before_requires_grad_text(name, site, uses, late),
+        return found(
+            Cause.REQUIRES_GRAD_FALSE, site, name, "used_before_requires_grad", name, site, uses, late,
             evidence=[x for x in (prod, uses[0], late[0]) if x])
     return None
 
@@ -133,7 +134,7 @@ def buffer(dx, q):
     if info.role != "buffer":
         return None
     site = prod.site if prod else None
-    return Explanation("requires_grad_false", site, name, *say.buffer_text(name, site), evidence=[prod] if prod else [])
+    return found(Cause.REQUIRES_GRAD_FALSE, site, name, "buffer", name, site, evidence=[prod] if prod else [])
 
 
 @rule('none', 55)
@@ -144,7 +145,7 @@ def param_replaced(dx, q):
     left = dx.d.meta.get("left_model")
     if left is not None and q.tid not in left:  # (None: no model was called, so none holds it)
         return None
-    return dx._replaced(q.tid, q.name)  # (before the value's path: a new Parameter made from it is no cut)
+    return dx.replaced_finding(q.tid, q.name)  # (before the value's path: a new Parameter made from it is no cut)
 
 
 @rule('none', 60)
@@ -161,12 +162,12 @@ def frozen_in_trace(dx, q):
     tid, name, d, info, prod = _subject(dx, q)
     if q.requires_grad:
         return None
-    note = _unfreeze(dx, q)[1]
+    unreached = _unfreeze(dx, q)[1]
     req = [e for e in dx.ev if e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is False]
     if req:
         e = req[-1]
-        whole = dx._froze_everything(e)
-        return Explanation("frozen_param", e.site, name, *say.frozen_in_trace_text(name, note, whole, e), evidence=[e])
+        whole = dx.froze_everything(e)
+        return found(Cause.FROZEN_PARAM, e.site, name, "frozen_in_trace", name, unreached, whole, e, evidence=[e])
     return None
 
 
@@ -178,13 +179,13 @@ def created_frozen(dx, q):
         return None
     if info.role != "param":
         return None
-    note = _unfreeze(dx, q)[1]
-    use = dx._first_use(tid)
+    unreached = _unfreeze(dx, q)[1]
+    use = dx.first_use(tid)
     own = (d.meta.get("param_owner") or {}).get(str(tid))
     if own and own.get("site"):
         site = Site.from_json(own["site"])
-        return Explanation(
-            "frozen_param", site, name, *say.created_frozen_text(name, note, site),
+        return found(
+            Cause.FROZEN_PARAM, site, name, "created_frozen", name, unreached, site,
             evidence=[use] if use else [])
     return None
 
@@ -197,10 +198,10 @@ def frozen_before_trace(dx, q):
         return None
     if info.role != "param":
         return None
-    note = _unfreeze(dx, q)[1]
-    use = dx._first_use(tid)
-    return Explanation(
-        "frozen_param", use.site if use else None, name, *say.frozen_before_trace_text(name, note),
+    unreached = _unfreeze(dx, q)[1]
+    use = dx.first_use(tid)
+    return found(
+        Cause.FROZEN_PARAM, use.site if use else None, name, "frozen_before_trace", name, unreached,
         evidence=[use] if use else [])
 
 
@@ -213,7 +214,7 @@ def manual_update_rebind(dx, q):
     w = _sgd_rebind(prod.site) if prod is not None and not prod.grad_enabled else None
     if w:  # `w = w - lr * w.grad` under no_grad: the name now holds a new tensor, not the leaf that trained
         site = prod.site
-        return Explanation("no_grad_block", site, name, *say.manual_update_rebind_text(name, w, site), evidence=[prod])
+        return found(Cause.NO_GRAD_BLOCK, site, name, "manual_update_rebind", name, w, site, evidence=[prod])
     return None
 
 
@@ -223,9 +224,9 @@ def created_without_requires_grad(dx, q):
     tid, name, d, info, prod = _subject(dx, q)
     if q.requires_grad:
         return None
-    site = prod.site if prod else (dx._first_use(tid).site if dx._first_use(tid) else None)
-    return Explanation(
-        "requires_grad_false", site, name, *say.created_without_requires_grad_text(name, site),
+    site = prod.site if prod else (dx.first_use(tid).site if dx.first_use(tid) else None)
+    return found(
+        Cause.REQUIRES_GRAD_FALSE, site, name, "created_without_requires_grad", name, site,
         evidence=[prod] if prod else [])
 
 
@@ -236,10 +237,10 @@ def backward_failed(dx, q):
     bws, real = _backwards(dx)
     failed = [b for b in d.backwards if b.error and any(n.leaf == tid for n in b.nodes.values())]
     if failed and d.exception is not None and failed[-1] is d.backwards[-1]:
-        f = dx.failure()
+        f = dx.failure_finding()
         if f is not None:
-            return Explanation(
-                f.cause, f.site, name, *say.backward_failed_text(name, f),
+            return found(
+                f.cause, f.site, name, "backward_failed", name, f,
                 path=f.path, evidence=f.evidence)
     return None
 
@@ -250,7 +251,7 @@ def no_backward(dx, q):
     name = q.name
     bws, real = _backwards(dx)
     if not bws:
-        return Explanation("no_backward", None, name, *say.no_backward_text(name))
+        return found(Cause.NO_BACKWARD, None, name, "no_backward", name)
     return None
 
 
@@ -265,8 +266,8 @@ def autograd_grad_only(dx, q):
         func_api = e.context == "functorch" or bool(e.site and re.search(r"(?<![\w.])(grad|grad_and_value|vjp)\(",
                                                                        _code(e.site)))
         api = "torch.func.grad" if func_api else "torch.autograd.grad"
-        return Explanation(
-            "autograd_grad_not_backward", e.site, name, *say.autograd_grad_only_text(name, api, e, func_api),
+        return found(
+            Cause.AUTOGRAD_GRAD_NOT_BACKWARD, e.site, name, "autograd_grad_only", name, api, e, func_api,
             evidence=[e])
     return None
 
@@ -274,7 +275,7 @@ def autograd_grad_only(dx, q):
 @rule('none', 150)
 def post_accumulate_hook_cleared(dx, q):
     """A post-accumulate-grad hook cleared .grad after backward filled it."""
-    return dx._hook_cleared(q.tid, q.name)
+    return _hook_cleared(dx, q.tid, q.name)
 
 
 @rule('none', 160)
@@ -289,8 +290,8 @@ def cleared_then_autograd_grad(dx, q):
           and tid in (b.detail.get("inputs") or ())]
     if ag:
         e = ag[-1]
-        return Explanation(
-            "autograd_grad_not_backward", e.site, name, *say.cleared_then_autograd_grad_text(name, e, clears),
+        return found(
+            Cause.AUTOGRAD_GRAD_NOT_BACKWARD, e.site, name, "cleared_then_autograd_grad", name, e, clears,
             evidence=[e, clears[-1]])
     return None
 
@@ -303,7 +304,7 @@ def cleared_before_read(dx, q):
         return None
     t = dx.timing_problem(tid)  # only a read that found it cleared is the bug (evidence)
     if t is not None:
-        return dx._timing_explanation(tid, name, *t)
+        return dx.timing_finding(tid, name, *t)
     return None
 
 
@@ -337,20 +338,19 @@ def backward_node_sent_none(dx, query):
                 if out is None and "CompiledFunction" in n.name:
                     mods = [e for e in dx.ev if e.kind == "module" and e.op and name.startswith(e.op + ".")]
                     site = mods[0].site if mods else None
-                    return Explanation(
-                        "unknown", site, name, *say.backward_node_sent_none_text(name, site),
+                    return found(
+                        Cause.UNKNOWN, site, name, "backward_node_sent_none.compiled", name, site,
                         evidence=mods[:1])
                 if out is None and n.custom_backward is None and n.nid not in seen:
                     seen.add(n.nid)  # it passed on nothing because it got nothing: look further up
                     q.append(n.nid)
                 if out is None and n.custom_backward is not None:
                         direct = b.nodes.get(n.next[j]) is not None and b.nodes[n.next[j]].leaf == tid
-                        which = f"({name})" if direct else f"(the path to {name})"
                         f = n.custom_backward
-                        site = dx._frame_site(f)
+                        site = dx.frame_site(f)
                         fe = dx.ev[n.event] if n.event is not None else None
-                        return Explanation(
-                            "custom_function", site, name, *say.backward_node_sent_none_text2(name, j, which, site, n),
+                        return found(
+                            Cause.CUSTOM_FUNCTION, site, name, "backward_node_sent_none.custom", name, j, direct, site, n,
                             evidence=[fe] if fe else [])
     return None
 
@@ -373,62 +373,61 @@ def reached_only_by_autograd_grad(dx, q):
     if not hit:
         return None
     e = hit[-1]
-    return Explanation("autograd_grad_not_backward", e.site, q.name,
-                       *say.reached_only_by_autograd_grad_text(q.name, dx._root_label(e), e, real[-1]), evidence=[e])
+    return found(Cause.AUTOGRAD_GRAD_NOT_BACKWARD, e.site, q.name,
+                 "reached_only_by_autograd_grad", q.name, dx.root_label(e), e, real[-1], evidence=[e])
 
 
 @rule('none', 200)
 def data_cut(dx, q):
     """A cut on the data path to a backward root (detach, no_grad, a NumPy round trip ...)."""
     bws, real = _backwards(dx)
-    return dx._data_cut(q.tid, q.name, real)
+    return dx.find_data_cut(q.tid, q.name, real)
 
 
-class NoneMixin:
-    """Helpers of the none rules (mixed into Diagnosis)."""
+def _unfreeze_missed(ix, tid, name):
+    """An unfreeze (requires_grad = True) ran for other parameters but never reached this frozen one.
+    (finding, unreached): the finding when a condition around the unfreeze (`if p.requires_grad:
+    p.requires_grad = flag`) kept it away, else (the unfreeze, how many it reached) for the freeze's finding to
+    name (None when none ran)."""
+    info = ix.d.tensors[tid]
+    if info.role != "param":
+        return None, None
+    last_off = max((e.index for e in ix.ev if e.kind == "requires_grad" and tid in e.input_ids()
+                    and e.detail.get("value") is False), default=-1)
+    ons = [e for e in ix.ev if e.kind == "requires_grad" and e.detail.get("value") is True and e.context == "user"
+           and e.index > last_off and e.site is not None and tid not in e.input_ids()
+           and any(ix.d.tensors.get(t) is not None and ix.d.tensors[t].role == "param" for t in e.input_ids())]
+    if not ons or any(e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is True
+                      for e in ix.ev):
+        return None, None
+    on = ons[-1]
+    reached = {t for e in ons if e.site.stack == on.site.stack for t in e.input_ids()}
+    guard = _source.enclosing_condition(on.site.filename, on.site.lineno)
+    if guard is not None:
+        site = Site(on.site.filename, guard[0], on.site.function, guard[1], on.site.stack, on.site.label)
+    else:  # no guard in sight: the freeze is the cause; say that the unfreeze ran and did not reach it
+        return None, (on, len(reached))
+    return found(Cause.FROZEN_PARAM, site, name, "unfreeze_kept_away", name, on, site, guard[1], len(reached),
+                 evidence=[on]), None
 
-    def _unfreeze_missed(self, tid, name):
-        """An unfreeze (requires_grad = True) ran for other parameters but never reached this frozen one.
-        (explanation, note): the explanation when a condition around the unfreeze (`if p.requires_grad:
-        p.requires_grad = flag`) kept it away, else a note for the freeze's explanation ("" when none ran)."""
-        info = self.d.tensors[tid]
-        if info.role != "param":
-            return None, ""
-        last_off = max((e.index for e in self.ev if e.kind == "requires_grad" and tid in e.input_ids()
-                        and e.detail.get("value") is False), default=-1)
-        ons = [e for e in self.ev if e.kind == "requires_grad" and e.detail.get("value") is True and e.context == "user"
-               and e.index > last_off and e.site is not None and tid not in e.input_ids()
-               and any(self.d.tensors.get(t) is not None and self.d.tensors[t].role == "param" for t in e.input_ids())]
-        if not ons or any(e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is True
-                          for e in self.ev):
-            return None, ""
-        on = ons[-1]
-        reached = {t for e in ons if e.site.stack == on.site.stack for t in e.input_ids()}
-        guard = _source.enclosing_condition(on.site.filename, on.site.lineno)
-        if guard is not None:
-            site = Site(on.site.filename, guard[0], on.site.function, guard[1], on.site.stack, on.site.label)
-        else:  # no guard in sight: the freeze is the cause; say that the unfreeze ran and did not reach it
-            return None, say.unfreeze_unreached_note(name, on, len(reached))
-        return Explanation("frozen_param", site, name, *say.unfreeze_missed_text(name, on, site, guard[1], len(reached)),
-                           evidence=[on]), ""
 
-    def _hook_cleared(self, tid, name):
-        """A gradient reached the leaf's AccumulateGrad, yet .grad is None right after that backward, and a
-        post-accumulate-grad hook is registered on it (optimizer-in-backward in a training framework: the hook
-        steps and clears .grad)."""
-        hooks = [h for h in self.ev if h.kind == "hook" and tid in h.input_ids() and h.detail.get("post_accumulate")]
-        if not hooks:
-            return None
-        for b in reversed(self.d.backwards):
-            g = b.leaf_grads.get(tid)
-            arrived = b.arrived.get(tid)
-            if g is None or g.status != "none" or not arrived or not (arrived > 0 or arrived == -1.0):
-                continue
-            h = hooks[-1]
-            site = self._hook_site(h)
-            steps = [e for e in self.ev if e.kind == "optimizer_step" and e.index > b.event
-                     and tid in (e.detail.get("params") or ())]
-            return Explanation(
-                "hook_modified", site, name, *say.hook_cleared_text(name, steps, site, arrived, h),
-                evidence=[h])
+def _hook_cleared(ix, tid, name):
+    """A gradient reached the leaf's AccumulateGrad, yet .grad is None right after that backward, and a
+    post-accumulate-grad hook is registered on it (optimizer-in-backward in a training framework: the hook
+    steps and clears .grad)."""
+    hooks = [h for h in ix.ev if h.kind == "hook" and tid in h.input_ids() and h.detail.get("post_accumulate")]
+    if not hooks:
         return None
+    for b in reversed(ix.d.backwards):
+        g = b.leaf_grads.get(tid)
+        arrived = b.arrived.get(tid)
+        if g is None or g.status != "none" or not arrived or not (arrived > 0 or arrived == -1.0):
+            continue
+        h = hooks[-1]
+        site = ix.hook_site(h)
+        steps = [e for e in ix.ev if e.kind == "optimizer_step" and e.index > b.event
+                 and tid in (e.detail.get("params") or ())]
+        return found(
+            Cause.HOOK_MODIFIED, site, name, "post_accumulate_hook_cleared", name, steps, site, arrived, h,
+            evidence=[h])
+    return None

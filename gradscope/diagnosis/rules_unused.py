@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from ..explanation import Explanation
-from ..model import Frame, Site
-from . import templates as say
+from ..model import Cause, Frame, Site
+from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from .common import _is_copy, _receiver
+from .finding import found
 from .registry import rule
 
 
@@ -78,8 +78,8 @@ def hooked_module_not_called(dx, q):
                 (dx.d.tensors.get(r.tid) and (dx.d.tensors[r.tid].name or "").startswith(owner + "."))
                 for r in e.inputs)]
             site = ran[0].site if ran else None
-            return Explanation(
-                "unused_parameter", site, name, *say.hooked_module_not_called_text(name, owner, site),
+            return found(
+                Cause.UNUSED_PARAMETER, site, name, "hooked_module_not_called", name, owner, site,
                 evidence=ran[:1])
     return None
 
@@ -115,14 +115,14 @@ def other_instance_in_forward(dx, q):
                     if other is not None:  # the user line where the two creations part ways
                         for i, (a, b) in enumerate(zip(site.stack, other.stack)):
                             if a != b:
-                                site = dx._frame_site(a, site.stack[:i])
+                                site = dx.frame_site(a, site.stack[:i])
                                 break
-                    return Explanation(
-                        "param_recreated", site, name, *say.other_instance_in_forward_text2(name, mine, site),
+                    return found(
+                        Cause.PARAM_RECREATED, site, name, "other_instance_in_forward.newer", name, mine, site,
                         evidence=[])
                 site = Site.from_json(o["site"]) if o.get("site") else None
-                return Explanation(
-                    "param_recreated", site, name, *say.other_instance_in_forward_text(name, mine, site),
+                return found(
+                    Cause.PARAM_RECREATED, site, name, "other_instance_in_forward", name, mine, site,
                     evidence=[])
     return None
 
@@ -140,8 +140,8 @@ def returned_input(dx, q):
             site = e.site
             if fr:
                 f = Frame.from_json(fr)
-                site = dx._frame_site(f, e.site.stack if e.site else ())
-            return Explanation("unused_parameter", site, name, *say.returned_input_text(name, e, site), evidence=[e])
+                site = dx.frame_site(f, e.site.stack if e.site else ())
+            return found(Cause.UNUSED_PARAMETER, site, name, "returned_input", name, e, site, evidence=[e])
     return None
 
 
@@ -154,8 +154,8 @@ def skipped_child(dx, q):
         return None
     for cpath, info in (d.meta.get("skipped_children") or {}).items():
         if name.startswith(cpath + "."):
-            res = dx._skipped_child(name, cpath, info)
-            dsite = dx._defined_site(name)
+            res = _skipped_child(dx, name, cpath, info)
+            dsite = dx.defined_site(name)
             if dsite is not None:
                 res.extra_sites.append(dsite)
             return res
@@ -169,7 +169,7 @@ def stale_optimizer(dx, q):
     cone = _cone(dx, q)
     if cone:
         return None
-    return dx._stale_optimizer(tid, name, _used(dx, q))
+    return _stale_optimizer(dx, tid, name, _used(dx, q))
 
 
 @rule('none', 350)
@@ -181,13 +181,13 @@ def never_used(dx, q):
         return None
     mod = name.rsplit(".", 1)[0] if "." in name else None
     called = [e for e in dx.ev if e.kind == "module" and e.op == mod]
-    guarded = dx._guarded_read(name)
+    guarded = dx.guarded_read(name)
     if guarded is not None:  # the line that reads it sits behind a skip (`if ...: continue`, an `if` around it)
         read, guard = guarded
-        return Explanation("unused_parameter", guard, name, *say.never_used_guarded_text(name, read, guard),
-                           evidence=[])
-    dsite = dx._defined_site(name)
-    return Explanation("unused_parameter", dsite, name, *say.never_used_text(name, dsite, called, mod), evidence=[])
+        return found(Cause.UNUSED_PARAMETER, guard, name, "never_used.guarded", name, read, guard,
+                     evidence=[])
+    dsite = dx.defined_site(name)
+    return found(Cause.UNUSED_PARAMETER, dsite, name, "never_used", name, dsite, called, mod, evidence=[])
 
 
 @rule('none', 360)
@@ -199,9 +199,9 @@ def forward_hook_replaced_output(dx, q):
         fh = (dx.d.meta.get("module_forward_hooks") or {}).get(dead.op)
         if fh:  # its output was replaced by a forward hook's return value, not dropped by the forward
             f = Frame.from_json(fh[0])
-            site = dx._frame_site(f, dead.site.stack if dead.site else ())
-            return Explanation(
-                "hook_modified", site, name, *say.forward_hook_replaced_output_text(name, dead, site),
+            site = dx.frame_site(f, dead.site.stack if dead.site else ())
+            return found(
+                Cause.HOOK_MODIFIED, site, name, "forward_hook_replaced_output", name, dead, site,
                 evidence=[dead])
     return None
 
@@ -212,78 +212,75 @@ def result_discarded(dx, q):
     name = q.name
     dead = _dead(dx, q)
     site = dead.site if dead else None
-    what = f"{dead.op}'s output" if dead is not None and dead.kind == "module" else "its result"
-    return Explanation(
-        "unused_parameter", site, name, *say.result_discarded_text(name, what, site, dead),
+    return found(
+        Cause.UNUSED_PARAMETER, site, name, "result_discarded", name, site, dead,
         evidence=[dead] if dead else [])
 
 
-class UnusedMixin:
-    """Helpers of the unused rules (mixed into Diagnosis)."""
+def replaced_finding(ix, tid, name):
+    """param_recreated when ``tid`` is a parameter (or belongs to a module) that was replaced."""
+    for e in ix.ev:
+        if e.kind == "module_set" and tid in (e.detail.get("old_params") or ()):
+            rewrapped = e.detail.get("new_class") == "Parameter" and any(
+                x.kind == "cut" and x.op == "torch.nn.Parameter" and x.site is not None and e.site is not None
+                and x.site.stack == e.site.stack for x in ix.ev[max(0, e.index - 8): e.index + 3])
+            attr = e.detail.get("attr")
+            lhs = None
+            if rewrapped and not e.detail.get("tied"):  # `m.w = nn.Parameter(m.w.clamp(...))` every step
+                m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=[^=]", e.site.code or "") if e.site else None
+                lhs = m.group(1) if m else attr
+            return found(
+                Cause.PARAM_RECREATED, e.site, name, "param_replaced", name, attr, e, rewrapped, lhs,
+                evidence=[e])
+    return None
 
-    def _replaced(self, tid, name):
-        """param_recreated when ``tid`` is a parameter (or belongs to a module) that was replaced."""
-        for e in self.ev:
-            if e.kind == "module_set" and tid in (e.detail.get("old_params") or ()):
-                rewrapped = e.detail.get("new_class") == "Parameter" and any(
-                    x.kind == "cut" and x.op == "torch.nn.Parameter" and x.site is not None and e.site is not None
-                    and x.site.stack == e.site.stack for x in self.ev[max(0, e.index - 8): e.index + 3])
-                attr = e.detail.get("attr")
-                lhs = None
-                if rewrapped and not e.detail.get("tied"):  # `m.w = nn.Parameter(m.w.clamp(...))` every step
-                    m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=[^=]", e.site.code or "") if e.site else None
-                    lhs = m.group(1) if m else attr
-                return Explanation(
-                    "param_recreated", e.site, name, *say.replaced_text(name, attr, e, rewrapped, lhs),
-                    evidence=[e])
+
+def _stale_optimizer(ix, tid, name, used):
+    """An optimizer holds ``tid``, which no module of the model names any more, while the forward trains
+    parameters no optimizer holds: the optimizer was built before layers were replaced or added."""
+    info = ix.d.tensors[tid]
+    if not ix.trainable or tid not in ix.trainable:
         return None
+    newer = [t for t in ix.d.tensors.values() if t.role == "param" and t.name and t.requires_grad
+             and t.tid not in ix.trainable and t.tid in used]
+    paths = ix.d.meta.get("module_paths") or {}
+    here = paths.get(str(tid))
 
-    def _stale_optimizer(self, tid, name, used):
-        """An optimizer holds ``tid``, which no module of the model names any more, while the forward trains
-        parameters no optimizer holds: the optimizer was built before layers were replaced or added."""
-        info = self.d.tensors[tid]
-        if not self.trainable or tid not in self.trainable:
-            return None
-        newer = [t for t in self.d.tensors.values() if t.role == "param" and t.name and t.requires_grad
-                 and t.tid not in self.trainable and t.tid in used]
-        paths = self.d.meta.get("module_paths") or {}
-        here = paths.get(str(tid))
+    def at_its_path(t):  # the same module path (the same name, or the same path inside a rebuilt model)
+        return bool(info.name and t.name == info.name) or (here is not None and paths.get(str(t.tid)) == here)
 
-        def at_its_path(t):  # the same module path (the same name, or the same path inside a rebuilt model)
-            return bool(info.name and t.name == info.name) or (here is not None and paths.get(str(t.tid)) == here)
+    if not any(t.shape == info.shape or at_its_path(t) for t in newer):
+        return None  # (a replacement: a new parameter at its module path, or of its shape)
+    # the one at its path first (a layer rebuilt with another width), then those of its shape
+    newer.sort(key=lambda t: not at_its_path(t))
+    owners = ix.d.meta.get("param_owner") or {}
+    made = next((Site.from_json(owners[str(t.tid)]["site"]) for t in newer
+                 if (owners.get(str(t.tid)) or {}).get("site")), None)
+    trained = [t for t in ix.d.tensors.values() if t.role == "param" and t.requires_grad and t.tid in used]
+    if made is not None and made.stack and not any(t.tid in ix.trainable for t in trained):
+        # the optimizer holds none of what the forward trains: the whole model was built again after it
+        # (`net = Net2()`): the line that built it, outside the model's own constructors
+        for i in range(len(made.stack) - 1, -1, -1):
+            fr = made.stack[i]
+            if not (fr.function or "").endswith("__init__"):
+                if i < len(made.stack) - 1:
+                    made = ix.frame_site(fr, made.stack[:i])
+                break
+    step = next((e for e in ix.ev if e.kind == "optimizer_step" and tid in (e.detail.get("params") or ())), None)
+    site = made or (step.site if step else None)
+    mods = sorted({t.name.rsplit(".", 1)[0] for t in newer if "." in t.name}) or [t.name for t in newer]
+    opt = (_receiver(step.site.code, ".step(") if step is not None and step.site is not None else None) \
+        or "optimizer"
+    return found(
+        Cause.PARAM_RECREATED, site, name, "stale_optimizer", name, made, info, opt, mods,
+        evidence=[step] if step else [])
 
-        if not any(t.shape == info.shape or at_its_path(t) for t in newer):
-            return None  # (a replacement: a new parameter at its module path, or of its shape)
-        # the one at its path first (a layer rebuilt with another width), then those of its shape
-        newer.sort(key=lambda t: not at_its_path(t))
-        owners = self.d.meta.get("param_owner") or {}
-        made = next((Site.from_json(owners[str(t.tid)]["site"]) for t in newer
-                     if (owners.get(str(t.tid)) or {}).get("site")), None)
-        trained = [t for t in self.d.tensors.values() if t.role == "param" and t.requires_grad and t.tid in used]
-        if made is not None and made.stack and not any(t.tid in self.trainable for t in trained):
-            # the optimizer holds none of what the forward trains: the whole model was built again after it
-            # (`net = Net2()`): the line that built it, outside the model's own constructors
-            for i in range(len(made.stack) - 1, -1, -1):
-                fr = made.stack[i]
-                if not (fr.function or "").endswith("__init__"):
-                    if i < len(made.stack) - 1:
-                        made = self._frame_site(fr, made.stack[:i])
-                    break
-        step = next((e for e in self.ev if e.kind == "optimizer_step" and tid in (e.detail.get("params") or ())), None)
-        site = made or (step.site if step else None)
-        mods = sorted({t.name.rsplit(".", 1)[0] for t in newer if "." in t.name}) or [t.name for t in newer]
-        opt = (_receiver(step.site.code, ".step(") if step is not None and step.site is not None else None) \
-            or "optimizer"
-        shown = ", ".join(f"`{m}`" for m in mods[:3]) + (", …" if len(mods) > 3 else "")
-        return Explanation(
-            "param_recreated", site, name, *say.stale_optimizer_text(name, made, shown, info, opt, mods),
-            evidence=[step] if step else [])
 
-    def _skipped_child(self, name, cpath, info) -> Explanation:
-        """A child module the forward never called: the early return (or partial loop) that skipped it."""
-        f = Frame.from_json(info["return_line"])
-        parent = [e for e in self.ev if e.kind == "module" and (e.op == info["parent"] or not info["parent"])]
-        outer = parent[-1].site.stack if parent and parent[-1].site else ()
-        site = self._frame_site(f, outer)
-        return Explanation("unused_parameter", site, name, *say.skipped_child_text(name, cpath, info, f, site),
-                           evidence=parent[-1:])
+def _skipped_child(ix, name, cpath, info):
+    """A child module the forward never called: the early return (or partial loop) that skipped it."""
+    f = Frame.from_json(info["return_line"])
+    parent = [e for e in ix.ev if e.kind == "module" and (e.op == info["parent"] or not info["parent"])]
+    outer = parent[-1].site.stack if parent and parent[-1].site else ()
+    site = ix.frame_site(f, outer)
+    return found(Cause.UNUSED_PARAMETER, site, name, "skipped_child", name, cpath, info, f, site,
+                 evidence=parent[-1:])

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import math
 
-from ..explanation import Explanation
-from ..model import Frame
-from . import templates as say
-from .common import _ZERO_OPS, _opname
+from ..model import Cause, Frame
+from . import templates as say  # noqa: F401  (registers the wording the findings here name)
+from .common import _ZERO_OPS, _opname, cleared_by_zero_grad
+from .finding import found
 from .registry import REGISTRY, rule
-from .wording import _clear_call
 
 
 def _hooks(dx, q):
@@ -19,13 +18,13 @@ def _hooks(dx, q):
 def _zeroing(dx, q):
     """(node, event) that turned a non-zero incoming gradient into zero in the backward looked at."""
     b = q.backward
-    return q.get(("zeroing", b.event), lambda: dx._zeroing_node(b, q.tid))
+    return q.get(("zeroing", b.event), lambda: dx.zeroing_node(b, q.tid))
 
 
 @rule('zero', 20)
 def zeroed_after_backward(dx, q):
     """The gradient arrived non-zero, then something wrote zeros into .grad."""
-    return dx._zeroed_after_backward(q.tid, q.name)
+    return _zeroed_after_backward(dx, q.tid, q.name)
 
 
 @rule('zero', 30)
@@ -35,7 +34,7 @@ def retained_zeroed(dx, q):
     info = dx.d.tensors.get(tid)
     if info is None or info.is_leaf:
         return None
-    return dx._zero_retained(tid, name, _hooks(dx, q))
+    return _zero_retained(dx, tid, name, _hooks(dx, q))
 
 
 @rule('zero', 40, delegates='zero_node')
@@ -55,7 +54,7 @@ def zeroed_in_backward(dx, q):
 def zero_unknown(dx, q):
     """The trace did not record which operation zeroed it."""
     name = q.name
-    return Explanation("zero_gradient", None, name, *say.zero_unknown_text(name))
+    return found(Cause.ZERO_GRADIENT, None, name, "zero_unknown", name)
 
 
 @rule('zero_node', 10)
@@ -66,7 +65,7 @@ def hook_replaced_gradient(dx, q):
     hooks = _hooks(dx, q)
     arrived = b.arrived.get(tid)
     if hooks and arrived and (arrived > 0 or arrived == -1.0):  # (-1: sent, not measured)
-        return dx._hook_replaced(hooks[-1], name, arrived)
+        return _hook_replaced(dx, hooks[-1], name, arrived)
     return None
 
 
@@ -77,9 +76,9 @@ def custom_function_zero(dx, q):
     node, e = _zeroing(dx, q)
     if node is not None and node.custom_backward is not None and e is None:
         f = node.custom_backward
-        site = dx._frame_site(f)
+        site = dx.frame_site(f)
         fn = node.name.replace("Backward", "")
-        return Explanation("custom_function", site, name, *say.custom_function_zero_text(name, fn, site), evidence=[])
+        return found(Cause.CUSTOM_FUNCTION, site, name, "custom_function_zero", name, fn, site, evidence=[])
     return None
 
 
@@ -93,9 +92,9 @@ def module_backward_hook_zero(dx, q):
         frames = [(p, Frame.from_json(f)) for p, fs in mh.items() for f in fs]
         if frames:
             path, f = frames[0]
-            site = dx._frame_site(f)
-            return Explanation(
-                "hook_modified", site, name, *say.module_backward_hook_zero_text(name, path, site),
+            site = dx.frame_site(f)
+            return found(
+                Cause.HOOK_MODIFIED, site, name, "module_backward_hook_zero", name, path, site,
                 evidence=[])
     return None
 
@@ -110,10 +109,10 @@ def tensor_hook_zero(dx, q):
     hk = [h for h in dx.ev if h.kind == "hook" and set(h.input_ids()) & set(e.output_ids())]
     if hk:
         h = hk[-1]
-        site = dx._hook_site(h)
+        site = dx.hook_site(h)
         tn = dx.label(h.input_ids()[0])
-        return Explanation(
-            "hook_modified", site, name, *say.tensor_hook_zero_text(dx, name, tn, site, h),
+        return found(
+            Cause.HOOK_MODIFIED, site, name, "tensor_hook_zero", name, tn, site, h, dx.late_binding(h),
             evidence=[h, e])
     return None
 
@@ -128,79 +127,80 @@ def zeroing_op(dx, q):
         return None
     op = _opname(e)
     is_nd = e.cut == "zero_grad_op" or op in _ZERO_OPS
-    cause = "nondifferentiable_op" if is_nd else "zero_gradient"
-    why, fix = dx._zero_op_text(e, b, op, is_nd)
+    cause = Cause.NONDIFFERENTIABLE_OP if is_nd else Cause.ZERO_GRADIENT
+    single, hinge = _zero_op_facts(dx, e, b, op, is_nd)
     site = e.site
-    return Explanation(cause, site, name, *say.zeroing_op_text(name, op, site, node, why, fix), evidence=[e])
+    return found(cause, site, name, "zeroing_op", name, op, site, node, e, is_nd, single, hinge, evidence=[e])
 
 
-class ZeroMixin:
-    """Helpers of the zero rules (mixed into Diagnosis)."""
+def _zeroed_after_backward(ix, tid, name):
+    """The gradient arrived non-zero, then something wrote zeros into .grad."""
+    got = [b for b in ix.d.backwards if b.api != "torch.autograd.grad" and tid in b.leaf_grads
+           and b.leaf_grads[tid].status == "received"]
+    if not got:
+        return None
+    last = got[-1].event
+    for e in ix.ev[last + 1:]:
+        if e.kind != "inplace":
+            continue
+        grads_of = e.detail.get("grads_of") or [e.detail.get("grad_of")]
+        if tid not in grads_of:
+            continue
+        op = _opname(e)
+        if op in ("zero_", "fill_", "_foreach_zero_") or "zero_grad" in (e.site.code if e.site else ""):
+            t = ix.timing_problem(tid)  # only a read that found the zeros is the bug (evidence)
+            return timing_finding(ix, tid, name, *t) if t is not None else None
+        return found(
+            Cause.ZERO_GRADIENT, e.site, name, "zeroed_after_backward", name, op, e,
+            evidence=[e])
+    return None
 
-    def _zeroed_after_backward(self, tid, name):
-        """The gradient arrived non-zero, then something wrote zeros into .grad."""
-        got = [b for b in self.d.backwards if b.api != "torch.autograd.grad" and tid in b.leaf_grads
-               and b.leaf_grads[tid].status == "received"]
-        if not got:
-            return None
-        last = got[-1].event
-        for e in self.ev[last + 1:]:
-            if e.kind != "inplace":
-                continue
-            grads_of = e.detail.get("grads_of") or [e.detail.get("grad_of")]
-            if tid not in grads_of:
-                continue
+
+def _zero_retained(ix, tid, name, hooks):
+    """.grad of a retained non-leaf is all zeros: what reached its grad_fn node, and who zeroed it."""
+    p = ix.d.producer(tid)
+    if p is None:
+        return None
+    for b in reversed(ix.d.backwards):
+        node = next((n for n in b.nodes.values() if n.event == p.index), None)
+        if node is None:
+            continue
+        sent = [q.out_norms[j] for q in b.nodes.values() for j, nx in enumerate(q.next)
+                if nx == node.nid and j < len(q.out_norms) and q.out_norms[j] is not None and q.ran]
+        arrived = math.sqrt(sum(v * v for v in sent if v > 0)) if sent else None
+        if hooks and arrived:
+            return _hook_replaced(ix, hooks[-1], name, arrived)
+        zn, e = ix.zeroing_node(b, tid, start=[node])
+        if e is not None:
             op = _opname(e)
-            if op in ("zero_", "fill_", "_foreach_zero_") or "zero_grad" in (e.site.code if e.site else ""):
-                t = self.timing_problem(tid)  # only a read that found the zeros is the bug (evidence)
-                return self._timing_explanation(tid, name, *t) if t is not None else None
-            return Explanation(
-                "zero_gradient", e.site, name, *say.zeroed_after_backward_text(name, op, e),
+            return found(
+                Cause.ZERO_GRADIENT, e.site, name, "retained_zeroed", name, op, zn, e,
                 evidence=[e])
-        return None
+    return None
 
-    def _zero_retained(self, tid, name, hooks):
-        """.grad of a retained non-leaf is all zeros: what reached its grad_fn node, and who zeroed it."""
-        p = self.d.producer(tid)
-        if p is None:
-            return None
-        for b in reversed(self.d.backwards):
-            node = next((n for n in b.nodes.values() if n.event == p.index), None)
-            if node is None:
-                continue
-            sent = [q.out_norms[j] for q in b.nodes.values() for j, nx in enumerate(q.next)
-                    if nx == node.nid and j < len(q.out_norms) and q.out_norms[j] is not None and q.ran]
-            arrived = math.sqrt(sum(v * v for v in sent if v > 0)) if sent else None
-            if hooks and arrived:
-                return self._hook_replaced(hooks[-1], name, arrived)
-            zn, e = self._zeroing_node(b, tid, start=[node])
-            if e is not None:
-                op = _opname(e)
-                return Explanation(
-                    "zero_gradient", e.site, name, *say.zero_retained_text(self, name, op, zn, e),
-                    evidence=[e])
-        return None
 
-    def _timing_explanation(self, tid, name, e, read):
-        """`.grad` cleared after backward (``e``) and read cleared afterwards (``read``)."""
-        via = _clear_call(e)
-        zeroed = e.kind == "inplace"
-        owners = {s.site.stack if s.site else s.index for s in self.ev
-                  if s.kind == "optimizer_step" and tid in (s.detail.get("params") or ())}
-        # two optimizers hold it: one's zero_grad clears the other's
-        shared = len(owners) if via == "zero_grad()" and len(owners) > 1 and not zeroed else 0
-        return Explanation("set_to_none_timing", e.site, name, *say.timing_text(name, e, read, via, zeroed, shared),
-                           evidence=[e, read])
+def timing_finding(ix, tid, name, e, read):
+    """`.grad` cleared after backward (``e``) and read cleared afterwards (``read``)."""
+    zeroed = e.kind == "inplace"
+    owners = {s.site.stack if s.site else s.index for s in ix.ev
+              if s.kind == "optimizer_step" and tid in (s.detail.get("params") or ())}
+    # two optimizers hold it: one's zero_grad clears the other's
+    shared = len(owners) if cleared_by_zero_grad(e) and len(owners) > 1 and not zeroed else 0
+    return found(Cause.SET_TO_NONE_TIMING, e.site, name, "cleared_before_read", name, e, read, zeroed, shared,
+                 evidence=[e, read])
 
-    def _hook_replaced(self, h, name, arrived):
-        """A non-zero gradient arrived (norm ``arrived``; -1: sent, not measured) and the hook ``h`` zeroed it."""
-        site = self._hook_site(h)
-        return Explanation("hook_modified", site, name, *say.hook_replaced_text(self, name, h, site, arrived),
-                           evidence=[h])
 
-    def _zero_op_text(self, e, b, op, is_nd):
-        """(why, fix) for an op whose backward zeroed the gradient."""
-        single = not is_nd and self._single_class(e)
-        hinge = (not is_nd and not single and ("relu" in op or "clamp" in op)
-                 and self._feeds_loss_directly(e, b))
-        return say.zero_op_text(self, e, op, is_nd, single, hinge)
+def _hook_replaced(ix, h, name, arrived):
+    """A non-zero gradient arrived (norm ``arrived``; -1: sent, not measured) and the hook ``h`` zeroed it."""
+    site = ix.hook_site(h)
+    return found(Cause.HOOK_MODIFIED, site, name, "hook_replaced_gradient", name, h, site, arrived, ix.late_binding(h),
+                 evidence=[h])
+
+
+def _zero_op_facts(ix, e, b, op, is_nd):
+    """(single, hinge) for an op whose backward zeroed the gradient: a softmax over a class dimension of size 1;
+    a relu/clamp that is the hinge of the loss."""
+    single = not is_nd and ix.single_class(e)
+    hinge = (not is_nd and not single and ("relu" in op or "clamp" in op)
+             and ix.feeds_loss_directly(e, b))
+    return single, hinge

@@ -3,11 +3,29 @@ names (the sites, the names, the code the rules found). Rules decide (cause, sit
 No template names a model, a library or a value from a particular scenario (tests/test_rules.py scans them)."""
 from __future__ import annotations
 
+from collections import namedtuple
+
 from .common import _opname, _receiver
-from .wording import _at, _clear_call, _code, _code_of, _plain, py_expr
+from .wording import (
+    _at, _clear_call, _code, _code_of, _plain, composed, froze_everything_text, hook_fix, py_expr, word, words,
+)
+
+
+def _ok_norm(norm) -> str:
+    """`` (norm 0.123)`` for a gradient that arrived ("" when its norm is not known)."""
+    return f" (norm {norm:.3g})" if isinstance(norm, (int, float)) and norm is not None else ""
+
+
+def _ok_via(root) -> str:
+    return f" from backward on `{root}`" if root else ""
+
+
+#: (summary, detail, fix) of another finding, by name (what a template that quotes it reads)
+_Worded = namedtuple("_Worded", "summary detail fix")
 
 
 # --- autograd_grad_not_backward -----------------------------------------------------------------
+@words("autograd_grad_only")
 def autograd_grad_only_text(name, api, e, func_api):
     """autograd_grad_only (autograd_grad_not_backward): summary, detail, fix."""
     summary = (f"{name}.grad is None: the step computed gradients with {api}{_at(e.site)}{_code(e.site)}, "
@@ -21,6 +39,7 @@ def autograd_grad_only_text(name, api, e, func_api):
     return summary, detail, fix
 
 
+@words("reached_only_by_autograd_grad")
 def reached_only_by_autograd_grad_text(name, root, e, bw):
     """reached_only_by_autograd_grad (autograd_grad_not_backward): summary, detail, fix."""
     summary = (f"{name}.grad is None: `{root}`, which it feeds, was differentiated only with torch.autograd.grad"
@@ -33,6 +52,7 @@ def reached_only_by_autograd_grad_text(name, root, e, bw):
     return summary, detail, fix
 
 
+@words("cleared_then_autograd_grad")
 def cleared_then_autograd_grad_text(name, e, clears):
     """cleared_then_autograd_grad (autograd_grad_not_backward): summary, detail, fix."""
     summary = (f"{name}.grad is None: it was cleared{_at(clears[-1].site)}, then its next gradient was computed "
@@ -46,6 +66,7 @@ def cleared_then_autograd_grad_text(name, e, clears):
 
 
 # --- custom_function ----------------------------------------------------------------------------
+@words("custom_function_zero")
 def custom_function_zero_text(name, fn, site):
     """custom_function_zero (custom_function): summary, detail, fix."""
     summary = (f"{name}.grad is all zeros: the custom autograd.Function {fn} returns a zero gradient"
@@ -55,7 +76,9 @@ def custom_function_zero_text(name, fn, site):
     return summary, detail, fix
 
 
-def backward_node_sent_none_text2(name, j, which, site, n):
+@words("backward_node_sent_none.custom")
+def backward_node_sent_none_custom_text(name, j, direct, site, n):
+    which = f"({name})" if direct else f"(the path to {name})"
     """backward_node_sent_none (custom_function): summary, detail, fix."""
     summary = (f"{name}.grad is None: the custom autograd.Function {n.name.replace('Backward', '')} "
                f"returns None as the gradient for input {j} {which} at {site.short}{_code(site)}.")
@@ -67,7 +90,10 @@ def backward_node_sent_none_text2(name, j, which, site, n):
 
 
 # --- frozen_param -------------------------------------------------------------------------------
-def frozen_in_trace_text(name, note, whole, e):
+@words("frozen_in_trace")
+def frozen_in_trace_text(name, unreached, whole, e):
+    whole = froze_everything_text(whole)
+    note = unfreeze_unreached_note(name, *unreached) if unreached else ""
     """frozen_in_trace (frozen_param): summary, detail, fix."""
     summary = (f"{name}.grad is None: {name} was frozen{_at(e.site)}{_code(e.site)} (requires_grad=False), so "
                f"autograd does not compute its gradient." + (f" {whole[0]}" if whole else "") + note)
@@ -78,7 +104,9 @@ def frozen_in_trace_text(name, note, whole, e):
     return summary, detail, fix
 
 
-def created_frozen_text(name, note, site):
+@words("created_frozen")
+def created_frozen_text(name, unreached, site):
+    note = unfreeze_unreached_note(name, *unreached) if unreached else ""
     """created_frozen (frozen_param): summary, detail, fix."""
     summary = (f"{name}.grad is None: {name} was created with requires_grad=False{_at(site)}{_code(site)}, "
                f"so autograd treats it as a constant.{note}")
@@ -90,7 +118,9 @@ def created_frozen_text(name, note, site):
     return summary, detail, fix
 
 
-def frozen_before_trace_text(name, note):
+@words("frozen_before_trace")
+def frozen_before_trace_text(name, unreached):
+    note = unfreeze_unreached_note(name, *unreached) if unreached else ""
     """frozen_before_trace (frozen_param): summary, detail, fix."""
     summary = (f"{name}.grad is None: {name} has requires_grad=False (it was frozen before the trace started).{note}")
     detail = ("A parameter with requires_grad=False is treated as a constant.")
@@ -99,10 +129,12 @@ def frozen_before_trace_text(name, note):
 
 
 # --- set_to_none_timing ------------------------------------------------------------------------
-def timing_text(name, e, read, via, zeroed, shared):
-    """_timing_explanation (set_to_none_timing): `.grad` cleared by ``e`` (``via``: the call as written) before
-    ``read`` read it; ``zeroed``: zeros written (else set to None); ``shared``: how many optimizers hold it when
-    one's zero_grad() clears the other's (0: not that case). Summary, detail, fix."""
+@words("cleared_before_read")
+def cleared_before_read_text(name, e, read, zeroed, shared):
+    """cleared_before_read (set_to_none_timing): `.grad` cleared by ``e`` before ``read`` read it; ``zeroed``:
+    zeros written (else set to None); ``shared``: how many optimizers hold it when one's zero_grad() clears the
+    other's (0: not that case). Summary, detail, fix."""
+    via = _clear_call(e)  # (the call as written)
     found = "zeros" if zeroed else "None"
     if read.kind == "optimizer_step":
         reader = (f"{_receiver(_code_of(read), '.step(') or read.op.split('.')[0]}.step(){_at(read.site)} read it "
@@ -131,8 +163,9 @@ def timing_text(name, e, read, via, zeroed, shared):
             f"step, before backward.")
 
 
-def hook_replaced_text(dx, name, h, site, arrived):
-    """_hook_replaced (hook_modified): the hook ``h`` (its body at ``site``) replaced or zeroed a non-zero
+@words("hook_replaced_gradient")
+def hook_replaced_gradient_text(name, h, site, arrived, late):
+    """hook_replaced_gradient (hook_modified): the hook ``h`` (its body at ``site``) replaced or zeroed a non-zero
     gradient (norm ``arrived``; -1: sent, not measured). Summary, detail, fix."""
     post = bool(h.detail.get("post_accumulate"))
     return (f"{name}.grad is all zeros: backward delivered a non-zero gradient"
@@ -144,13 +177,14 @@ def hook_replaced_text(dx, name, h, site, arrived):
              "place (pruning masks, optimizer-in-backward)." if post else
              "Tensor hooks run before the gradient is accumulated into .grad; what the hook returns "
              "replaces the gradient."),
-            dx._hook_fix(h, f"check what the hook multiplies or overwrites .grad with in `{_plain(site)}` "
+            hook_fix(late, f"check what the hook multiplies or overwrites .grad with in `{_plain(site)}` "
                             f"(it is all zero here)." if post else
                          f"check the hook's arithmetic in `{_plain(site)}` (it returns zero here); return None "
                          f"from the hook to leave the gradient unchanged."))
 
 
 # --- hook_modified ------------------------------------------------------------------------------
+@words("module_backward_hook_zero")
 def module_backward_hook_zero_text(name, path, site):
     """module_backward_hook_zero (hook_modified): summary, detail, fix."""
     summary = (f"{name}.grad is all zeros: the backward hook on module `{path or 'the model'}` returns a zero "
@@ -161,16 +195,18 @@ def module_backward_hook_zero_text(name, path, site):
     return summary, detail, fix
 
 
-def tensor_hook_zero_text(dx, name, tn, site, h):
+@words("tensor_hook_zero")
+def tensor_hook_zero_text(name, tn, site, h, late):
     """tensor_hook_zero (hook_modified): summary, detail, fix."""
     summary = (f"{name}.grad is all zeros: the hook on `{tn}` registered{_at(h.site)} returns a zero gradient"
                f"{_at(site)}{_code(site)}, so nothing flows back to {name}.")
     detail = ("A tensor hook's return value replaces the gradient flowing through that tensor.")
-    fix = (dx._hook_fix(h, f"check what the hook returns (`{_plain(site)}` is zero here); "
+    fix = (hook_fix(late, f"check what the hook returns (`{_plain(site)}` is zero here); "
            f"return None from the hook to leave the gradient unchanged."))
     return summary, detail, fix
 
 
+@words("forward_hook_replaced_output")
 def forward_hook_replaced_output_text(name, dead, site):
     """forward_hook_replaced_output (hook_modified): summary, detail, fix."""
     summary = (f"{name}.grad is None: a forward hook on `{dead.op}` returns a value{_at(site)}{_code(site)}, "
@@ -183,6 +219,7 @@ def forward_hook_replaced_output_text(name, dead, site):
 
 
 # --- leaf_replaced_by_to ------------------------------------------------------------------------
+@words("to_copy_is_not_a_leaf")
 def to_copy_is_not_a_leaf_text(name, site, prod):
     """to_copy_is_not_a_leaf (leaf_replaced_by_to): summary, detail, fix."""
     summary = (f"{name}.grad is None: `{name}` was rebound{_at(site)}{_code(site)} to a .{_opname(prod)}() copy, "
@@ -195,6 +232,7 @@ def to_copy_is_not_a_leaf_text(name, site, prod):
     return summary, detail, fix
 
 # --- no_backward --------------------------------------------------------------------------------
+@words("no_backward")
 def no_backward_text(name):
     """no_backward (no_backward): summary, detail, fix."""
     summary = (f"{name}.grad is None: no backward ran inside the trace.")
@@ -203,6 +241,7 @@ def no_backward_text(name):
     return summary, detail, fix
 
 # --- no_grad_block ------------------------------------------------------------------------------
+@words("manual_update_rebind")
 def manual_update_rebind_text(name, w, site):
     """manual_update_rebind (no_grad_block): summary, detail, fix."""
     summary = (f"{name}.grad is None: `{w}` was rebound{_at(site)}{_code(site)} to the result of a manual update "
@@ -215,6 +254,7 @@ def manual_update_rebind_text(name, w, site):
     return summary, detail, fix
 
 # --- non_leaf_no_retain_grad --------------------------------------------------------------------
+@words("retain_grad_after_backward")
 def retain_grad_after_backward_text(name, site, rg):
     """retain_grad_after_backward (non_leaf_no_retain_grad): summary, detail, fix."""
     summary = (f"{name}.grad is None: `{name}` is not a leaf (computed{_at(site)}{_code(site)}) and "
@@ -225,6 +265,7 @@ def retain_grad_after_backward_text(name, site, rg):
     return summary, detail, fix
 
 
+@words("non_leaf")
 def non_leaf_text(name, site, computed):
     """non_leaf (non_leaf_no_retain_grad): ``computed``: the Parameter(...) call and the arithmetic after it when the
     non-leaf is a temporary Parameter times a value (``"(...)"`` parts of the line; None: a plain non-leaf).
@@ -243,6 +284,7 @@ def non_leaf_text(name, site, computed):
 
 
 # --- nonfinite_gradient -------------------------------------------------------------------------
+@words("first_nonfinite_node")
 def first_nonfinite_node_text(name, op, node, site):
     """first_nonfinite_node (nonfinite_gradient): summary, detail, fix."""
     summary = (f"{name}.grad contains inf/nan: the first non-finite gradient came from {node.name} "
@@ -253,6 +295,7 @@ def first_nonfinite_node_text(name, op, node, site):
     return summary, detail, fix
 
 
+@words("nonfinite_unknown")
 def nonfinite_unknown_text(name):
     """nonfinite_unknown (nonfinite_gradient): summary, detail, fix."""
     summary = (f"{name}.grad contains inf/nan.")
@@ -262,8 +305,10 @@ def nonfinite_unknown_text(name):
 
 
 # --- ok -----------------------------------------------------------------------------------------
-def unfrozen_after_optimizer_built_text(name, n, via, u):
+@words("unfrozen_after_optimizer_built")
+def unfrozen_after_optimizer_built_text(name, norm, root, u):
     """unfrozen_after_optimizer_built (ok): summary, detail, fix."""
+    n, via = _ok_norm(norm), _ok_via(root)
     summary = (f"{name}.grad is set and non-zero{n}: gradient flows{via}; but no optimizer in the trace holds "
                f"{name}: it was frozen when the optimizer's parameters were chosen and unfrozen only later"
                f"{_at(u.site)}{_code(u.site)}, so optimizer.step() never updates it.")
@@ -274,8 +319,10 @@ def unfrozen_after_optimizer_built_text(name, n, via, u):
     return summary, detail, fix
 
 
-def not_in_any_optimizer_text(name, n, via):
+@words("not_in_any_optimizer")
+def not_in_any_optimizer_text(name, norm, root):
     """not_in_any_optimizer (ok): summary, detail, fix."""
+    n, via = _ok_norm(norm), _ok_via(root)
     summary = (f"{name}.grad is set and non-zero{n}: gradient flows{via}; but no optimizer in the trace holds "
                f"{name}, so optimizer.step() never updates it.")
     detail = ("model.parameters() only lists registered parameters: modules kept in a plain Python list or "
@@ -285,14 +332,17 @@ def not_in_any_optimizer_text(name, n, via):
     return summary, detail, fix
 
 
-def gradient_flows_text(name, n, via):
+@words("gradient_flows")
+def gradient_flows_text(name, norm, root):
     """gradient_flows (ok): summary, detail, fix."""
+    n, via = _ok_norm(norm), _ok_via(root)
     summary = (f"{name}.grad is set and non-zero{n}: gradient flows{via}.")
     detail = ""
     fix = ("nothing to fix.")
     return summary, detail, fix
 
 # --- param_recreated ----------------------------------------------------------------------------
+@words("other_instance_in_forward")
 def other_instance_in_forward_text(name, mine, site):
     """other_instance_in_forward (param_recreated): summary, detail, fix."""
     summary = (f"{name}.grad is None: the forward uses another {mine['class']} instance (created"
@@ -302,7 +352,8 @@ def other_instance_in_forward_text(name, mine, site):
     return summary, detail, fix
 
 
-def other_instance_in_forward_text2(name, mine, site):
+@words("other_instance_in_forward.newer")
+def other_instance_in_forward_newer_text(name, mine, site):
     """other_instance_in_forward (param_recreated): summary, detail, fix."""
     summary = (f"{name}.grad is None: it belongs to a second {mine['class']} instance created"
                f"{_at(site)}{_code(site)}, which the optimizer holds; the forward uses the first one.")
@@ -313,6 +364,7 @@ def other_instance_in_forward_text2(name, mine, site):
     return summary, detail, fix
 
 # --- requires_grad_false ------------------------------------------------------------------------
+@words("used_before_requires_grad")
 def used_before_requires_grad_text(name, site, uses, late):
     """used_before_requires_grad (requires_grad_false): summary, detail, fix."""
     summary = (f"{name}.grad is None: `{name}` was created{_at(site)}{_code(site)} without requires_grad and "
@@ -323,6 +375,7 @@ def used_before_requires_grad_text(name, site, uses, late):
     return summary, detail, fix
 
 
+@words("buffer")
 def buffer_text(name, site):
     """buffer (requires_grad_false): summary, detail, fix."""
     summary = (f"{name}.grad is None: `{name}` is a buffer of the model (created{_at(site)}{_code(site)}), not a "
@@ -334,6 +387,7 @@ def buffer_text(name, site):
     return summary, detail, fix
 
 
+@words("created_without_requires_grad")
 def created_without_requires_grad_text(name, site):
     """created_without_requires_grad (requires_grad_false): summary, detail, fix."""
     summary = (f"{name}.grad is None: `{name}` was created{_at(site)}{_code(site)} without requires_grad=True, so "
@@ -345,7 +399,8 @@ def created_without_requires_grad_text(name, site):
 
 
 # --- unknown ------------------------------------------------------------------------------------
-def backward_node_sent_none_text(name, site):
+@words("backward_node_sent_none.compiled")
+def backward_node_sent_none_compiled_text(name, site):
     """backward_node_sent_none (unknown): summary, detail, fix."""
     summary = (f"{name}.grad is None: it is an input of the torch.compile'd region{_at(site)}, and that "
                f"region sent it no gradient (judged from the gradients that arrived); whether it is "
@@ -359,6 +414,7 @@ def backward_node_sent_none_text(name, site):
     return summary, detail, fix
 
 
+@words("unknown_error")
 def unknown_error_text(x, msg):
     """unknown_error (unknown): summary, detail, fix."""
     summary = (f"The traced step raised {x.type}: {msg.splitlines()[0] if msg else ''}")
@@ -367,6 +423,7 @@ def unknown_error_text(x, msg):
     return summary, detail, fix
 
 # --- unused_parameter ---------------------------------------------------------------------------
+@words("hooked_module_not_called")
 def hooked_module_not_called_text(name, owner, site):
     """hooked_module_not_called (unused_parameter): summary, detail, fix."""
     summary = (f"{name}.grad is None: it is used only by a forward hook on `{owner}`, and `{owner}` was run"
@@ -377,6 +434,7 @@ def hooked_module_not_called_text(name, owner, site):
     return summary, detail, fix
 
 
+@words("returned_input")
 def returned_input_text(name, e, site):
     """returned_input (unused_parameter): summary, detail, fix."""
     summary = (f"{name}.grad is None: {e.op} returned its input unchanged{_at(site)}{_code(site)}, so its "
@@ -387,6 +445,7 @@ def returned_input_text(name, e, site):
     return summary, detail, fix
 
 
+@words("never_used")
 def never_used_text(name, dsite, called, mod):
     """never_used (unused_parameter): summary, detail, fix."""
     summary = (f"{name}.grad is None: {name} was never used by any torch call in the traced step"
@@ -398,6 +457,7 @@ def never_used_text(name, dsite, called, mod):
     return summary, detail, fix
 
 
+@words("never_used.guarded")
 def never_used_guarded_text(name, read, guard):
     """never_used (unused_parameter) behind a skip: summary, detail, fix."""
     summary = (f"{name}.grad is None: {name} was never used by any torch call in the traced step; the line that "
@@ -408,7 +468,9 @@ def never_used_guarded_text(name, read, guard):
     return summary, detail, fix
 
 
-def result_discarded_text(name, what, site, dead):
+@words("result_discarded")
+def result_discarded_text(name, site, dead):
+    what = f"{dead.op}'s output" if dead is not None and dead.kind == "module" else "its result"
     """result_discarded (unused_parameter): summary, detail, fix."""
     summary = (f"{name}.grad is None: {name} was used{_at(site)}{_code(site)}, but {what} was never used afterwards, "
                f"so it does not reach the loss.")
@@ -422,6 +484,7 @@ def result_discarded_text(name, what, site, dead):
 
 
 # --- zero_gradient ------------------------------------------------------------------------------
+@words("zero_unknown")
 def zero_unknown_text(name):
     """zero_unknown (zero_gradient): summary, detail, fix."""
     summary = (f"{name}.grad is all zeros.")
@@ -430,8 +493,10 @@ def zero_unknown_text(name):
     return summary, detail, fix
 
 # --- nondifferentiable_op or zero_gradient (the zeroing_op rule decides which) --------------------
-def zeroing_op_text(name, op, site, node, why, fix):
-    """zeroing_op (cause): summary, detail, fix."""
+@words("zeroing_op")
+def zeroing_op_text(name, op, site, node, e, is_nd, single, hinge):
+    """zeroing_op (cause): summary, detail, fix; the detail and fix by :func:`zero_op_text`."""
+    why, fix = zero_op_text(e, op, is_nd, single, hinge)
     summary = (f"{name}.grad is all zeros: gradient reaches {op}{_at(site)}{_code(site)} but comes out as zero "
                f"({node.name}), so nothing flows back to {name}.")
     detail = (why)
@@ -440,8 +505,10 @@ def zeroing_op_text(name, op, site, node, why, fix):
 
 
 # --- the cause of the failed backward (backward_failed) ------------------------------------------
+@words("backward_failed")
 def backward_failed_text(name, f):
-    """backward_failed (f.cause): summary, detail, fix."""
+    """backward_failed (f.cause): summary, detail, fix; ``f``: the failure's finding."""
+    f = _Worded(*composed(f))
     summary = (f"{name}.grad is None: the backward that should have reached it failed. {f.summary}")
     detail = (f.detail)
     fix = (f.fix)
@@ -451,8 +518,9 @@ def backward_failed_text(name, f):
 # === the texts of the helpers the rules share (data-path cuts, clears, hooks, replaced parameters) ===
 
 # --- frozen_param -------------------------------------------------------------------------------
-def unfreeze_missed_text(name, on, site, guard, reached):
-    """_unfreeze_missed (frozen_param): the unfreeze ``on`` ran for ``reached`` other parameters, but the condition
+@words("unfreeze_kept_away")
+def unfreeze_kept_away_text(name, on, site, guard, reached):
+    """unfreeze_kept_away (frozen_param): the unfreeze ``on`` ran for ``reached`` other parameters, but the condition
     ``guard`` (at ``site``) kept it from reaching ``name``. Summary, detail, fix."""
     head = (f"the unfreeze{_at(on.site)}{_code(on.site)} ran for {reached} other parameter(s), but the "
             f"condition{_at(site)}{_code(site)} kept it from reaching {name}, which stays frozen")
@@ -466,14 +534,15 @@ def unfreeze_missed_text(name, on, site, guard, reached):
 
 
 def unfreeze_unreached_note(name, on, reached):
-    """_unfreeze_missed with no guard in sight: the note added to the freeze's explanation."""
+    """unfreeze_kept_away with no guard in sight: the note added to the freeze's explanation."""
     return (f" (An unfreeze ran{_at(on.site)}{_code(on.site)} for {reached} other "
             f"parameter(s), but it did not reach {name}.)")
 
 
 # --- hook_modified ------------------------------------------------------------------------------
-def hook_cleared_text(name, steps, site, arrived, h):
-    """_hook_cleared (hook_modified): summary, detail, fix."""
+@words("post_accumulate_hook_cleared")
+def post_accumulate_hook_cleared_text(name, steps, site, arrived, h):
+    """post_accumulate_hook_cleared (hook_modified): summary, detail, fix."""
     where = " before the trace" if h.detail.get("before_trace") else _at(h.site)
     summary = (f"{name}.grad is None: backward delivered a gradient"
                f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the post-accumulate-grad hook"
@@ -488,8 +557,12 @@ def hook_cleared_text(name, steps, site, arrived, h):
 
 
 # --- inplace_saved_tensor -----------------------------------------------------------------------
-def corrupted_text(name, got, orig, how, w, saver):
-    """_corrupted (inplace_saved_tensor): summary, detail, fix."""
+@words("corrupting_write")
+def corrupting_write_text(name, status, orig, w, saver):
+    how = ".data"
+    got = {"zero": "all zeros", "nonfinite": "inf/nan", "received": "computed from overwritten values"}.get(
+        status, "wrong")
+    """corrupting_write (inplace_saved_tensor): summary, detail, fix."""
     summary = (f"{name}.grad is {got}: {_opname(w)}(){_at(w.site)}{_code(w.site)} wrote into `{orig}` through {how} "
                f"after {_opname(saver)}(){_at(saver.site)} saved it for backward, so backward used the overwritten "
                f"values; PyTorch does not notice writes through {how}.")
@@ -502,8 +575,9 @@ def corrupted_text(name, got, orig, how, w, saver):
 
 
 # --- nondifferentiable_op -----------------------------------------------------------------------
-def custom_output_cut_text(name, cls, nx):
-    """_custom_output_cut (nondifferentiable_op): summary, detail, fix."""
+@words("data_cut.custom_forward")
+def data_cut_custom_forward_text(name, cls, nx):
+    """data_cut (nondifferentiable_op): summary, detail, fix."""
     summary = (f"{name}.grad is None: the result of {cls}{_at(nx.site)}{_code(nx.site)} does not require grad "
                f"although its input did: its forward ran without autograd recording it.")
     detail = ("A custom Function's output gets a grad_fn only through Function.apply, and only if it is not "
@@ -513,8 +587,9 @@ def custom_output_cut_text(name, cls, nx):
     return summary, detail, fix
 
 
-def custom_output_cut_text2(name, cls, site):
-    """_custom_output_cut (nondifferentiable_op): summary, detail, fix."""
+@words("data_cut.custom_marked")
+def data_cut_custom_marked_text(name, cls, site):
+    """data_cut (nondifferentiable_op): summary, detail, fix."""
     summary = (f"{name}.grad is None: the custom autograd.Function {cls} marks its output non-differentiable"
                f"{_at(site)}{_code(site)}, so autograd treats that output as a constant and never calls its "
                f"backward.")
@@ -526,19 +601,43 @@ def custom_output_cut_text2(name, cls, site):
 
 
 # --- not_trained --------------------------------------------------------------------------------
-def not_trained_text(dx, name, now, held, how, inner):
-    """_not_trained (not_trained): summary, detail, fix."""
+@words("not_trained")
+def not_trained_text(name, status, trainable, use, first, inner):
+    """not_trained (not_trained): a parameter the step does not train; ``trainable``: the trace saw an optimizer
+    hold something; ``use``: "no_grad" (used only with grad disabled, ``first``: the first such line), "unused"
+    or "grad" (its own finding ``inner`` says how). Summary, detail, fix."""
+    now = "None" if status == "none" else ("all zeros" if status == "zero" else "not finite")
+    held = "no optimizer in the trace holds it" if trainable else "the trace saw no optimizer step"
+    inner = _Worded(*word(inner))
+    if use == "no_grad":
+        how = f"it was only used with gradients disabled (first{_at(first)}{_code(first)})"
+    elif use == "unused":
+        how = "the step never used it"
+    else:
+        how = inner.summary.split(": ", 1)[-1].rstrip(".")
     summary = (f"{name}.grad is {now}, but this step does not train {name}: {held} and {how}. That is how a target "
                f"network, an EMA teacher or a model being evaluated is used.")
     detail = (inner.summary)
     fix = (f"nothing to fix unless {name} should train; then "
-           + ("hand it to an optimizer (its param_groups), and " if dx.trainable else "") + inner.fix)
+           + ("hand it to an optimizer (its param_groups), and " if trainable else "") + inner.fix)
     return summary, detail, fix
 
 
 # --- ok -----------------------------------------------------------------------------------------
-def ok_cleared_text(name, now, root, n, by, how, clear, fill):
-    """_ok_cleared (ok): summary, detail, fix."""
+@words("cleared_after_use")
+def cleared_after_use_text(name, status, root, norm, readers, clear, fill):
+    """cleared_after_use (ok): backward from ``root`` filled it (``fill``), ``readers`` read it, then ``clear``
+    cleared it. Summary, detail, fix."""
+    n = _ok_norm(norm)
+    seen = []
+    for r in readers:
+        what = (f"{_receiver(_code_of(r), '.step(') or r.op.split('.')[0]}.step(){_at(r.site)}"
+                if r.kind == "optimizer_step" else f"clipping{_at(r.site)}")
+        if what not in seen:
+            seen.append(what)
+    by = f", {' and '.join(seen[:2])} read it" if seen else ""
+    how = "set it back to None" if clear.kind == "grad_set" else "zeroed it"
+    now = "None" if status == "none" else "all zeros"
     summary = (f"{name}.grad is {now} now, as it should be: backward from `{root}`{_at(fill.site)} filled it{n}{by}, "
                f"then {_clear_call(clear)}{_at(clear.site)} {how} for the next step. Gradient flows.")
     detail = ("Clearing gradients after their consumers (optimizer.step(), clipping, logging) have read them is "
@@ -548,8 +647,9 @@ def ok_cleared_text(name, now, root, n, by, how, clear, fill):
 
 
 # --- param_recreated ----------------------------------------------------------------------------
-def replaced_text(name, attr, e, rewrapped, lhs):
-    """_replaced (param_recreated): the module_set ``e`` replaced (or tied) ``attr``; ``rewrapped``: by a new
+@words("param_replaced")
+def param_replaced_text(name, attr, e, rewrapped, lhs):
+    """param_replaced (param_recreated): the module_set ``e`` replaced (or tied) ``attr``; ``rewrapped``: by a new
     nn.Parameter around the old values, assigned to ``lhs``. Summary, detail, fix."""
     if e.detail.get("tied"):
         fix = "tie the weights before creating the optimizer (or create it again after tying)."
@@ -570,8 +670,10 @@ def replaced_text(name, attr, e, rewrapped, lhs):
     return summary, detail, fix
 
 
-def stale_optimizer_text(name, made, shown, info, opt, mods):
-    """_stale_optimizer (param_recreated): summary, detail, fix."""
+@words("stale_optimizer")
+def stale_optimizer_text(name, made, info, opt, mods):
+    shown = ", ".join(f"`{m}`" for m in mods[:3]) + (", …" if len(mods) > 3 else "")
+    """stale_optimizer (param_recreated): summary, detail, fix."""
     summary = (f"{name}.grad is None: the optimizer holds this parameter ({'x'.join(map(str, info.shape)) or 'scalar'}), "
                f"which no module of the model uses any more, while the forward trains {shown}, which no optimizer holds"
                + (f" (created{_at(made)}{_code(made)})" if made else "")
@@ -583,8 +685,9 @@ def stale_optimizer_text(name, made, shown, info, opt, mods):
     return summary, detail, fix
 
 
-def copied_into_new_param_text(name, new, site, x):
-    """_copied_into_new_param (param_recreated): summary, detail, fix."""
+@words("data_cut.copied_into_new_param")
+def data_cut_copied_into_new_param_text(name, new, site, x):
+    """data_cut (param_recreated): summary, detail, fix."""
     summary = (f"{name}.grad is None: its values were copied{_at(x.site)}{_code(x.site)} into a new parameter "
                f"({new}) created{_at(site)}{_code(site)}; the forward uses the new one, while the optimizer holds "
                f"this one.")
@@ -596,8 +699,9 @@ def copied_into_new_param_text(name, new, site, x):
 
 
 # --- zero_gradient ------------------------------------------------------------------------------
+@words("zeroed_after_backward")
 def zeroed_after_backward_text(name, op, e):
-    """_zeroed_after_backward (zero_gradient): summary, detail, fix."""
+    """zeroed_after_backward (zero_gradient): summary, detail, fix."""
     summary = (f"{name}.grad is all zeros: backward filled it, then {op}{_at(e.site)}{_code(e.site)} scaled it to "
                f"zero.")
     detail = ("The gradient was multiplied by zero after backward.")
@@ -606,8 +710,9 @@ def zeroed_after_backward_text(name, op, e):
     return summary, detail, fix
 
 
-def zero_retained_text(dx, name, op, zn, e):
-    """_zero_retained (zero_gradient): summary, detail, fix."""
+@words("retained_zeroed")
+def retained_zeroed_text(name, op, zn, e):
+    """retained_zeroed (zero_gradient): summary, detail, fix."""
     summary = (f"{name}.grad is all zeros: gradient reaches {op}{_at(e.site)}{_code(e.site)} but comes out as "
                f"zero ({zn.name}), so nothing flows back to {name}.")
     detail = (_zero_reason(op))
@@ -616,8 +721,9 @@ def zero_retained_text(dx, name, op, zn, e):
 
 
 # --- unused_parameter: a child module skipped by an early return or a partial loop -----------------
+@words("skipped_child")
 def skipped_child_text(name, cpath, info, f, site):
-    """_skipped_child (unused_parameter): `cpath` never ran; ``f``: the return (or loop) line at ``site``."""
+    """skipped_child (unused_parameter): `cpath` never ran; ``f``: the return (or loop) line at ``site``."""
     detail = ("A module that is skipped in the forward gets no gradient for its parameters "
               "(and DDP reports them as unused).")
     if info.get("loop"):
@@ -633,7 +739,7 @@ def skipped_child_text(name, cpath, info, f, site):
 
 
 # --- zero_gradient: the op whose backward zeroed it -------------------------------------------------
-def zero_op_text(dx, e, op, is_nd, single, hinge):
+def zero_op_text(e, op, is_nd, single, hinge):
     """(why, fix) for the op ``e`` (``op``) whose backward zeroed the gradient; ``is_nd``: its derivative is zero
     almost everywhere (a sample, round/sign); ``single``: a softmax over a class dimension of size 1; ``hinge``:
     a relu/clamp that is a hinge inside the loss."""

@@ -3,7 +3,7 @@ summary, the detail and the fix, filled from the user's code and names the cut r
 from __future__ import annotations
 
 from .common import _opname, _short
-from .wording import _as_written, _at, _code
+from .wording import _as_written, _at, _code, grad_off_text, words
 
 
 def _detach(f):
@@ -180,10 +180,15 @@ def came_back_text(back):
     return f" and came back through {how}{_at(back.site)}" + (f" (linked by {by})" if by else "")
 
 
+@words("data_cut")
 def cut_text(cause, name, root, returned, **found):
-    """_cut_explanation (any cut cause): summary, detail, fix of a cut on the data path from ``name`` to
-    ``root``; ``found``: what the cut rule found (what, site, se_site, plain, users, came_back, copied, listed,
-    rebind, off_by, decorated, cached, lib, nograd_lib, e)."""
-    head, detail, fix = _BY_CAUSE.get(cause, _other)(dict(found, name=name))
+    """data_cut (any cut cause): summary, detail, fix of a cut on the data path from ``name`` to
+    ``root``; ``found``: what the cut rule found (what, site, se_site, plain, users, came_back: the step that
+    linked the value back, copied, listed, rebind, off_by: the grad_mode event of a switch outside the cut's
+    call chain, decorated, cached, lib, nograd_lib, e)."""
+    back = found.get("came_back")
+    found = dict(found, name=name, came_back=came_back_text(back) if back is not None else "",
+                 off_by=grad_off_text(found.get("off_by")))
+    head, detail, fix = _BY_CAUSE.get(cause, _other)(found)
     tail = f"so backward from `{root}` stops there." if returned else f"and `{root}` never received it back with history."
     return f"{name}.grad is None: {head}, {tail}", detail, fix

@@ -3,10 +3,13 @@ explanation, filled from the user's own code and names; the decisions stay in th
 from __future__ import annotations
 
 from .common import _opname
-from .wording import _at, _code, _out_of_place, _plain
+from .wording import (
+    _at, _code, _out_of_place, _plain, composed, froze_everything_text, grad_off_text, one_backward_fix, word, words,
+)
 
 
-def no_grad_fn_text2(root, e):
+@words("no_grad_fn.autograd_grad")
+def no_grad_fn_autograd_grad_text(root, e):
     """no_grad_fn (autograd_grad_not_backward): summary, detail, fix."""
     summary = (f"backward on `{root}` failed: it is built from gradients returned by torch.autograd.grad"
                f"{_at(e.site)}{_code(e.site)} without create_graph=True, so they carry no graph to differentiate.")
@@ -16,6 +19,7 @@ def no_grad_fn_text2(root, e):
     return summary, detail, fix
 
 
+@words("backward_twice")
 def backward_twice_text(bw, prev):
     """backward_twice (backward_twice): summary, detail, fix."""
     summary = (f"backward{_at(bw.site if bw else None)} ran through a graph that an earlier backward"
@@ -27,7 +31,8 @@ def backward_twice_text(bw, prev):
     return summary, detail, fix
 
 
-def backward_twice_text2(name, bw, p, prev, e):
+@words("backward_twice.carried")
+def backward_twice_carried_text(name, bw, p, prev, e):
     """backward_twice (backward_twice): summary, detail, fix."""
     summary = (f"backward{_at(bw.site)} failed: `{name}` was computed{_at(p.site if p else None)} before the earlier "
                f"backward{_at(prev.site)} and is used again{_at(e.site)}{_code(e.site)} without detach(), so the new "
@@ -39,16 +44,18 @@ def backward_twice_text2(name, bw, p, prev, e):
     return summary, detail, fix
 
 
-def backward_twice_text3(dx, name, bw, p, prev):
+@words("backward_twice.shared")
+def backward_twice_shared_text(name, bw, p, prev, roots):
     """backward_twice (backward_twice): summary, detail, fix."""
     summary = (f"backward{_at(bw.site)} failed: `{name}` (computed{_at(p.site)}) feeds more than one loss, and the "
                f"earlier backward{_at(prev.site)} already freed the graph behind it.")
     detail = ("Each backward frees the graph it ran through; a second loss built on the same shared "
               "part cannot backpropagate through it again.")
-    fix = (dx._one_backward_fix(prev, bw))
+    fix = (one_backward_fix(roots))
     return summary, detail, fix
 
 
+@words("once_differentiable")
 def once_differentiable_text(fn, cg, site):
     """once_differentiable (custom_function): ``cg``: the backward calls made with create_graph=True."""
     where = f" (create_graph=True{_at(cg[-1].site)}{_code(cg[-1].site)})" if cg and cg[-1].site else ""
@@ -61,6 +68,7 @@ def once_differentiable_text(fn, cg, site):
     return summary, detail, fix
 
 
+@words("custom_function_gradients")
 def custom_function_gradients_text(first, site, node):
     """custom_function_gradients (custom_function): summary, detail, fix."""
     summary = (f"backward failed in the custom autograd.Function {node.name.replace('Backward', '')}: its backward "
@@ -72,7 +80,9 @@ def custom_function_gradients_text(first, site, node):
     return summary, detail, fix
 
 
-def no_grad_fn_text3(whole, root, e, names):
+@words("no_grad_fn.frozen")
+def no_grad_fn_frozen_text(whole, root, e, names):
+    whole = froze_everything_text(whole)
     """no_grad_fn (frozen_param): summary, detail, fix."""
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     summary = (f"backward on `{root}` failed: nothing in it requires grad because {shown} "
@@ -86,15 +96,17 @@ def no_grad_fn_text3(whole, root, e, names):
     return summary, detail, fix
 
 
-def no_grad_fn_text5(dx, root, params):
+@words("no_grad_fn.frozen_params")
+def no_grad_fn_frozen_params_text(root, names):
     """no_grad_fn (frozen_param): summary, detail, fix."""
-    summary = (f"backward on `{root}` failed: its parameters ({', '.join(dx.label(p) for p in params[:3])}) have "
+    summary = (f"backward on `{root}` failed: its parameters ({', '.join(names[:3])}) have "
                f"requires_grad=False.")
     detail = ""
     fix = ("unfreeze the parameters that should train.")
     return summary, detail, fix
 
 
+@words("inference_tensor_saved")
 def inference_tensor_saved_text(site, e):
     """inference_tensor_saved (inference_mode): summary, detail, fix."""
     summary = (f"backward cannot use a tensor created under torch.inference_mode(){_at(site)}{_code(site)}: "
@@ -110,7 +122,8 @@ def saved_tensor_name(tname):
     return tname if tname is not None else "a tensor"
 
 
-def inplace_modified_saved_tensor_text(dx, e, tname, view, se, node):
+@words("inplace_modified_saved_tensor")
+def inplace_modified_saved_tensor_text(e, tname, view, se, node, retained):
     """inplace_modified_saved_tensor (inplace_saved_tensor): the write ``e`` modified ``tname`` (``view``: a view
     of it) after ``se`` (or the backward node ``node``) saved it. Summary, detail, fix."""
     what = f"a view of `{tname}`" if view else f"`{saved_tensor_name(tname)}`"
@@ -130,8 +143,7 @@ def inplace_modified_saved_tensor_text(dx, e, tname, view, se, node):
     fix = ("a graph kept alive across steps (retain_graph=True, e.g. on a hidden state carried into the next "
            "batch) still holds the weights that optimizer.step() changed: detach the carried state every step "
            "(`<state> = <state>.detach()`) and drop retain_graph=True."
-           if e.context == "optimizer" and any(b.kind == "backward" and b.detail.get("retain_graph")
-                                               and b.index < e.index for b in dx.ev) else
+           if e.context == "optimizer" and retained else
            _out_of_place(e.site.code if e.site else "") or
            (f"write `{_plain(e.site)}` out of place (a new tensor instead of writing into one autograd "
             f"saved; inplace=False for activations)" + (", or run backward for every loss before "
@@ -140,7 +152,8 @@ def inplace_modified_saved_tensor_text(dx, e, tname, view, se, node):
     return summary, detail, fix
 
 
-def inplace_modified_saved_tensor_text2(msg):
+@words("inplace_modified_saved_tensor.unseen")
+def inplace_modified_saved_tensor_unseen_text(msg):
     """inplace_modified_saved_tensor (inplace_saved_tensor): summary, detail, fix."""
     summary = ("backward failed: a tensor saved for backward was modified in place, but the trace did not see the write "
                "(it may have happened through .data, NumPy, or outside the traced block).")
@@ -150,6 +163,7 @@ def inplace_modified_saved_tensor_text2(msg):
     return summary, detail, fix
 
 
+@words("no_derivative")
 def no_derivative_text(op, e):
     """no_derivative (nondifferentiable_op): summary, detail, fix."""
     summary = (f"backward failed: {_opname(e)}(){_at(e.site)}{_code(e.site)} has no derivative in PyTorch ('{op}').")
@@ -160,6 +174,7 @@ def no_derivative_text(op, e):
     return summary, detail, fix
 
 
+@words("numpy_of_grad_tensor")
 def numpy_of_grad_tensor_text(what, e):
     """numpy_of_grad_tensor (numpy_roundtrip): summary, detail, fix."""
     summary = (f"numpy() failed{_at(e.site if e else None)}{_code(e.site if e else None)}: `{what}` requires grad, and a "
@@ -171,18 +186,19 @@ def numpy_of_grad_tensor_text(what, e):
     return summary, detail, fix
 
 
-def no_grad_fn_text(dx, leaves, root):
+@words("no_grad_fn")
+def no_grad_fn_text(names, root):
     """no_grad_fn (requires_grad_false): summary, detail, fix."""
     summary = (f"backward on `{root}` failed: none of the tensors it was computed from requires grad"
-               + (f" ({', '.join(dx.label(t) for t in leaves[:3])})" if leaves else "") + ".")
+               + (f" ({', '.join(names[:3])})" if names else "") + ".")
     detail = ""
     fix = ("create the parameters with requires_grad=True (or use nn.Parameter).")
     return summary, detail, fix
 
 
-def no_grad_fn_source_text(dx, root, t, made):
+@words("no_grad_fn.source")
+def no_grad_fn_source_text(root, what, made):
     """no_grad_fn (requires_grad_false) at the creation of the one floating-point input: summary, detail, fix."""
-    what = dx.label(t)
     summary = (f"backward on `{root}` failed: none of the tensors it was computed from requires grad; its only "
                f"floating-point input, {what}, was created{_at(made.site)}{_code(made.site)} without "
                f"requires_grad.")
@@ -192,18 +208,20 @@ def no_grad_fn_source_text(dx, root, t, made):
     return summary, detail, fix
 
 
-def no_grad_fn_text6(dx, root, rg):
+@words("no_grad_fn.unseen_cut")
+def no_grad_fn_unseen_cut_text(root, names):
     """no_grad_fn (unknown): summary, detail, fix."""
     summary = (f"backward on `{root}` failed: `{root}` does not require grad, although it was computed from "
-               f"{', '.join(dx.label(t) for t in rg[:3])}, which do; the trace did not see where the connection "
+               f"{', '.join(names[:3])}, which do; the trace did not see where the connection "
                f"was cut.")
     detail = ("Something between them dropped the graph without a recorded call: code outside the traced "
               "block, an extension op, or a value rebuilt from Python numbers.")
     fix = (f"print `.requires_grad` / `.grad_fn` of the intermediate results between "
-           f"{dx.label(rg[0])} and `{root}`; the first one without a grad_fn is the cut.")
+           f"{names[0]} and `{root}`; the first one without a grad_fn is the cut.")
     return summary, detail, fix
 
 
+@words("grad_input_unused")
 def grad_input_unused_text():
     """grad_input_unused (unused_parameter): summary, detail, fix."""
     summary = ("torch.autograd.grad failed: one of the inputs was not used to compute the outputs.")
@@ -212,16 +230,18 @@ def grad_input_unused_text():
     return summary, detail, fix
 
 
+@words("reduction_unused")
 def reduction_unused_text(names, e, sub):
     """reduction_unused (unused_parameter): the parameters ``names`` got no gradient; ``sub``: why the first did not
-    (its explanation)."""
+    (its finding)."""
+    sub_summary, _, sub_fix = composed(sub)
     shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-    reason = sub.summary.split(": ", 1)[1] if ": " in sub.summary else sub.summary
+    reason = sub_summary.split(": ", 1)[1] if ": " in sub_summary else sub_summary
     summary = (f"DistributedDataParallel stopped{_at(e.site if e else None)}: {len(names)} parameter(s) did not receive "
                f"a gradient in the previous iteration: {shown}; {reason}")
     detail = ("DDP waits for a gradient for every parameter it holds; a parameter the forward did not use "
               "never gets one, so the reduction of the previous iteration never finished.")
-    fix = (sub.fix.rstrip(".") + "; if skipping it is intended, pass find_unused_parameters=True to "
+    fix = (sub_fix.rstrip(".") + "; if skipping it is intended, pass find_unused_parameters=True to "
            "DistributedDataParallel (or set requires_grad=False on it).")
     return summary, detail, fix
 
@@ -237,8 +257,11 @@ def _cut_loop(what, se, labels, cut_fix):
              f"keep it only where no gradient is wanted."))
 
 
-def no_grad_fn_text4(off, root, what, site, se, labels, cut_fix):
-    """no_grad_fn (cause): summary, detail, fix."""
+@words("no_grad_fn.cut")
+def no_grad_fn_cut_text(off, root, what, site, se, labels, cut):
+    """no_grad_fn (cause): summary, detail, fix; ``off``: the switch of grad outside the cut's call chain (its
+    grad_mode event), ``cut``: the cut's own finding (its fix)."""
+    off, cut_fix = grad_off_text(off), word(cut)[2]
     what, fix = _cut_loop(what, se, labels, cut_fix)
     same = labels or [what]
     summary = (f"backward on `{root}` failed: `{root}` does not require grad because {what} was computed while grad "
@@ -251,8 +274,10 @@ def no_grad_fn_text4(off, root, what, site, se, labels, cut_fix):
     return summary, detail, fix
 
 
-def no_grad_fn_text7(root, w, site, se, labels, cut_fix):
-    """no_grad_fn (cause): summary, detail, fix."""
+@words("no_grad_fn.rebind")
+def no_grad_fn_rebind_text(root, w, site, se, labels, cut):
+    """no_grad_fn (cause): summary, detail, fix; ``cut``: the cut's own finding (its fix)."""
+    cut_fix = word(cut)[2]
     fix = _cut_loop("", se, labels, cut_fix)[1]
     summary = (f"backward on `{root}` failed: `{w}` was rebound{_at(site)}{_code(site)} to the result of "
                f"an update made under no_grad, a new tensor that does not require grad, so `{root}` computed "
@@ -263,11 +288,23 @@ def no_grad_fn_text7(root, w, site, se, labels, cut_fix):
     return summary, detail, fix
 
 
-def no_grad_fn_text8(dx, root, what, site, cause, se, e):
+@words("no_grad_fn.outside_torch")
+def no_grad_fn_outside_torch_text(root, what, site, cut):
     """no_grad_fn (cause): summary, detail, fix."""
     summary = (f"backward on `{root}` failed: `{root}` has no autograd history (it was built outside torch); the "
                f"last value that left autograd before it was {what}{_at(site)}{_code(site)}.")
     detail = ("backward() needs a result with a grad_fn; a tensor rebuilt from NumPy or Python numbers "
               "has none.")
-    fix = (dx._cut_explanation(e.inputs[0].tid if e.inputs else 0, what, cause, se, e, [], None, root).fix)
+    fix = word(cut)[2]
     return summary, detail, fix
+
+
+@words("grad_input_unused.cut")
+def grad_input_unused_cut_text(name, cut):
+    """grad_input_unused (the cut's cause): the input ``name`` of autograd.grad was cut from the outputs; ``cut``:
+    that cut's finding (its summary after the name, its detail and fix)."""
+    summary, detail, fix = word(cut)
+    head = f"{name}.grad is None: "
+    body = summary[len(head):] if summary.startswith(head) else summary
+    return (f"torch.autograd.grad failed: the input `{name}` was not used to compute the outputs with history: {body}",
+            detail, fix)

@@ -1,11 +1,97 @@
-"""Wording apart from deciding: the text helpers and templates that turn a rule's finding (cause, site,
-evidence) into a summary and a fix, filled from the user's own code and names (no scenario's names)."""
+"""Wording apart from deciding: the registry of wording functions (:data:`WORDING`, filled by the
+``templates*`` modules) that turn a :class:`~.finding.Finding` into its summary, detail and fix, the text
+primitives they are built from, and :func:`explain`, which makes the public Explanation from a Finding and its
+wording. Nothing here sees the trace: only what a Finding holds."""
 from __future__ import annotations
 
+import inspect
 import re
 
+from ..explanation import Explanation
 from ..model import Event, Site
-from .common import _opname, _short, statement_site
+from .common import CUT_CAUSE, _opname, _short, cleared_by_zero_grad, statement_site
+
+#: wording key ("<rule>" or "<rule>.<form>") -> pure function (its Finding's facts as keywords) -> (summary,
+#: detail, fix)
+WORDING: dict = {}
+_SIGNATURES: dict = {}
+
+
+class WordingConflict(ValueError):
+    """Two wording functions registered under one key."""
+
+
+def words(key: str):
+    """Decorator: register a wording function under ``key``, the name of the rule it words (``rule.form`` for
+    one of several forms of one rule). A key registered twice is an error at import."""
+
+    def register(fn):
+        if key in WORDING:
+            raise WordingConflict(f"two wording functions for {key!r}: {WORDING[key].__name__} and {fn.__name__}")
+        params = inspect.signature(fn).parameters.values()
+        WORDING[key] = fn
+        _SIGNATURES[key] = tuple(p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD)
+        return fn
+
+    return register
+
+
+def facts_for(key: str, *args, **kw) -> dict:
+    """The facts of a Finding worded by ``key``: its wording function's arguments, by parameter name."""
+    names = _SIGNATURES[key]
+    if len(args) > len(names):
+        raise TypeError(f"the wording {key!r} takes {len(names)} facts, not {len(args)}")
+    out = dict(zip(names, args))
+    out.update(kw)
+    return out
+
+
+def word(f) -> tuple:
+    """(summary, detail, fix) of a Finding, by its wording function."""
+    return WORDING[f.wording](**f.facts)
+
+
+def other_cuts_text(extra) -> str:
+    """The sentence naming the further cuts on other paths (``extra``: [(event, site)])."""
+    named = "; ".join(f"{_as_written(e)}{_at(site)}{_code(site)} ({CUT_CAUSE.get(e.cut, e.cut)})"
+                      for e, site in extra[:4])
+    return (f" It is also cut on {'another path' if len(extra) == 1 else f'{len(extra)} other paths'}: "
+            f"{named}" + ("; …" if len(extra) > 4 else "") + ".")
+
+
+OTHER_CUTS_FIX = " Fix each of the other cuts as well, or the gradient stays cut on those paths."
+
+
+def tied_text(also) -> str:
+    """The note for a Parameter that has other names (tied weights)."""
+    return f" ({', '.join(f'`{a}`' for a in also[:3])} is the same Parameter: the weights are tied.)"
+
+
+def grouped_text(summary: str, target: str, shown: str) -> str:
+    """One summary for several targets with the same cause and site: the first one's, naming them all."""
+    head = f"{target}.grad is"
+    return summary.replace(head, f"{shown}: .grad is", 1) if summary.startswith(target) else summary
+
+
+def composed(f) -> tuple:
+    """(summary, detail, fix) of a Finding with what the passes added (other cuts, tied names)."""
+    summary, detail, fix = word(f)
+    if f.other_cuts:
+        summary, fix = summary + other_cuts_text(f.other_cuts), fix + OTHER_CUTS_FIX
+    if f.tied:
+        summary = summary + tied_text(f.tied)
+    return summary, detail, fix
+
+
+def explain(f) -> Explanation:
+    """The public Explanation of a Finding."""
+    summary, detail, fix = composed(f)
+    if f.group:  # (one explanation for several targets: the target list in place of the name)
+        shown = ", ".join(f.group[:4]) + (f" and {len(f.group) - 4} more" if len(f.group) > 4 else "")
+        return Explanation(f.cause, f.site, shown, grouped_text(summary, f.target, shown), detail, fix, f.path,
+                           f.evidence, f.status)
+    return Explanation(f.cause, f.site, f.target, summary, detail, fix, f.path, f.evidence, f.status,
+                       f.extra_sites, f.rule)
 
 
 _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
@@ -84,84 +170,55 @@ def _code_of(e: Event) -> str:
 
 def _clear_call(e: Event) -> str:
     """How the user's line cleared .grad: `zero_grad()` or `.grad = None`."""
-    code = e.site.code if e.site else ""
-    if e.context == "optimizer" or "zero_grad" in (code or "") or e.kind == "inplace":
-        return "zero_grad()"
-    return "`.grad = None`"
+    return "zero_grad()" if cleared_by_zero_grad(e) else "`.grad = None`"
 
 
-class WordingMixin:
-    """Text built from the trace (mixed into Diagnosis): fixes and summaries per cause."""
 
-    def _hook_fix(self, h: Event, default: str) -> str:
-        var = self._late_binding(h)
-        if var is None:
-            return default
-        return (f"the hooks registered on this line all read `{var}` when they run, i.e. its last value (Python closures "
-                f"bind late); bind the value when you create each hook: `lambda g, {var}={var}: ...` or "
-                f"functools.partial.")
 
-    def _computed_once_reused(self, e: Event) -> str:
-        """For a value made (under no_grad / inference_mode) whose line never ran again although the function
-        holding it (or one around it) was called again later: a cache filled once (e.g. by a validation call)
-        and reused. Returns that function's name; else ""."""
-        if e.site is None or not e.site.stack:
-            return ""
-        key = (e.site.filename, e.site.lineno)
-        later = [x for x in self.ev[e.index + 1:] if x.site is not None and x.kind not in ("module", "backward", "grad_mode")]
-        for fr in reversed(e.site.stack):  # the cut's own function first, then its callers
-            if fr.function in ("<module>", "", None):
-                break
-            fn = (fr.filename, fr.function)
-            left = False
-            again = None
-            for j, x in enumerate(later):
-                if any((f.filename, f.function) == fn for f in x.site.stack):
-                    if left:
-                        again = j
-                        break
-                else:
-                    left = True
-            if again is not None:
-                if any((x.site.filename, x.site.lineno) == key for x in later[again:]):
-                    return ""  # called again, and computed it again
-                name = fr.function
-                return name.rsplit(".", 1)[0] if name.endswith(".forward") else name
+def hook_fix(var: str | None, default: str) -> str:
+    """The fix for a hook: ``default``, or, when hooks made on one line share a loop variable ``var`` (late
+    binding), how to bind it."""
+    if var is None:
+        return default
+    return (f"the hooks registered on this line all read `{var}` when they run, i.e. its last value (Python closures "
+            f"bind late); bind the value when you create each hook: `lambda g, {var}={var}: ...` or "
+            f"functools.partial.")
+
+
+def grad_off_text(g: Event | None) -> str:
+    """The sentence naming the call that switched grad off (``g``: its grad_mode event) when it is not a `with`
+    line or decorator around the cut; "" when there is none."""
+    if g is None:
         return ""
+    fn = g.site.function
+    code = g.site.code.split('#')[0].strip()
+    gen = code.startswith("with ")  # a `with` in a function not on the stack: a suspended generator
+    return (f"grad was switched off by `{code or _short(g.op)}`"
+            f"{_at(g.site)}" + (f" (in {fn})" if fn and fn != "<module>" else "")
+            + (f", and {fn or 'that generator'} yields inside that block, so grad stays off in the caller "
+               f"until it resumes" if gen else ""))
 
-    def _grad_off_elsewhere(self, e: Event) -> str:
-        """For a cut made with grad off: when grad was switched off by a call that is not a `with` line or
-        decorator in the cut's own call chain (a context manager's __enter__, a helper, a global switch),
-        the sentence naming it; else ""."""
-        if e.site is None or e.cut != "no_grad":
-            return ""
-        for j in range(e.index - 1, -1, -1):
-            g = self.ev[j]
-            if g.kind != "grad_mode" or g.context != "user" or g.site is None:
-                continue
-            if g.detail.get("enabled") is not False:
-                return ""
-            if any(fr.filename == g.site.filename and fr.function == g.site.function for fr in e.site.stack):
-                return ""  # a `with torch.no_grad():` / decorator the user can see around the line
-            fn = g.site.function
-            code = g.site.code.split('#')[0].strip()
-            gen = code.startswith("with ")  # a `with` in a function not on the stack: a suspended generator
-            return (f"grad was switched off by `{code or _short(g.op)}`"
-                    f"{_at(g.site)}" + (f" (in {fn})" if fn and fn != "<module>" else "")
-                    + (f", and {fn or 'that generator'} yields inside that block, so grad stays off in the caller "
-                       f"until it resumes" if gen else ""))
-        return ""
 
-    def _nograd_lib(self, e):
-        """The library function (qualified name) that ran the cut ``e`` under no_grad, or None."""
-        if e.cut != "no_grad":
-            return None
-        g = self._governing_grad_mode(e)
-        return (g.detail.get("lib_fn") if g is not None else None) or None
+def one_backward_fix(names) -> str:
+    """Sum the losses of several backward calls into one: named from the user's loss names (``names``: the roots'
+    labels) when they have some."""
+    names = list(dict.fromkeys(names))
+    named = len(names) > 1 and not any(re.fullmatch(r"t\d+|the loss|.*\(\.\.\.\)", n) for n in names)
+    how = f" (`({' + '.join(names)}).backward()`)" if named else " on their sum"
+    return f"add the losses and call backward once{how}, or pass retain_graph=True to every backward but the last."
 
-    def _one_backward_fix(self, *bws) -> str:
-        """Sum the losses of several backward calls into one: named from the user's loss names when they have some."""
-        names = list(dict.fromkeys(self._root_label(b) for b in bws))
-        named = len(names) > 1 and not any(re.fullmatch(r"t\d+|the loss|.*\(\.\.\.\)", n) for n in names)
-        how = f" (`({' + '.join(names)}).backward()`)" if named else " on their sum"
-        return f"add the losses and call backward once{how}, or pass retain_graph=True to every backward but the last."
+
+def froze_everything_text(whole):
+    """(sentence, fix or None) for a line that froze every parameter in the step (``whole``: what
+    Facts.froze_everything found), or None."""
+    if not whole:
+        return None
+    n, owner, loop = whole
+    why = f"That line froze every parameter in the step ({n})" + (
+        ": a loop over named_modules() meets the whole model first (its name is \"\"), and requires_grad_ "
+        "on it freezes everything." if loop else ".")
+    if not loop:
+        return why, None
+    owner = owner or "the model"
+    return why, (f"freeze by parameter name instead (`for n, p in {owner}.named_parameters(): "
+                 f"p.requires_grad_(<condition on n>)`), or skip the root module (name == \"\").")

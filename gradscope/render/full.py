@@ -74,6 +74,7 @@ class _Full:
         self.status_by_tid: dict = {}
         self.harmful: set = set()
         self.benign: set = set()
+        self.verdicts: dict = {}  # event index -> "harmful" | "benign" (the diagnosis'; else the loaded trace's)
         self.evidence: set = set()
         self._order = 0
         self.after_backward = bool(data.backwards) or any(e.kind == "backward" for e in data.events)
@@ -81,6 +82,7 @@ class _Full:
             self.status_by_tid = {p.tid: p for p in summary.params}
             self.harmful = {e.index for e in summary.harmful_cuts}
             self.benign = {e.index for e in summary.benign_cuts}
+            self.verdicts = summary.cut_verdicts
             exps = list(summary.problems) + ([summary.failure] if summary.failure is not None else [])
             for x in exps:
                 for ev in x.evidence:
@@ -98,9 +100,10 @@ class _Full:
         return n
 
     def _verdict(self, e: Event) -> str | None:
-        if e.index in self.harmful or e.verdict == "harmful":
+        v = self.verdicts.get(e.index) if self.summary is not None else e.verdict
+        if e.index in self.harmful or v == "harmful":
             return "harmful"
-        if e.index in self.benign or e.verdict == "benign":
+        if e.index in self.benign or v == "benign":
             return "benign"
         return None
 
