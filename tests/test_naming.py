@@ -746,3 +746,21 @@ def test_parameters_of_models_never_called_are_named_by_their_class_and_path():
                      "_pose_2.position", "_pose_2.head.weight", "_pose_2.head.bias"}, names
     assert not any(n.startswith("t") and n[1:].isdigit() for n in names)
     assert tr.why(pose.position).cause == "ok"
+
+
+def test_why_names_a_tensor_by_the_variable_of_the_block_that_ran_the_trace():
+    """A tensor with no recorded name is called by the variable holding it in the frame that entered the
+    trace, read when the recording stops (not from the frame that asks): from a helper too, and from inside."""
+    w = torch.ones(3, requires_grad=True)
+    with gradscope.trace() as tr:
+        a, b = w * 2, w * 3  # (a tuple assignment: no name from the line)
+        (a.detach() * b).sum().backward()
+        inside = tr.why(a).target  # (while recording: the frame is read now)
+
+    def ask(trace, t):
+        return trace.why(t).target
+
+    assert inside == "a"
+    assert tr.why(a).target == "a" and ask(tr, a) == "a"
+    assert tr._rec.variable_name(b) == "b"
+    assert tr._rec.variable_name(torch.ones(1)) is None

@@ -46,6 +46,7 @@ from ._frames import F_COMPILE, F_TORCH
 from ._hooks import _install_globals, _remove_globals
 from ._lineage import _Lineage
 from ._modules import _ModulePaths, _Modules
+from ._ops import _P, _T
 from ._optim import _Optim
 from ._prefixes import Prefixes
 from ._refs import _Identity
@@ -77,6 +78,9 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._on = False
         self._stopped = False  # stop() ran: nothing more is recorded (see _Sync._drop_recording_state)
         self._entry = None
+        self._names_frame = None  # the frame whose variables name the tensors asked about (see variable_name)
+        self._var_names: dict | None = None  # at stop: tid -> that frame's variable for it
+        self._var_params: dict = {}  # at stop: id(parameter the trace had not seen) -> (its variable, its mark)
         self._max_events = max_events
         self._steps = steps
         self._n_backward = 0
@@ -138,8 +142,11 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self.exception: BaseException | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
-    def start(self, entry_frame):
+    def start(self, entry_frame, names_frame=None):
+        """Record until :meth:`stop`. ``entry_frame``: the user's frame the trace covers (stacks stop there);
+        ``names_frame``: the frame whose variables name the tensors asked about (the entry frame by default)."""
         self._entry = entry_frame
+        self._names_frame = names_frame if names_frame is not None else entry_frame
         _install_globals()
         stack = getattr(_local, "stack", None)
         if stack is None:
@@ -239,6 +246,7 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
                 self._left_hooks = True
                 _remove_globals()
             self._entry = None
+            self._guard(self._read_names)
             self._guard(self._sync_live)  # (a failure of ours here must not raise out of the user's block)
             try:
                 self._release_params()
@@ -247,6 +255,61 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
                 self._drop_held()  # and no strong reference may stay on the user's tensors
             self._synced_tensors = -1  # the per-event conversion is left to the first query (sync)
             self._stopped = True
+
+    # --- the facade's surface (gradscope.trace uses these, nothing private) ---------------------
+    @property
+    def is_recording(self) -> bool:
+        return self._on
+
+    def pause(self) -> "_Pause":
+        """A context manager: nothing is recorded inside it (the facade's own queries)."""
+        return _Pause(self)
+
+    def tensor_id(self, t, *, register: bool = False):
+        """The trace-local id of tensor ``t``, or None when the trace never saw it. ``register``: a
+        parameter of a called model that no call used gets its id (and its module path) now."""
+        tid = self.tid_of(t)
+        if tid is None and register:
+            tid = self._tid(t, link=False)
+        return tid
+
+    def variable_name(self, t) -> str | None:
+        """The user's variable for tensor ``t`` in the frame that entered the trace (``tr.why(x)`` -> "x"):
+        read when the recording stopped (or now, while it records); None when no variable holds it."""
+        if self._var_names is None:
+            f = self._names_frame
+            return _names_in(f, t) if f is not None else None
+        tid = self.tid_of(t)
+        if tid is not None and tid in self._var_names:
+            return self._var_names[tid]
+        hit = self._var_params.get(id(t))
+        if hit is not None and _mark(t) == hit[1]:
+            return hit[0]
+        return None
+
+    def internal_error(self, e: BaseException) -> None:
+        """A failure of gradscope's own that must not reach the user's program: noted in the trace."""
+        self._internal(e)
+
+    def _read_names(self):
+        """At stop: the variables of the names frame (locals, then globals; public names, the first one
+        wins) for the tensors the trace saw, and for parameters it had not seen (asked about later)."""
+        f, self._names_frame = self._names_frame, None
+        names: dict = {}
+        params: dict = {}
+        self._var_names, self._var_params = names, params
+        if f is None:
+            return
+        tid_of = self.tid_of
+        for scope in (_frames.locals_of(f), f.f_globals):
+            for k, v in list(scope.items()):
+                if k.startswith("_") or not isinstance(v, _T):
+                    continue
+                tid = tid_of(v)
+                if tid is not None:
+                    names.setdefault(tid, k)
+                elif isinstance(v, _P) and id(v) not in params:
+                    params[id(v)] = (k, _mark(v))
 
     def _pop_out_of_order(self):
         above = []
@@ -288,6 +351,42 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
             self._error_note = len(un)
             un.append(note)
         self._error_text = note
+
+
+class _Pause:
+    """``Recorder.pause()``: recording off inside, back on after (if it was on)."""
+
+    __slots__ = ("rec", "was")
+
+    def __init__(self, rec):
+        self.rec = rec
+        self.was = False
+
+    def __enter__(self):
+        self.was, self.rec._on = self.rec._on, False
+        return self
+
+    def __exit__(self, *exc):
+        if self.was:
+            self.rec._on = True
+        return False
+
+
+def _names_in(frame, t) -> str | None:
+    """The first public variable of ``frame`` (locals, then globals) that holds ``t``."""
+    for scope in (_frames.locals_of(frame), frame.f_globals):
+        for k, v in scope.items():
+            if v is t and not k.startswith("_"):
+                return k
+    return None
+
+
+def _mark(t):
+    """What tells a tensor from a later one at the same id without a reference on it."""
+    try:
+        return (t.data_ptr(), tuple(t.shape))
+    except (RuntimeError, ValueError):  # (no storage, or no shape)
+        return None
 
 
 def _where_raised(e) -> str:
