@@ -12,6 +12,8 @@ import torch.nn.functional as F
 
 import gradscope
 from gradscope._record import Recorder
+from gradscope._record._optim import Optim
+from gradscope._record._saved import Saved
 from gradscope.pytest_plugin import report_text
 
 
@@ -38,18 +40,19 @@ def _step(model):
 
 
 #: one internal helper of each part: call recording, in-place probes, module hooks, backward,
-#: optimizer hooks, and the two steps run when the block ends
-PARTS = ["_post", "_saved_info", "_module_pre", "_backward_post", "_optimizer_step", "_sync_live", "_release_params"]
+#: optimizer hooks, and the two steps run when the block ends (the component that owns it, its name)
+PARTS = [(Recorder, "_post"), (Saved, "info"), (Recorder, "_module_pre"), (Recorder, "_backward_post"),
+         (Optim, "step"), (Recorder, "_sync_live"), (Recorder, "_release_params")]
 
 
-@pytest.mark.parametrize("part", PARTS)
-def test_an_internal_failure_leaves_the_step_identical_and_is_reported(part, monkeypatch):
+@pytest.mark.parametrize("owner,part", PARTS, ids=[p for _, p in PARTS])
+def test_an_internal_failure_leaves_the_step_identical_and_is_reported(owner, part, monkeypatch):
     plain = _step(_model())
 
     def broken(self, *a, **k):
         raise RuntimeError(f"injected failure in {part}")
 
-    monkeypatch.setattr(Recorder, part, broken)
+    monkeypatch.setattr(owner, part, broken)
     model = _model()
     with gradscope.trace() as tr:
         traced = _step(model)

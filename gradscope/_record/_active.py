@@ -57,7 +57,7 @@ def _suspend_for_step():
     while True:
         n = _stack_len()
         top = _stack_at(n - 1) if n else None
-        if top is None or top not in active or not (top._in_opt or top._opt_closure) or top._suspended:
+        if top is None or top not in active or not (top._in_opt or top.optim.closure) or top._suspended:
             break
         pop_function_mode()
         top._suspended = True

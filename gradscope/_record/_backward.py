@@ -20,7 +20,7 @@ from ._norms import _grad_status, _grad_statuses
 from ._ops import _T, _tensors
 from ._records import BackwardState, HookState, PendingBackward, RawNode, error_key
 from ._refs import _pk, _tid_of
-from ._saved import _PROBES, _FREED
+from ._saved import _FREED
 from ._trampoline import _caller
 
 
@@ -228,8 +228,8 @@ class _Backward:
     def _backward_post(self, rec, state, out, err):
         raw_nodes, got, leaves, input_tids, graph = state  # BackwardState
         if graph and err is None and not input_tids:
-            self._probes = _PROBES  # (a new graph follows)
-            # this graph's saved tensors are freed now: remember it on the nodes that _saved_info
+            self.saved.new_graph()  # (a new graph follows)
+            # this graph's saved tensors are freed now: remember it on the nodes that Saved.info
             # may probe later (those made by recorded ops), so it never has to
             for n, rn in zip(graph, raw_nodes):
                 if rn.event is not None:
@@ -239,7 +239,7 @@ class _Backward:
                         pass
             if self._open:
                 covered = {rn.event for rn in raw_nodes if rn.event is not None}
-                self._open = [x for x in self._open if x[0] not in covered]
+                self._open[:] = [x for x in self._open if x[0] not in covered]
         # Edge norms locate a zeroing or non-finite node; they are only needed when a leaf ends up
         # with a zero or non-finite gradient (or backward failed). Otherwise: "a gradient was sent".
         leaf_now = []  # (leaf tid, its .grad) right after this backward

@@ -28,6 +28,31 @@ from ._trampoline import _caller
 _LEAF_GET = torch.Tensor.is_leaf.__get__
 
 
+def context_of(flags, grad_on) -> str:
+    """The region a call ran in, from the flags of its frame walk."""
+    if flags & F_OPTIM:
+        return "optimizer"
+    if flags & F_SETUP:
+        return "setup"
+    if flags & F_CHECKPOINT:
+        return "checkpoint"
+    if flags & F_APPLY:
+        return "custom_function"
+    if flags & (F_COMPILE | F_GENERATED):
+        return "compiled"
+    if flags & F_INIT:
+        return "init"
+    if flags & F_CLIP:
+        return "clip"
+    if flags & F_DATA:
+        return "data"
+    if flags & F_FUNCTORCH:
+        return "functorch"
+    if flags & F_BACKWARD:
+        return "backward"
+    return "user"
+
+
 class _Calls:
     # --- the mode --------------------------------------------------------------------------
     def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -161,29 +186,9 @@ class _Calls:
         st = self._mod_stack
         return st[-1].path if st else None
 
-    @staticmethod
-    def _context(flags, grad_on):
-        if flags & F_OPTIM:
-            return "optimizer"
-        if flags & F_SETUP:
-            return "setup"
-        if flags & F_CHECKPOINT:
-            return "checkpoint"
-        if flags & F_APPLY:
-            return "custom_function"
-        if flags & (F_COMPILE | F_GENERATED):
-            return "compiled"
-        if flags & F_INIT:
-            return "init"
-        if flags & F_CLIP:
-            return "clip"
-        if flags & F_DATA:
-            return "data"
-        if flags & F_FUNCTORCH:
-            return "functorch"
-        if flags & F_BACKWARD:
-            return "backward"
-        return "user"
+    current_module = _module  # (the path of the module whose forward is running, else None)
+
+    _context = staticmethod(context_of)  # (a pure function of the frame flags)
 
     def _zero_grad_set(self, t):
         """``p.grad = None`` inside Optimizer.zero_grad(): one grad_set event per zero_grad call,
@@ -347,7 +352,7 @@ class _Calls:
             if len(op) < 100_000:
                 op.append((idx, (orefs[0] >> 2) & 0xFFFFFFFF))  # an Open (event, tid)
             else:
-                self._open_overflow = True
+                self.saved.open_overflow = True
         in_rg = False
         for r in refs:
             if r & 2:

@@ -79,7 +79,7 @@ class _Modules:
             # the program caught it and went on: close the step's record now.
             self._resume()
             self._in_opt = False
-            if self._opt_pending is not None and not _frames.walk(sys._getframe(), self._entry)[1] & F_OPTIM:
+            if self.optim.pending is not None and not _frames.walk(sys._getframe(), self.entry)[1] & F_OPTIM:
                 self._note("an optimizer.step() raised inside the trace; torch calls between it and the next module "
                            "call were not recorded")
                 self._optimizer_step_done(None)
@@ -129,7 +129,7 @@ class _Modules:
         to the innermost running module call and reuses that call's walk for the rest."""
         st = self._mod_stack
         top = st[-1] if st else None
-        user, flags, hit = _frames.walk_until(f, self._entry, top.frame if top else -1)
+        user, flags, hit = _frames.walk_until(f, self.entry, top.frame if top else -1)
         if not hit:
             if top is not None and self._drop_stale(f):
                 return self._where(f)
@@ -202,12 +202,12 @@ class _Modules:
             r = self._root_of.get(id(module))
             if (r is not None and r.ref() is module) or module in self._mod_path:
                 return
-        if force and _names.compiler_made(module) and _frames.walk(sys._getframe(), self._entry)[1] & F_COMPILE:
+        if force and _names.compiler_made(module) and _frames.walk(sys._getframe(), self.entry)[1] & F_COMPILE:
             self._mod_path[module] = type(module).__name__  # a graph torch.compile made and runs: not a model
             return
-        f = _frames.first_user_frame(sys._getframe(), self._entry)
+        f = _frames.first_user_frame(sys._getframe(), self.entry)
         try:
-            var, root = _names.find_root(f, self._entry, module, self._mod_path.get)
+            var, root = _names.find_root(f, self.entry, module, self._mod_path.get)
         except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
             self._internal(e)
             var, root = None, module
@@ -215,7 +215,7 @@ class _Modules:
         if var is not None and var in taken and f is not None:
             # the same parameter name (`field`) for two models (coarse and fine, passed to one helper):
             # the caller's own variable for this one
-            var = _frames.outer_var(self._callers(f), self._entry, root, skip=taken) or var
+            var = _frames.outer_var(self._callers(f), self.entry, root, skip=taken) or var
         try:
             inner = _names.unwrap(root)
             new = _Root(weakref.ref(root), var, _names.flat(root), type(inner).__name__, not module_children(inner))
@@ -277,7 +277,7 @@ class _Modules:
 
     def _callers(self, f):
         """The user frame that called user frame ``f`` (None at the traced block's own frame)."""
-        return _names.callers(f, self._entry)
+        return _names.callers(f, self.entry)
 
     def _model_tensor(self, tid, r, rel):
         """Tensor ``tid`` is ``rel`` in root ``r``'s model (its name: r's prefix + rel)."""
@@ -455,10 +455,10 @@ class _Modules:
         old = module_children(module).get(name)
         if old is None or old is sub:
             return
-        raw, flags = _frames.walk(sys._getframe(), self._entry)
+        raw, flags = _frames.walk(sys._getframe(), self.entry)
         if flags & F_INIT and not raw:
             return
-        if _names.constructing(_frames.first_user_frame(sys._getframe(), self._entry), self._entry, module):
+        if _names.constructing(_frames.first_user_frame(sys._getframe(), self.entry), self.entry, module):
             # built in its own __init__ (`self.resnet = nn.Sequential(*list(self.resnet.children())[:-1])`):
             # not a replacement anything could hold; the tensors it drops keep their old path as name
             kept = {id(p) for p in sub.parameters()} if isinstance(sub, nn.Module) else ()
@@ -528,10 +528,10 @@ class _Modules:
     def _param_registered(self, module, name, param):
         if param is None:
             return
-        raw, flags = _frames.walk(sys._getframe(), self._entry, limit=6)
+        raw, flags = _frames.walk(sys._getframe(), self.entry, limit=6)
         old = module_parameters(module).get(name)
         if (old is not None and old is not param and not (flags & F_INIT and not raw)
-                and not _names.constructing(_frames.first_user_frame(sys._getframe(), self._entry), self._entry,
+                and not _names.constructing(_frames.first_user_frame(sys._getframe(), self.entry), self.entry,
                                             module)):
             # `layer.weight = other_param` (weight tying) or `= nn.Parameter(...)`: the old parameter
             # (perhaps the one an optimizer holds) leaves the model, like a replaced submodule

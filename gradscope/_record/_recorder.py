@@ -27,34 +27,33 @@ ints, interned code-id sites) and the rest is built on the first query (``sync``
 """
 from __future__ import annotations
 
-import collections
 import sys
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ..model import TraceData
 from . import _frames
 from ._active import _local
 from ._backward import _Backward
 from ._calls import _Calls
 from ._compat import (
-    disable_torch_function as _NO_TF, function_stack_len as _stack_len, function_stack_at as _stack_at,
+    function_stack_len as _stack_len, function_stack_at as _stack_at,
     current_function_modes, pop_function_mode, pop_function_mode_above, push_function_mode, push_function_mode_back,
 )
 from ._frames import F_COMPILE, F_TORCH
 from ._hooks import _install_globals, _remove_globals
-from ._lineage import _Lineage
+from ._lineage import Lineage
 from ._modules import _ModulePaths, _Modules
 from ._ops import _P, _T
-from ._optim import _Optim
+from ._optim import Optim
 from ._prefixes import Prefixes
 from ._refs import _Identity
-from ._saved import _PROBES, _Saved
+from ._saved import Saved
+from ._sink import Sink
 from ._sync import _Sync
 
 
-class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim, _Sync, TorchFunctionMode):
+class Recorder(_Identity, _Calls, _Backward, _Modules, _Sync, TorchFunctionMode):
     """Private mode behind :func:`gradscope.trace`. Use the facade, not this."""
 
     def __init__(self, *, max_events: int | None = None, steps: int | None = None, eager_compile: bool = False):
@@ -63,21 +62,32 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._stance = None
         # flags the ops inside a module call inherit from the call's own walk (see _module_pre)
         self._inherit = ~(F_TORCH | F_COMPILE) if eager_compile else ~F_TORCH
-        self.data = TraceData()
-        self.events = self.data.events
-        self.tensors = self.data.tensors
+        sink = self.sink = Sink()
+        self.data, self.events, self.tensors = sink.data, sink.events, sink.tensors
+        self._note, self._internal, self._guard = sink.note, sink.internal, sink.guard
         self._ids: dict = {}  # id(tensor) -> _Ref (a weak reference carrying the tid)
         self._refs: dict = {}  # tid -> weakref
+        # components (each owns its state; the shared maps above are handed to them at construction)
+        self.saved = saved = Saved(sink, self._refs, self.tid_of)
+        self._saved_info = saved.info
+        self._node_ev, self._consumers = saved.node_ev, saved.consumers  # (filled by the call recorder)
+        self._open = saved.open
+        self.optim = optim = Optim(sink, self, saved)
+        self._optimizer_step, self._optimizer_step_done = optim.step, optim.step_done  # (hooks and modules call them)
         self._shapes: dict = {}  # interned shape tuples
         self._tuples: dict = {}  # interned edge tuples of backward nodes
         self._lazy: set = set()  # tids of LazyModule parameters seen before their first forward (no shape yet)
         self._raws: dict = {}  # interned call stacks
+        self.lineage = lin = Lineage(sink, self, self._refs, self._raws)
+        self._values, self._arrays, self._recent = lin.values, lin.arrays, lin.recent  # (the hot path adds to them)
+        self._link_alias, self._link_external, self._escape, self._reentry = (
+            lin.link_alias, lin.link_external, lin.escape, lin.reentry)
         self._next_tid = 0
         self._synced = 0
         self._synced_tensors = -1
         self._on = False
         self._stopped = False  # stop() ran: nothing more is recorded (see _Sync._drop_recording_state)
-        self._entry = None
+        self.entry = None
         self._names_frame = None  # the frame whose variables name the tensors asked about (see variable_name)
         self._var_names: dict | None = None  # at stop: tid -> that frame's variable for it
         self._var_params: dict = {}  # at stop: id(parameter the trace had not seen) -> (its variable, its mark)
@@ -85,8 +95,6 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._steps = steps
         self._n_backward = 0
         self._slots = None  # after the recording: id -> where a module's tensor is (see _release_params)
-        self._probes = _PROBES  # in-place checks left in the current graph (see _saved_info)
-        self._node_ev: dict = {}  # graph node sequence number -> index of the event that made it
         self._s0 = 0  # the autograd sequence number before the recorded call
         self._prehooked: set = set()  # sequence numbers of nodes whose output a tensor hook rewrites
         self._mod_stack: list = []
@@ -107,45 +115,31 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         # module_set events made before the model's root was seen ([LateAttr]): their paths are filled in at stop
         self._late_attrs: list = []
         self._hooked: set = set()  # id() of tensors whose hook registration was recorded
-        self._consumers: dict = {}  # tid -> list of output tids (grad-recording ops that used it)
-        self._values: dict = {}  # escaped python float -> event index
-        self._arrays: list = []  # [Array] that went through NumPy
-        self._trainable: set = set()
-        self._errors: list = []
-        self._n_errors = 0
-        self._error_note = None  # index of the internal-error note in data.unseen
-        self._error_text = None
-        self._first_where = ""
         self._error_event = None  # the event of the last call that raised
         self._error_key = None  # (type, message) of that error, to tell it from the one the block raised
         self._in_opt = False
         self._suspended = False  # taken off the mode stack during optimizer.step()
-        self._opt_closure = False  # inside optimizer.step(closure), before the closure ran
         self._leave_pending = False  # recording ended (steps=/max_events=): leave at the next chance
         self._left_stack = False  # off the mode stack for good
         self._left_hooks = False  # out of the global hooks
-        self._opt_pending = None  # PendingStep: inside optimizer.step()
         self._grad_of: dict = {}  # id(.grad tensor) -> leaf tid
         self._grad_of_limit = 1024
         self._seen_compiled = False
         self._seen_jit = False
         self._metas: dict = {}  # interned (shape, dtype, device) tuples
-        self._recent = collections.deque(maxlen=64)  # Recent tuples: recent results (with history or detached)
         self._bw_raw: dict = {}  # id(BackwardRecord) -> PendingBackward (turned into its nodes on query)
         self._zg = None  # inside Optimizer.zero_grad(): [] or [its grad_set event]
         # leaves whose .grad was set to None (zero_grad(), `.grad = None`) since a backward last filled
         # it: tid -> that grad_set event. A read that finds None then is recorded (_grad_read).
         self._cleared: dict = {}
         self._watch = False  # bool(self._cleared), read on the hot path
-        self._open: list = []  # Open tuples: grad-requiring results not yet freed by a backward
-        self._open_overflow = False
         self.exception: BaseException | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
     def start(self, entry_frame, names_frame=None):
         """Record until :meth:`stop`. ``entry_frame``: the user's frame the trace covers (stacks stop there);
         ``names_frame``: the frame whose variables name the tensors asked about (the entry frame by default)."""
-        self._entry = entry_frame
+        self.entry = entry_frame
         self._names_frame = names_frame if names_frame is not None else entry_frame
         _install_globals()
         stack = getattr(_local, "stack", None)
@@ -170,6 +164,10 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self.data.meta["eager_compile"] = True
         self._note("torch.compile'd code ran eagerly during this trace (eager_compile=True): its ops are recorded at "
                    "the user's own lines")
+
+    def set_in_optimizer(self, on: bool) -> None:
+        """Inside optimizer.step() (its calls pass through unrecorded: see Optim) or out of it."""
+        self._in_opt = on
 
     def _resume(self):
         """Back on the mode stack after optimizer.step() (or when its closure runs the model)."""
@@ -245,7 +243,7 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
             if not self._left_hooks:
                 self._left_hooks = True
                 _remove_globals()
-            self._entry = None
+            self.entry = None
             self._guard(self._read_names)
             self._guard(self._sync_live)  # (a failure of ours here must not raise out of the user's block)
             try:
@@ -323,35 +321,6 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
             push_function_mode_back(m)
         self.data.unseen.append("another TorchFunctionMode was still active when the trace ended")
 
-    def _guard(self, fn, *args):
-        try:
-            with _NO_TF():  # hooks run outside our handler: our own tensor reads must not re-enter it
-                fn(*args)
-        except Exception as e:  # recording must never break the user's program
-            self._internal(e)
-
-    def _note(self, text):
-        if text not in self.data.unseen:
-            self.data.unseen.append(text)
-
-    def _internal(self, e):
-        """A failure of gradscope's own, caught where it must not reach the user's program: kept (the
-        first 20 in meta["internal_errors"]) and said in the trace's notes, so the report shows the gap."""
-        self._n_errors += 1
-        if len(self._errors) < 20:
-            self._errors.append(f"{type(e).__name__}: {e}"[:500])
-            self.data.meta["internal_errors"] = list(self._errors)  # (also when the sync itself failed)
-        if self._n_errors == 1:
-            self._first_where = _where_raised(e)
-        note = _internal_note(self._errors[0], self._n_errors, self._first_where)
-        un = self.data.unseen
-        if self._error_note is not None and self._error_note < len(un) and un[self._error_note] == self._error_text:
-            un[self._error_note] = note
-        else:
-            self._error_note = len(un)
-            un.append(note)
-        self._error_text = note
-
 
 class _Pause:
     """``Recorder.pause()``: recording off inside, back on after (if it was on)."""
@@ -387,25 +356,6 @@ def _mark(t):
         return (t.data_ptr(), tuple(t.shape))
     except (RuntimeError, ValueError):  # (no storage, or no shape)
         return None
-
-
-def _where_raised(e) -> str:
-    """The gradscope function an exception was raised in (the innermost of ours in its traceback)."""
-    tb, name = e.__traceback__, ""
-    while tb is not None:
-        co = tb.tb_frame.f_code
-        if co.co_filename.startswith(_frames.GS_DIR):
-            name = co.co_name
-        tb = tb.tb_next
-    return name
-
-
-def _internal_note(first: str, n: int, where: str) -> str:
-    times = f"{n} times, first" if n > 1 else "once"
-    at = f" in {where}" if where else ""
-    return (f"gradscope failed internally while recording ({times}{at}: {first[:200]}); the calls it was recording "
-            "ran normally but some may be missing from the trace (all errors: trace.data.meta['internal_errors']). "
-            "Please report it with that message")
 
 
 _frames.mark_internal(

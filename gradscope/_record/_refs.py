@@ -170,19 +170,19 @@ class _Identity:
                 named = True
         if self._in_opt:  # optimizer temporaries (exp_avg, denom): nothing to name or link
             return tid
-        if producer is None and link and not named and self._entry is not None:
-            f = _frames.first_user_frame(sys._getframe(), self._entry)
+        if producer is None and link and not named and self.entry is not None:
+            f = _frames.first_user_frame(sys._getframe(), self.entry)
             # a trainable leaf first used deep inside (a Dataset's __getitem__ reading self.prompt): the
             # caller's variable for it, a few frames up
             trainable = info.requires_grad and info.is_leaf
-            info.name = _frames.outer_var(f, self._entry, t, frames=4 if trainable else 1, public=True)
+            info.name = _frames.outer_var(f, self.entry, t, frames=4 if trainable else 1, public=True)
             # passed by attribute (`helper(x, m.scale)`): m.scale, cfg.temperature (not a parameter being built
             # in the trace: its model names it when called)
             if (trainable or is_param) and id(t) not in self._param_owner:
                 if info.name is None:
-                    info.name = _names.attr_name(f, self._entry, t)
+                    info.name = _names.attr_name(f, self.entry, t)
                 elif f is not None and _names.is_argument(f, info.name):
-                    info.name = _names.attr_name(self._callers(f), self._entry, t, frames=3) or info.name
+                    info.name = _names.attr_name(self._callers(f), self.entry, t, frames=3) or info.name
         if producer is None and not is_param and link:
             if self._recent and info.is_leaf and self._link_alias(t, info):
                 pass

@@ -59,9 +59,11 @@ class _Sync:
         """After the recording and its conversion into plain data: what only recording needed (consumers of
         each tensor for the in-place checks, recent results, graph-node -> event links, escaped values,
         interned call stacks) is let go, so that a kept trace holds only its data."""
-        self._consumers, self._node_ev, self._values, self._raws, self._tuples = {}, {}, {}, {}, {}
-        self._recent.clear()
-        self._prehooked, self._hooked, self._open, self._cleared = set(), set(), [], {}
+        self.saved.forget()
+        self.lineage.forget()
+        self._raws.clear()
+        self._tuples = {}
+        self._prehooked, self._hooked, self._cleared = set(), set(), {}
         # the live maps of the model's modules (names, owners and module facts were taken at stop; a parameter
         # no call used is still named from _param_src when it is asked about)
         self._mod_path._d.clear()
@@ -98,8 +100,8 @@ class _Sync:
                 tied[str(tid)] = others
         self.data.meta["tied_params"] = tied
         self.data.meta["left_model"] = self._left_models()
-        self.data.meta["trainable"] = sorted(self._trainable)
-        self.data.meta["internal_errors"] = list(self._errors)
+        self.data.meta["trainable"] = sorted(self.optim.trainable)
+        self.data.meta["internal_errors"] = list(self.sink.errors)
         owners = {}
         for pid, (r, cls, attr, raw) in self._param_owner.items():  # Owner
             p = r()
