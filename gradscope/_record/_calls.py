@@ -12,45 +12,19 @@ from ._compat import (
     RECORD_FUNCTION_EXIT as _RF_EXIT, node_sequence_nr,
 )
 from ._frames import (
-    F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM,
-    F_SETUP, F_TORCH,
+    F_CLIP, F_COMPILE, F_INIT, F_TORCH,
 )
 from ._ops import (
     _is_compiling, _T, _SKIP, _DETACH, _CONVERT, _BACKWARD, _ZERO_GRAD_OPS, _CAST_NAMES, _SHAPE_ONLY,
     _POST_ACC_HOOK, _DATA_SET, _SPECIAL, _NAMES, _name, _short, _C_OP, _C_INPLACE, _C_IGNORE,
     _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET, _C_PASS, _FCODE, _classify, _ZERO_GRAD_DETAIL, _CTX_FLAGS,
-    _NO_DETAIL, _tensors,
+    _NO_DETAIL, _tensors, context_of,
 )
 from ._records import error_key
 from ._refs import _pk, _tid_of, _Ref, _Held, _GradRef
 from ._trampoline import _caller
 
 _LEAF_GET = torch.Tensor.is_leaf.__get__
-
-
-def context_of(flags, grad_on) -> str:
-    """The region a call ran in, from the flags of its frame walk."""
-    if flags & F_OPTIM:
-        return "optimizer"
-    if flags & F_SETUP:
-        return "setup"
-    if flags & F_CHECKPOINT:
-        return "checkpoint"
-    if flags & F_APPLY:
-        return "custom_function"
-    if flags & (F_COMPILE | F_GENERATED):
-        return "compiled"
-    if flags & F_INIT:
-        return "init"
-    if flags & F_CLIP:
-        return "clip"
-    if flags & F_DATA:
-        return "data"
-    if flags & F_FUNCTORCH:
-        return "functorch"
-    if flags & F_BACKWARD:
-        return "backward"
-    return "user"
 
 
 class _Calls:

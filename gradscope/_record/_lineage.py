@@ -15,9 +15,8 @@ import torch
 
 from ..model import Event
 from . import _frames
-from ._calls import context_of
 from ._norms import _Own
-from ._ops import _floats
+from ._ops import _floats, context_of
 from ._records import Array, Recent
 from ._refs import _pk
 
