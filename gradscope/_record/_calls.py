@@ -242,8 +242,8 @@ class _Calls:
         self.events.append(Event(idx, kind, _name(func) if func is not None else "", raw, refs, (), grad_on, torch.is_inference_mode_enabled(),
                                  self._module(), self._context(flags, grad_on), None,
                                  {"error": f"{type(e).__name__}: {e}"[:500]}))
-        self._error_event = idx
-        self._error_key = error_key(e)
+        self.sink.error_event = idx
+        self.sink.error_key = error_key(e)
         return idx
 
     def _post(self, pre, func, args, kwargs, out):

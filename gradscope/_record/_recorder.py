@@ -21,7 +21,7 @@ ints, interned code-id sites) and the rest is built on the first query (``sync``
 - ``optimizer.step()`` runs with the recorder off the mode stack; its parameter writes
   are one event from version counters. ``zero_grad()``'s ``p.grad = None`` calls are one
   event (bracketed by its profiler marker).
-- Backward: each graph edge is observed from one end (see ``_backward_pre``), so roughly
+- Backward: each graph edge is observed from one end (see ``Backward._pre``), so roughly
   half the nodes of a chain get a hook; edge norms are computed only when a leaf ends zero
   or non-finite; big gradients are kept only within a small budget (``_HOLD_BYTES``).
 """
@@ -34,7 +34,7 @@ from torch.overrides import TorchFunctionMode
 
 from . import _frames
 from ._active import _local
-from ._backward import _Backward
+from ._backward import Backward
 from ._calls import _Calls
 from ._compat import (
     function_stack_len as _stack_len, function_stack_at as _stack_at,
@@ -53,7 +53,7 @@ from ._sink import Sink
 from ._sync import _Sync
 
 
-class Recorder(_Identity, _Calls, _Backward, _Modules, _Sync, TorchFunctionMode):
+class Recorder(_Identity, _Calls, _Modules, _Sync, TorchFunctionMode):
     """Private mode behind :func:`gradscope.trace`. Use the facade, not this."""
 
     def __init__(self, *, max_events: int | None = None, steps: int | None = None, eager_compile: bool = False):
@@ -74,8 +74,9 @@ class Recorder(_Identity, _Calls, _Backward, _Modules, _Sync, TorchFunctionMode)
         self._open = saved.open
         self.optim = optim = Optim(sink, self, saved)
         self._optimizer_step, self._optimizer_step_done = optim.step, optim.step_done  # (hooks and modules call them)
+        self.backward = bw = Backward(sink, self, saved, steps)
+        self._backward, self._grad_of = bw.run, bw.grad_of
         self._shapes: dict = {}  # interned shape tuples
-        self._tuples: dict = {}  # interned edge tuples of backward nodes
         self._lazy: set = set()  # tids of LazyModule parameters seen before their first forward (no shape yet)
         self._raws: dict = {}  # interned call stacks
         self.lineage = lin = Lineage(sink, self, self._refs, self._raws)
@@ -92,8 +93,6 @@ class Recorder(_Identity, _Calls, _Backward, _Modules, _Sync, TorchFunctionMode)
         self._var_names: dict | None = None  # at stop: tid -> that frame's variable for it
         self._var_params: dict = {}  # at stop: id(parameter the trace had not seen) -> (its variable, its mark)
         self._max_events = max_events
-        self._steps = steps
-        self._n_backward = 0
         self._slots = None  # after the recording: id -> where a module's tensor is (see _release_params)
         self._s0 = 0  # the autograd sequence number before the recorded call
         self._prehooked: set = set()  # sequence numbers of nodes whose output a tensor hook rewrites
@@ -115,19 +114,14 @@ class Recorder(_Identity, _Calls, _Backward, _Modules, _Sync, TorchFunctionMode)
         # module_set events made before the model's root was seen ([LateAttr]): their paths are filled in at stop
         self._late_attrs: list = []
         self._hooked: set = set()  # id() of tensors whose hook registration was recorded
-        self._error_event = None  # the event of the last call that raised
-        self._error_key = None  # (type, message) of that error, to tell it from the one the block raised
         self._in_opt = False
         self._suspended = False  # taken off the mode stack during optimizer.step()
         self._leave_pending = False  # recording ended (steps=/max_events=): leave at the next chance
         self._left_stack = False  # off the mode stack for good
         self._left_hooks = False  # out of the global hooks
-        self._grad_of: dict = {}  # id(.grad tensor) -> leaf tid
-        self._grad_of_limit = 1024
         self._seen_compiled = False
         self._seen_jit = False
         self._metas: dict = {}  # interned (shape, dtype, device) tuples
-        self._bw_raw: dict = {}  # id(BackwardRecord) -> PendingBackward (turned into its nodes on query)
         self._zg = None  # inside Optimizer.zero_grad(): [] or [its grad_set event]
         # leaves whose .grad was set to None (zero_grad(), `.grad = None`) since a backward last filled
         # it: tid -> that grad_set event. A read that finds None then is recorded (_grad_read).
@@ -168,6 +162,13 @@ class Recorder(_Identity, _Calls, _Backward, _Modules, _Sync, TorchFunctionMode)
     def set_in_optimizer(self, on: bool) -> None:
         """Inside optimizer.step() (its calls pass through unrecorded: see Optim) or out of it."""
         self._in_opt = on
+
+    def grad_refilled(self, tid) -> None:
+        """A backward filled the .grad of leaf ``tid`` again (cleared since: see _grad_read)."""
+        cleared = self._cleared
+        cleared.pop(tid, None)  # filled again
+        if not cleared:
+            self._watch = False
 
     def _resume(self):
         """Back on the mode stack after optimizer.step() (or when its closure runs the model)."""
@@ -360,6 +361,6 @@ def _mark(t):
 
 _frames.mark_internal(
     Recorder.__torch_function__.__code__, Recorder._pre.__code__, Recorder._post.__code__,
-    Recorder._grad_mode.__code__, Recorder._backward.__code__, Recorder._backward_pre.__code__,
+    Recorder._grad_mode.__code__, Backward.run.__code__, Backward._pre.__code__,
     Recorder._record.__code__, Recorder._other_call.__code__,
 )

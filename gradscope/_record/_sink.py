@@ -20,6 +20,8 @@ class Sink:
         self._error_note = None  # index of the internal-error note in data.unseen
         self._error_text = None
         self._first_where = ""
+        self.error_event = None  # the event of the last call that raised
+        self.error_key = None  # (type, message) of that error, to tell it from the one the block raised
 
     def note(self, text):
         if text not in self.data.unseen:

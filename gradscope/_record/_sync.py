@@ -22,7 +22,7 @@ class _Sync:
         what needs live objects: names, owners, module facts), the per-event conversion happens
         here, on the first query: a trace nobody looks at never pays for it."""
         ev = self.events
-        if self._synced == len(ev) and self._synced_tensors == self._next_tid and not self._on and not self._bw_raw:
+        if self._synced == len(ev) and self._synced_tensors == self._next_tid and not self._on and not self.backward.pending:
             self._refresh_alive()
             return False
         self._synced_tensors = self._next_tid
@@ -45,13 +45,13 @@ class _Sync:
             e.inputs = tuple([tref(r, tens) for r in e.inputs])
             e.outputs = tuple([tref(r, tens) for r in e.outputs])
         self._synced = len(ev)
-        if self._bw_raw:
-            self._build_backwards()
+        if self.backward.pending:
+            self.backward.build()
         if self._on:
             self._sync_live()
         self._refresh_alive()
         infer_names(self.data)
-        if self._stopped and not self._bw_raw:
+        if self._stopped and not self.backward.pending:
             self._drop_recording_state()
         return True
 
@@ -62,7 +62,7 @@ class _Sync:
         self.saved.forget()
         self.lineage.forget()
         self._raws.clear()
-        self._tuples = {}
+        self.backward.forget()
         self._prehooked, self._hooked, self._cleared = set(), set(), {}
         # the live maps of the model's modules (names, owners and module facts were taken at stop; a parameter
         # no call used is still named from _param_src when it is asked about)
@@ -298,8 +298,8 @@ class _Sync:
         for _ in range(8):
             if c is None:
                 break
-            if self._error_key is not None and error_key(c) == self._error_key:
-                event = self._error_event
+            if self.sink.error_key is not None and error_key(c) == self.sink.error_key:
+                event = self.sink.error_event
                 break
             c = c.__cause__ or c.__context__
         self.data.exception = ExceptionInfo(type(exc).__name__, str(exc)[:4000], event, site)
