@@ -13,6 +13,7 @@ import torch.nn.functional as F
 import gradscope
 from gradscope._record import Recorder
 from gradscope._record._backward import Backward
+from gradscope._record._module_facts import ModuleFacts
 from gradscope._record._optim import Optim
 from gradscope._record._saved import Saved
 from gradscope.pytest_plugin import report_text
@@ -43,7 +44,7 @@ def _step(model):
 #: one internal helper of each part: call recording, in-place probes, module hooks, backward,
 #: optimizer hooks, and the two steps run when the block ends (the component that owns it, its name)
 PARTS = [(Recorder, "_post"), (Saved, "info"), (Recorder, "_module_pre"), (Backward, "_post"),
-         (Optim, "step"), (Recorder, "_sync_live"), (Recorder, "_release_params")]
+         (Optim, "step"), (ModuleFacts, "sync_live"), (Recorder, "_release_params")]
 
 
 @pytest.mark.parametrize("owner,part", PARTS, ids=[p for _, p in PARTS])

@@ -313,7 +313,7 @@ class Backward:
                 rec.leaf_grads[tid] = GradInfo(st, nm, rec.event)
                 if isinstance(g, _T):
                     outs.append(_pk(eng._tid(g, producer=rec.event, link=False), g.requires_grad, g.is_leaf))
-            ev.outputs = tuple(eng._tref(o, self._tensors) for o in outs) if rec.event < eng._synced else tuple(outs)
+            ev.outputs = tuple(eng._tref(o, self._tensors) for o in outs) if rec.event < eng.syncer.synced else tuple(outs)
         self._data.backwards.append(rec)
         self.pending[id(rec)] = PendingBackward(rec, raw_nodes, outs_of, leaf_val)
         if len(self._data.backwards) > 8:  # keep the graph details of the recent backward calls only

@@ -156,6 +156,10 @@ class _Calls:
             return True
         return False
 
+    def forget_calls(self):
+        """After the recording's conversion: what only recording calls needed."""
+        self._prehooked, self._hooked, self._cleared = set(), set(), {}
+
     def _module(self):
         st = self._mod_stack
         return st[-1].path if st else None
@@ -195,7 +199,7 @@ class _Calls:
             return  # torch's own bookkeeping (Module.zero_grad checks `p.grad is not None`), not a consumer
         raw, flags = self._where(f)
         last = self.events[-1] if self.events else None
-        if last is not None and last.kind == "grad_read" and last.index >= self._synced and last.site == raw:
+        if last is not None and last.kind == "grad_read" and last.index >= self.syncer.synced and last.site == raw:
             last.inputs.append(_pk(tid, t.requires_grad, True))
             return
         if self._full():

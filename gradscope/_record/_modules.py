@@ -275,6 +275,11 @@ class _Modules:
             info.name = name
             paths[str(tid)] = path
 
+    def forget_modules(self):
+        """After the recording's conversion: the live maps of the model's modules."""
+        self._mod_path._d.clear()
+        self._root_held, self._root_of, self._live = {}, {}, []
+
     def _callers(self, f):
         """The user frame that called user frame ``f`` (None at the traced block's own frame)."""
         return _names.callers(f, self.entry)

@@ -50,10 +50,11 @@ from ._prefixes import Prefixes
 from ._refs import _Identity
 from ._saved import Saved
 from ._sink import Sink
-from ._sync import _Sync
+from ._module_facts import ModuleFacts
+from ._sync import Sync
 
 
-class Recorder(_Identity, _Calls, _Modules, _Sync, TorchFunctionMode):
+class Recorder(_Identity, _Calls, _Modules, TorchFunctionMode):
     """Private mode behind :func:`gradscope.trace`. Use the facade, not this."""
 
     def __init__(self, *, max_events: int | None = None, steps: int | None = None, eager_compile: bool = False):
@@ -83,11 +84,13 @@ class Recorder(_Identity, _Calls, _Modules, _Sync, TorchFunctionMode):
         self._values, self._arrays, self._recent = lin.values, lin.arrays, lin.recent  # (the hot path adds to them)
         self._link_alias, self._link_external, self._escape, self._reentry = (
             lin.link_alias, lin.link_external, lin.escape, lin.reentry)
+        self.facts = facts = ModuleFacts(sink, self)
+        self.syncer = syncer = Sync(sink, self, bw, saved, lin, facts)
+        self.sync, self.live, self.record_exception = syncer.sync, syncer.live, syncer.record_exception
+        self._tref, self._sync_live = syncer._tref, facts.sync_live
         self._next_tid = 0
-        self._synced = 0
-        self._synced_tensors = -1
         self._on = False
-        self._stopped = False  # stop() ran: nothing more is recorded (see _Sync._drop_recording_state)
+        self._stopped = False  # stop() ran: nothing more is recorded (see Sync._drop_recording_state)
         self.entry = None
         self._names_frame = None  # the frame whose variables name the tensors asked about (see variable_name)
         self._var_names: dict | None = None  # at stop: tid -> that frame's variable for it
@@ -121,13 +124,11 @@ class Recorder(_Identity, _Calls, _Modules, _Sync, TorchFunctionMode):
         self._left_hooks = False  # out of the global hooks
         self._seen_compiled = False
         self._seen_jit = False
-        self._metas: dict = {}  # interned (shape, dtype, device) tuples
         self._zg = None  # inside Optimizer.zero_grad(): [] or [its grad_set event]
         # leaves whose .grad was set to None (zero_grad(), `.grad = None`) since a backward last filled
         # it: tid -> that grad_set event. A read that finds None then is recorded (_grad_read).
         self._cleared: dict = {}
         self._watch = False  # bool(self._cleared), read on the hot path
-        self.exception: BaseException | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
     def start(self, entry_frame, names_frame=None):
@@ -252,7 +253,7 @@ class Recorder(_Identity, _Calls, _Modules, _Sync, TorchFunctionMode):
             except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
                 self._internal(e)
                 self._drop_held()  # and no strong reference may stay on the user's tensors
-            self._synced_tensors = -1  # the per-event conversion is left to the first query (sync)
+            self.syncer.stopped()  # the per-event conversion is left to the first query (sync)
             self._stopped = True
 
     # --- the facade's surface (gradscope.trace uses these, nothing private) ---------------------
