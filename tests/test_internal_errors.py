@@ -15,6 +15,7 @@ from gradscope._record import Recorder
 from gradscope._record._backward import Backward
 from gradscope._record._module_facts import ModuleFacts
 from gradscope._record._optim import Optim
+from gradscope._record._refs import Identity
 from gradscope._record._saved import Saved
 from gradscope.pytest_plugin import report_text
 
@@ -44,7 +45,7 @@ def _step(model):
 #: one internal helper of each part: call recording, in-place probes, module hooks, backward,
 #: optimizer hooks, and the two steps run when the block ends (the component that owns it, its name)
 PARTS = [(Recorder, "_post"), (Saved, "info"), (Recorder, "_module_pre"), (Backward, "_post"),
-         (Optim, "step"), (ModuleFacts, "sync_live"), (Recorder, "_release_params")]
+         (Optim, "step"), (ModuleFacts, "sync_live"), (Identity, "release_params")]
 
 
 @pytest.mark.parametrize("owner,part", PARTS, ids=[p for _, p in PARTS])
@@ -67,7 +68,7 @@ def test_an_internal_failure_leaves_the_step_identical_and_is_reported(owner, pa
     assert any(f"injected failure in {part}" in m for m in tr.data.meta["internal_errors"])
     text = " ".join(report_text(tr, width=200).split())
     assert "failed internally" in text and f"injected failure in {part}" in text
-    if part == "_release_params":  # releasing failed: still no reference of ours keeps the model alive
+    if part == "release_params":  # releasing failed: still no reference of ours keeps the model alive
         ref = weakref.ref(model[0].weight)
         del model
         gc.collect()

@@ -30,7 +30,7 @@ from ._trampoline import _caller
 class Backward:
     """A backward call (``run``): its graph walked and hooked before, what arrived read after."""
 
-    def __init__(self, sink, engine, saved, steps):
+    def __init__(self, sink, engine, saved, steps, grad_of):
         self._sink = sink
         self._data, self._events, self._tensors = sink.data, sink.events, sink.tensors
         self._internal, self._guard, self._note = sink.internal, sink.guard, sink.note
@@ -41,7 +41,7 @@ class Backward:
         self.count = 0  # backward calls recorded
         self.pending: dict = {}  # id(BackwardRecord) -> PendingBackward (turned into its nodes on query)
         self._tuples: dict = {}  # interned edge tuples of backward nodes
-        self.grad_of: dict = {}  # id(.grad tensor) -> leaf tid (filled after each backward)
+        self.grad_of = grad_of  # the identity's id(.grad tensor) -> leaf tid: filled here after each backward
         self._grad_of_limit = 1024
 
     def forget(self):

@@ -294,7 +294,7 @@ class _Calls:
                 orefs.append(self._ref(o))
                 continue
             tid = self._tid(o, producer=idx)
-            if hold and self._slots is None:
+            if hold and self.identity.slots is None:
                 r = self._refs[tid]
                 if type(r) is _Ref:
                     h = self._refs[tid] = self._ids[id(o)] = _Held(o)

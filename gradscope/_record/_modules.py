@@ -275,6 +275,20 @@ class _Modules:
             info.name = name
             paths[str(tid)] = path
 
+    def unpin_module_tensors(self, unpinned):
+        """The recording stopped: the module tensors' names and sources keep references ``unpinned(t)``
+        gives (never strong); owners and late paths are done with."""
+        self._param_names = {k: Named(unpinned(r()), name) for k, (r, name) in self._param_names.items()
+                             if r() is not None}
+        self._param_src = {k: Source(unpinned(r()), root, path) for k, (r, root, path) in self._param_src.items()
+                           if r() is not None}
+        self._param_owner = {}
+        self._late_attrs = []
+
+    def drop_module_tensors(self):
+        """Releasing failed: every reference on module tensors is forgotten."""
+        self._param_names, self._param_src, self._param_owner, self._late_attrs = {}, {}, {}, []
+
     def forget_modules(self):
         """After the recording's conversion: the live maps of the model's modules."""
         self._mod_path._d.clear()
@@ -348,7 +362,7 @@ class _Modules:
                 continue
             # strong while recording, through the module after it: never a weak reference on a module's
             # tensor (torch.utils.swap_tensors refuses those; see _Held)
-            ref = _Held(t) if self._slots is None else self._unpinned(t)
+            ref = _Held(t) if self.identity.slots is None else self._unpinned(t)
             src[k] = Source(ref, r, path)
             names[k] = Named(ref, p + path)
             ids.append(k)

@@ -47,14 +47,14 @@ from ._modules import _ModulePaths, _Modules
 from ._ops import _P, _T
 from ._optim import Optim
 from ._prefixes import Prefixes
-from ._refs import _Identity
+from ._refs import Identity
 from ._saved import Saved
 from ._sink import Sink
 from ._module_facts import ModuleFacts
 from ._sync import Sync
 
 
-class Recorder(_Identity, _Calls, _Modules, TorchFunctionMode):
+class Recorder(_Calls, _Modules, TorchFunctionMode):
     """Private mode behind :func:`gradscope.trace`. Use the facade, not this."""
 
     def __init__(self, *, max_events: int | None = None, steps: int | None = None, eager_compile: bool = False):
@@ -66,21 +66,24 @@ class Recorder(_Identity, _Calls, _Modules, TorchFunctionMode):
         sink = self.sink = Sink()
         self.data, self.events, self.tensors = sink.data, sink.events, sink.tensors
         self._note, self._internal, self._guard = sink.note, sink.internal, sink.guard
-        self._ids: dict = {}  # id(tensor) -> _Ref (a weak reference carrying the tid)
-        self._refs: dict = {}  # tid -> weakref
-        # components (each owns its state; the shared maps above are handed to them at construction)
-        self.saved = saved = Saved(sink, self._refs, self.tid_of)
+        # components (each owns its state; the recorder binds what the other parts use)
+        self.identity = ident = Identity(sink, self)
+        self._ids, self._refs, self._lazy, self._grad_of = ident.ids, ident.refs, ident.lazy, ident.grad_of
+        self._tid, self.tid_of, self._pack, self._ref = ident.tid, ident.tid_of, ident.pack, ident.ref
+        self._grad_leaf, self._grad_leaf_alive, self._unpinned = ident.grad_leaf, ident.grad_leaf_alive, ident.unpinned
+        self._release_params, self._drop_held = ident.release_params, ident.drop_held
+        self.note_requires_grad = ident.note_requires_grad
+        self.saved = saved = Saved(sink, ident.refs, ident.tid_of)
         self._saved_info = saved.info
         self._node_ev, self._consumers = saved.node_ev, saved.consumers  # (filled by the call recorder)
         self._open = saved.open
         self.optim = optim = Optim(sink, self, saved)
         self._optimizer_step, self._optimizer_step_done = optim.step, optim.step_done  # (hooks and modules call them)
-        self.backward = bw = Backward(sink, self, saved, steps)
-        self._backward, self._grad_of = bw.run, bw.grad_of
-        self._shapes: dict = {}  # interned shape tuples
-        self._lazy: set = set()  # tids of LazyModule parameters seen before their first forward (no shape yet)
+        self.backward = bw = Backward(sink, self, saved, steps, ident.grad_of)
+        self._backward = bw.run
         self._raws: dict = {}  # interned call stacks
-        self.lineage = lin = Lineage(sink, self, self._refs, self._raws)
+        self.lineage = lin = Lineage(sink, self, ident.refs, self._raws)
+        ident.bind_lineage(lin)
         self._values, self._arrays, self._recent = lin.values, lin.arrays, lin.recent  # (the hot path adds to them)
         self._link_alias, self._link_external, self._escape, self._reentry = (
             lin.link_alias, lin.link_external, lin.escape, lin.reentry)
@@ -88,7 +91,6 @@ class Recorder(_Identity, _Calls, _Modules, TorchFunctionMode):
         self.syncer = syncer = Sync(sink, self, bw, saved, lin, facts)
         self.sync, self.live, self.record_exception = syncer.sync, syncer.live, syncer.record_exception
         self._tref, self._sync_live = syncer._tref, facts.sync_live
-        self._next_tid = 0
         self._on = False
         self._stopped = False  # stop() ran: nothing more is recorded (see Sync._drop_recording_state)
         self.entry = None
@@ -96,7 +98,6 @@ class Recorder(_Identity, _Calls, _Modules, TorchFunctionMode):
         self._var_names: dict | None = None  # at stop: tid -> that frame's variable for it
         self._var_params: dict = {}  # at stop: id(parameter the trace had not seen) -> (its variable, its mark)
         self._max_events = max_events
-        self._slots = None  # after the recording: id -> where a module's tensor is (see _release_params)
         self._s0 = 0  # the autograd sequence number before the recorded call
         self._prehooked: set = set()  # sequence numbers of nodes whose output a tensor hook rewrites
         self._mod_stack: list = []

@@ -40,10 +40,10 @@ class Sync:
         here, on the first query: a trace nobody looks at never pays for it."""
         eng = self._engine
         ev = self._events
-        if self.synced == len(ev) and self._synced_tensors == eng._next_tid and not eng._on and not self._backward.pending:
+        if self.synced == len(ev) and self._synced_tensors == eng.identity.next_tid and not eng._on and not self._backward.pending:
             self._refresh_alive()
             return False
-        self._synced_tensors = eng._next_tid
+        self._synced_tensors = eng.identity.next_tid
         tens = self._tensors
         make_site = _frames.make_site
         refs_seen: dict = {}  # the same tensor in the same state is one TensorRef object
