@@ -14,6 +14,7 @@ import gradscope
 from gradscope._record import Recorder
 from gradscope._record._backward import Backward
 from gradscope._record._module_facts import ModuleFacts
+from gradscope._record._modules import Modules
 from gradscope._record._optim import Optim
 from gradscope._record._refs import Identity
 from gradscope._record._saved import Saved
@@ -44,7 +45,7 @@ def _step(model):
 
 #: one internal helper of each part: call recording, in-place probes, module hooks, backward,
 #: optimizer hooks, and the two steps run when the block ends (the component that owns it, its name)
-PARTS = [(Recorder, "_post"), (Saved, "info"), (Recorder, "_module_pre"), (Backward, "_post"),
+PARTS = [(Recorder, "_post"), (Saved, "info"), (Modules, "_module_pre"), (Backward, "_post"),
          (Optim, "step"), (ModuleFacts, "sync_live"), (Identity, "release_params")]
 
 

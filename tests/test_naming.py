@@ -568,7 +568,7 @@ def test_modules_made_inside_forward_keep_the_models_names():
     assert tr.resolve("fc.weight") == tid(tr, model.fc.weight)
     made = [n for n in names if not n.startswith("model.")]
     assert len(made) == 6 and len(set(made)) == 6 and all(n.startswith("linear") for n in made), names
-    assert len(tr._rec._roots) <= 4
+    assert len(tr._rec.modules.roots) <= 4
 
 
 def test_a_submodule_rebuilt_from_its_own_children_after_construction_keeps_their_names():
@@ -647,9 +647,9 @@ def _submodule_first_then_its_model():
 
 
 def _snapshot(fn, incremental, monkeypatch):
-    from gradscope._record._modules import _Modules
+    from gradscope._record._modules import Modules
 
-    monkeypatch.setattr(_Modules, "_incremental_names", incremental)
+    monkeypatch.setattr(Modules, "_incremental_names", incremental)
     torch.manual_seed(0)
     with gradscope.trace() as tr:
         fn()
@@ -680,10 +680,10 @@ def test_a_new_root_named_on_its_own_gets_the_names_a_full_pass_gives(fn, monkey
 def test_a_root_per_iteration_is_walked_once(monkeypatch):
     """Naming N models made one per iteration walks each once, plus a few full passes (the second root,
     a group's first clash), not every earlier model again per new one."""
-    from gradscope._record._modules import _Modules
+    from gradscope._record._modules import Modules
 
     walks = []
-    real = _Modules._walk_root
+    real = Modules._walk_root
 
     def walk(self, r):  # (a gone root is not walked)
         w = real(self, r)
@@ -691,10 +691,10 @@ def test_a_root_per_iteration_is_walked_once(monkeypatch):
             walks.append(r)
         return w
 
-    monkeypatch.setattr(_Modules, "_walk_root", walk)
+    monkeypatch.setattr(Modules, "_walk_root", walk)
     full = []
-    real_rename = _Modules._rename
-    monkeypatch.setattr(_Modules, "_rename", lambda self: full.append(1) or real_rename(self))
+    real_rename = Modules.rename
+    monkeypatch.setattr(Modules, "rename", lambda self: full.append(1) or real_rename(self))
     with gradscope.trace() as tr:
         for _ in range(60):
             m = nn.Linear(2, 2)

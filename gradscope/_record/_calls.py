@@ -160,11 +160,6 @@ class _Calls:
         """After the recording's conversion: what only recording calls needed."""
         self._prehooked, self._hooked, self._cleared = set(), set(), {}
 
-    def _module(self):
-        st = self._mod_stack
-        return st[-1].path if st else None
-
-    current_module = _module  # (the path of the module whose forward is running, else None)
 
     _context = staticmethod(context_of)  # (a pure function of the frame flags)
 

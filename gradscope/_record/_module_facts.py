@@ -24,13 +24,13 @@ class ModuleFacts:
     def sync_live(self):
         eng = self._engine
         """What needs the live objects: parameter and module names, parameter owners, module facts."""
-        if eng._roots:
-            eng._rename()
+        if eng.modules.roots:
+            eng.modules.rename()
         else:
-            eng._apply_names()
-        if eng._late_attrs:
-            eng._fill_late_attrs()
-        eng._name_uncalled()
+            eng.modules.apply_names()
+        if eng.modules.late_attrs:
+            eng.modules.fill_late_attrs()
+        eng.modules.name_uncalled()
         tens = self._tensors
         for tid, r in eng._refs.items():  # a leaf's .grad read in the step (`p.data.add_(-lr * p.grad)`): `p.grad`
             if type(r) is _GradRef:
@@ -38,8 +38,8 @@ class ModuleFacts:
                 if info is not None and info.name is None and leaf is not None and leaf.name:
                     info.name = f"{leaf.name}.grad"
         tied = {}  # a Parameter registered under several names (tied weights): its other names
-        for pid, others in eng._tied_names.items():
-            ent = eng._param_src.get(pid)
+        for pid, others in eng.modules.tied_names.items():
+            ent = eng.modules.param_src.get(pid)
             p = ent.ref() if ent is not None else None
             tid = eng.tid_of(p) if isinstance(p, nn.Parameter) else None
             if tid is not None:
@@ -49,7 +49,7 @@ class ModuleFacts:
         self._data.meta["trainable"] = sorted(eng.optim.trainable)
         self._data.meta["internal_errors"] = list(self._sink.errors)
         owners = {}
-        for pid, (r, cls, attr, raw) in eng._param_owner.items():  # Owner
+        for pid, (r, cls, attr, raw) in eng.modules.param_owner.items():  # Owner
             p = r()
             if p is None:
                 continue
@@ -65,7 +65,7 @@ class ModuleFacts:
         __init__ took its old parameters out, or they are gone); None when no model was called."""
         eng = self._engine
         ids = set()
-        for r in eng._roots:
+        for r in eng.modules.roots:
             root = r.ref()
             if root is None:
                 continue
@@ -96,11 +96,11 @@ class ModuleFacts:
         fwd_hooks = {}
         hook_params = {}  # tid -> the module whose forward hook uses it (an adapter attached by a hook)
         guarded = {}  # path -> the line reading it and the skip before that line (if ...: continue; if ...:)
-        ran = {cid for raw in eng._raws for cid, _ in raw}  # code objects of the user's lines that ran
+        ran = {cid for raw in eng.modules.raws for cid, _ in raw}  # code objects of the user's lines that ran
         by_path = {}
-        for m, path in eng._mod_path.items():
+        for m, path in eng.modules.mod_path.items():
             by_path.setdefault(path, m)
-        for m, path in eng._mod_path.items():
+        for m, path in eng.modules.mod_path.items():
             try:
                 hk = module_hooks(m, "backward") + module_hooks(m, "backward_pre")
                 if hk:
@@ -176,7 +176,7 @@ class ModuleFacts:
             if isinstance(v, nn.Module):
                 mods.append(v)
         for mod in mods:
-            base = eng._mod_path.get(mod)
+            base = eng.modules.mod_path.get(mod)
             prefix = base if base else type(mod).__name__.lower()
             for pn, p in mod.named_parameters():
                 tid = eng._tid(p, link=False)
@@ -194,7 +194,7 @@ class ModuleFacts:
         if not ran or len(ran) == len(kids):
             return
         owner_path, _, attr = path.rpartition(".")
-        owner = next((m for m, p in eng._mod_path.items() if p == owner_path), None)
+        owner = next((m for m, p in eng.modules.mod_path.items() if p == owner_path), None)
         fr = _frames.loop_over_attr(owner, attr) if owner is not None else None
         if fr is None:
             return

@@ -40,13 +40,11 @@ from ._compat import (
     function_stack_len as _stack_len, function_stack_at as _stack_at,
     current_function_modes, pop_function_mode, pop_function_mode_above, push_function_mode, push_function_mode_back,
 )
-from ._frames import F_COMPILE, F_TORCH
 from ._hooks import _install_globals, _remove_globals
 from ._lineage import Lineage
-from ._modules import _ModulePaths, _Modules
+from ._modules import Modules
 from ._ops import _P, _T
 from ._optim import Optim
-from ._prefixes import Prefixes
 from ._refs import Identity
 from ._saved import Saved
 from ._sink import Sink
@@ -54,15 +52,13 @@ from ._module_facts import ModuleFacts
 from ._sync import Sync
 
 
-class Recorder(_Calls, _Modules, TorchFunctionMode):
+class Recorder(_Calls, TorchFunctionMode):
     """Private mode behind :func:`gradscope.trace`. Use the facade, not this."""
 
     def __init__(self, *, max_events: int | None = None, steps: int | None = None, eager_compile: bool = False):
         super().__init__()
         self._eager_compile = eager_compile
         self._stance = None
-        # flags the ops inside a module call inherit from the call's own walk (see _module_pre)
-        self._inherit = ~(F_TORCH | F_COMPILE) if eager_compile else ~F_TORCH
         sink = self.sink = Sink()
         self.data, self.events, self.tensors = sink.data, sink.events, sink.tensors
         self._note, self._internal, self._guard = sink.note, sink.internal, sink.guard
@@ -81,8 +77,12 @@ class Recorder(_Calls, _Modules, TorchFunctionMode):
         self._optimizer_step, self._optimizer_step_done = optim.step, optim.step_done  # (hooks and modules call them)
         self.backward = bw = Backward(sink, self, saved, steps, ident.grad_of)
         self._backward = bw.run
-        self._raws: dict = {}  # interned call stacks
-        self.lineage = lin = Lineage(sink, self, ident.refs, self._raws)
+        self.modules = mods = Modules(sink, self, ident, eager_compile)
+        self._raws, self._mod_stack, self._where, self.current_module = mods.raws, mods.mod_stack, mods.where, mods.current_module
+        self._module = mods.current_module
+        self._module_pre, self._module_post = mods._module_pre, mods._module_post  # (the global hooks call these)
+        self._module_registered, self._param_registered = mods._module_registered, mods._param_registered
+        self.lineage = lin = Lineage(sink, self, ident.refs, mods.raws)
         ident.bind_lineage(lin)
         self._values, self._arrays, self._recent = lin.values, lin.arrays, lin.recent  # (the hot path adds to them)
         self._link_alias, self._link_external, self._escape, self._reentry = (
@@ -100,23 +100,6 @@ class Recorder(_Calls, _Modules, TorchFunctionMode):
         self._max_events = max_events
         self._s0 = 0  # the autograd sequence number before the recorded call
         self._prehooked: set = set()  # sequence numbers of nodes whose output a tensor hook rewrites
-        self._mod_stack: list = []
-        self._mod_path = _ModulePaths()
-        self._roots: dict = {}  # _Root of each model called, in order (kept when gone: its tensors keep their names)
-        self._live: list = []  # the roots alive at the last look (see _ensure_root)
-        self._root_of: dict = {}  # id(root module) -> its _Root
-        self._root_tids: dict = {}  # _Root -> how many of its tensors the trace saw (those in _tid_src)
-        self._root_held: dict = {}  # _Root -> ([(id(module), weakref)], [id(tensor)]) it put in the live maps
-        self._book = Prefixes()
-        self._param_names: dict = {}  # id(param or buffer) -> Named
-        self._param_src: dict = {}  # id(param or buffer) -> Source
-        self._tid_src: dict = {}  # tid -> ModelPath: module tensors the trace saw
-        self._prefix: dict = self._book.pre  # _Root -> prefix of its names
-        self._tied_names: dict = {}  # id(param) -> its other names (tied weights)
-        self._param_owner: dict = {}  # id(param) -> Owner
-        self._built: dict = {}  # id(param) -> (its path, the class of the module holding that path): models built here
-        # module_set events made before the model's root was seen ([LateAttr]): their paths are filled in at stop
-        self._late_attrs: list = []
         self._hooked: set = set()  # id() of tensors whose hook registration was recorded
         self._in_opt = False
         self._suspended = False  # taken off the mode stack during optimizer.step()
@@ -136,6 +119,7 @@ class Recorder(_Calls, _Modules, TorchFunctionMode):
         """Record until :meth:`stop`. ``entry_frame``: the user's frame the trace covers (stacks stop there);
         ``names_frame``: the frame whose variables name the tensors asked about (the entry frame by default)."""
         self.entry = entry_frame
+        self.modules.begin(entry_frame)
         self._names_frame = names_frame if names_frame is not None else entry_frame
         _install_globals()
         stack = getattr(_local, "stack", None)
@@ -247,6 +231,7 @@ class Recorder(_Calls, _Modules, TorchFunctionMode):
                 self._left_hooks = True
                 _remove_globals()
             self.entry = None
+            self.modules.end()
             self._guard(self._read_names)
             self._guard(self._sync_live)  # (a failure of ours here must not raise out of the user's block)
             try:

@@ -151,7 +151,7 @@ class Identity:
         self.next_tid = tid + 1
         tp = type(t)
         is_param = tp is _P or (tp is not _T and isinstance(t, _P))
-        if is_param or (producer is None and id(t) in self._engine._param_names):  # (see _Held)
+        if is_param or (producer is None and id(t) in self._engine.modules.param_names):  # (see _Held)
             r = _Held(t) if self.slots is None else self.unpinned(t)
         elif producer is None and self.grad_of and self.grad_leaf(t) is not None:
             r = _GradRef(self.refs, self.grad_of[id(t)], id(t))
@@ -185,11 +185,12 @@ class Identity:
         if producer is not None:  # a call's result: nothing to name or link
             return tid
         eng = self._engine
+        mods = eng.modules
         named = False
-        src = eng._param_src.get(id(t))
+        src = mods.param_src.get(id(t))
         if src is not None and src.ref() is t:  # a tensor of a called model: its module path
-            eng._model_tensor(tid, src.root, src.path)
-            info.name = eng._prefix.get(src.root, "") + src.path
+            mods.model_tensor(tid, src.root, src.path)
+            info.name = mods.prefix.get(src.root, "") + src.path
             if not is_param:
                 info.role = "buffer"
             named = True
@@ -204,11 +205,11 @@ class Identity:
             info.name = _frames.outer_var(f, entry, t, frames=4 if trainable else 1, public=True)
             # passed by attribute (`helper(x, m.scale)`): m.scale, cfg.temperature (not a parameter being built
             # in the trace: its model names it when called)
-            if (trainable or is_param) and id(t) not in eng._param_owner:
+            if (trainable or is_param) and id(t) not in mods.param_owner:
                 if info.name is None:
                     info.name = _names.attr_name(f, entry, t)
                 elif f is not None and _names.is_argument(f, info.name):
-                    info.name = _names.attr_name(eng._callers(f), entry, t, frames=3) or info.name
+                    info.name = _names.attr_name(mods.callers(f), entry, t, frames=3) or info.name
         if not is_param and link:
             if self._recent and info.is_leaf and self._lineage.link_alias(t, info):
                 pass
@@ -264,7 +265,7 @@ class Identity:
         buffers or parameter .grad (see _Held); they are found again through their module (_Slot).
         Other tensors keep their weak references."""
         slots = {}
-        for m, _path in self._engine._mod_path.items():
+        for m, _path in self._engine.modules.mod_path.items():
             m_ref = weakref.ref(m)
             for kind, d in (("p", module_parameters(m)), ("b", module_buffers(m))):
                 for name, t in (d or {}).items():
@@ -291,7 +292,7 @@ class Identity:
                 if ids.get(id(t)) is r:
                     ids[id(t)] = new
         # (names stay: a parameter no call used is named from them when it is asked about)
-        self._engine.unpin_module_tensors(unpinned)
+        self._engine.modules.unpin_tensors(unpinned)
 
     def drop_held(self):
         """release_params failed: forget every strong reference (those tensors are no longer found)."""
@@ -304,7 +305,7 @@ class Identity:
                 if self.ids.get(id(t)) is r:
                     self.ids[id(t)] = dead
         self.slots = self.slots or {}
-        self._engine.drop_module_tensors()
+        self._engine.modules.drop_tensors()
 
     def unpinned(self, t):
         """A reference to ``t`` after the recording: through its module if it is a module's parameter,

@@ -80,12 +80,12 @@ class Sync:
         eng = self._engine
         self._saved.forget()
         self._lineage.forget()
-        eng._raws.clear()
+        eng.modules.raws.clear()
         self._backward.forget()
         eng.forget_calls()
         # the live maps of the model's modules (names, owners and module facts were taken at stop; a parameter
         # no call used is still named from _param_src when it is asked about)
-        eng.forget_modules()
+        eng.modules.forget()
         # references to tensors that are gone (a step's activations, once backward freed them) find nothing
         # any more: their entries go (their TensorInfo stays, marked not alive)
         refs, ids = eng._refs, eng._ids
