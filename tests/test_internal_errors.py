@@ -11,7 +11,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import gradscope
-from gradscope._record import Recorder
+from gradscope._record._calls import Calls
 from gradscope._record._backward import Backward
 from gradscope._record._module_facts import ModuleFacts
 from gradscope._record._modules import Modules
@@ -45,7 +45,7 @@ def _step(model):
 
 #: one internal helper of each part: call recording, in-place probes, module hooks, backward,
 #: optimizer hooks, and the two steps run when the block ends (the component that owns it, its name)
-PARTS = [(Recorder, "_post"), (Saved, "info"), (Modules, "_module_pre"), (Backward, "_post"),
+PARTS = [(Calls, "_post"), (Saved, "info"), (Modules, "_module_pre"), (Backward, "_post"),
          (Optim, "step"), (ModuleFacts, "sync_live"), (Identity, "release_params")]
 
 
@@ -87,7 +87,7 @@ def test_the_note_counts_repeated_failures(monkeypatch):
     def broken(self, *a, **k):
         raise RuntimeError("injected")
 
-    monkeypatch.setattr(Recorder, "_post", broken)
+    monkeypatch.setattr(Calls, "_post", broken)
     x = torch.ones(3, requires_grad=True)
     with gradscope.trace() as tr:
         for _ in range(5):

@@ -56,9 +56,9 @@ class Backward:
             self._internal(e)
             return func(*args, **kwargs)
         try:
-            # (from the user's line, above _other_call and the mode: a warning torch.autograd.grad raises
-            # with stacklevel=2 points there, as plain; see _caller)
-            out = _caller(sys._getframe(3))(func, args, kwargs)
+            # (from the user's line, above _other_call, handle and the mode: a warning torch.autograd.grad
+            # raises with stacklevel=2 points there, as plain; see _caller)
+            out = _caller(sys._getframe(4))(func, args, kwargs)
         except BaseException as e:
             for h in handles:
                 h.remove()
@@ -79,15 +79,15 @@ class Backward:
             inputs = kwargs.get("inputs")
         roots = _tensors(roots if isinstance(roots, (list, tuple)) else [roots], [])
         inputs_t = _tensors(inputs if isinstance(inputs, (list, tuple)) else [inputs], []) if inputs is not None else []
-        raw, flags = eng._where(sys._getframe())
-        refs = tuple(eng._pack(roots))
-        in_refs = tuple(eng._pack(inputs_t))
+        raw, flags = eng.modules.where(sys._getframe())
+        refs = tuple(eng.identity.pack(roots))
+        in_refs = tuple(eng.identity.pack(inputs_t))
         idx = len(self._events)
         ev = Event(idx, "backward", api, raw, refs, in_refs,
-                   torch.is_grad_enabled(), torch.is_inference_mode_enabled(), eng.current_module(),
+                   torch.is_grad_enabled(), torch.is_inference_mode_enabled(), eng.modules.current_module(),
                    # the torch/autograd/__init__ frame that dispatched this very call is not a region
                    context_of(flags & ~F_BACKWARD, True), None,
-                   {"api": api, "roots": [_tid_of(r) for r in refs], "inputs": [eng._tid(t) for t in inputs_t],
+                   {"api": api, "roots": [_tid_of(r) for r in refs], "inputs": [eng.identity.tid(t) for t in inputs_t],
                     "create_graph": bool(kwargs.get("create_graph", False)),
                     "retain_graph": bool(kwargs.get("retain_graph") or (len(args) > 2 and api == "Tensor.backward" and args[2]))})
         self._events.append(ev)
@@ -103,7 +103,7 @@ class Backward:
                 nodes[gf] = len(order)
                 order.append(gf)
         rec.root_nodes = tuple(nodes[t.grad_fn] for t in roots if t.grad_fn is not None)
-        node_ev, prehooked = self._saved.node_ev, eng._prehooked
+        node_ev, prehooked = self._saved.node_ev, eng.calls.prehooked
         raw_nodes = []  # [RawNode] by nid
         got = []  # by run order: (nid, gradients it sent, gradients it received) - or their norms
         leaves = []  # (nid, tid)
@@ -113,7 +113,7 @@ class Backward:
         leaf_obs = api != "torch.autograd.grad" and not inputs_t  # a leaf's .grad shows what reached it
         opaque = set()  # nodes whose hook does not see what their parent sent (tensor hooks)
         hooked_leaves = []  # leaves with hooks (tensor or post-accumulate-grad)
-        ids = eng._ids
+        ids = eng.identity.ids
         i = 0
         while i < len(order) and i < 200_000:
             n = order[i]
@@ -141,7 +141,7 @@ class Backward:
             if nm == _ACCUMULATE:
                 var = n.variable
                 r = ids.get(id(var))
-                leaf = r.tid if r is not None and r() is var else eng._tid(var) if isinstance(var, _T) else None
+                leaf = r.tid if r is not None and r() is var else eng.identity.tid(var) if isinstance(var, _T) else None
                 if leaf is not None:
                     leaves.append((i, leaf))
                 # what reached it is its .grad after backward, if it had none before and no hooks
@@ -150,7 +150,7 @@ class Backward:
                 bw_hooks = backward_hooks(var)
                 if post_acc or bw_hooks:  # a hook may rewrite the gradient in place (`g.zero_()`,
                     hooked_leaves.append(i)  # a mask on .grad): what was sent is measured as it is sent
-                if (post_acc or bw_hooks) and id(var) not in eng._hooked and leaf is not None:
+                if (post_acc or bw_hooks) and id(var) not in eng.calls.hooked and leaf is not None:
                     self._hooks_before_trace(var, leaf)
                 mode = _M_LEAF_SEEN if (leaf_obs and leaf is not None and var.grad is None
                                         and not bw_hooks and not post_acc) else _M_LEAF
@@ -220,7 +220,7 @@ class Backward:
                     if c in targets:
                         now.add(i)
         handles = []
-        hstate = HookState(got, raw_nodes, eng._refs, need_go, now)
+        hstate = HookState(got, raw_nodes, eng.identity.refs, need_go, now)
         for i in hooked:
             try:
                 handles.append(order[i].register_hook(partial(_node_post, hstate, i)))
@@ -228,14 +228,14 @@ class Backward:
                 raw_nodes[i].mode = _M_LOST
         keep = bool(kwargs.get("retain_graph") or kwargs.get("create_graph")
                     or (api == "Tensor.backward" and len(args) > 2 and args[2]))
-        return rec, handles, BackwardState(raw_nodes, got, leaves, inputs_t and [eng._tid(t) for t in inputs_t],
+        return rec, handles, BackwardState(raw_nodes, got, leaves, inputs_t and [eng.identity.tid(t) for t in inputs_t],
                                            None if keep else order)
 
     def _hooks_before_trace(self, var, tid):
         """Hooks on a leaf registered before the trace began: recorded (once) as hook events without a
         registration site, so the diagnosis can still name the hook's line."""
         eng = self._engine
-        eng._hooked.add(id(var))
+        eng.calls.hooked.add(id(var))
         for hooks, post in ((backward_hooks(var), False), (post_accumulate_grad_hooks(var), True)):
             for fn in list((hooks or {}).values()):
                 detail = {"hook": _frames.callable_label(fn), "before_trace": True}
@@ -246,7 +246,7 @@ class Backward:
                     detail["post_accumulate"] = True
                 idx = len(self._events)
                 self._events.append(Event(idx, "hook", "torch.Tensor.register_post_accumulate_grad_hook" if post else
-                                         "torch.Tensor.register_hook", (), (eng._ref(var),), (),
+                                         "torch.Tensor.register_hook", (), (eng.identity.ref(var),), (),
                                          torch.is_grad_enabled(), False, None, "user", None, detail))
 
     def _post(self, rec, state, out, err):
@@ -270,7 +270,7 @@ class Backward:
         # with a zero or non-finite gradient (or backward failed). Otherwise: "a gradient was sent".
         leaf_now = []  # (leaf tid, its .grad) right after this backward
         if rec.api != "torch.autograd.grad":
-            refs = eng._refs
+            refs = eng.identity.refs
             for _, tid in leaves:
                 t = refs[tid]()
                 if t is not None:
@@ -290,15 +290,15 @@ class Backward:
         if rec.api != "torch.autograd.grad":
             grad_of = self.grad_of
             if len(grad_of) > self._grad_of_limit:  # drop the .grad tensors that are gone (zero_grad)
-                alive = {k: v for k, v in grad_of.items() if eng._grad_leaf_alive(k, v)}
+                alive = {k: v for k, v in grad_of.items() if eng.identity.grad_leaf_alive(k, v)}
                 grad_of.clear()  # (in place: the identity and the call recorder hold it)
                 grad_of.update(alive)
                 self._grad_of_limit = max(1024, 2 * len(grad_of))
             tens = self._tensors
-            cleared = eng._cleared
+            cleared = eng.calls.cleared
             for (tid, g), (st, nm) in zip(leaf_now, statuses):
                 if g is not None and cleared:
-                    eng.grad_refilled(tid)
+                    eng.calls.grad_refilled(tid)
                 gi = GradInfo(st, nm, rec.event)
                 rec.leaf_grads[tid] = gi
                 tens[tid].grad = gi
@@ -312,8 +312,8 @@ class Backward:
                 st, nm = _grad_status(g)
                 rec.leaf_grads[tid] = GradInfo(st, nm, rec.event)
                 if isinstance(g, _T):
-                    outs.append(_pk(eng._tid(g, producer=rec.event, link=False), g.requires_grad, g.is_leaf))
-            ev.outputs = tuple(eng._tref(o, self._tensors) for o in outs) if rec.event < eng.syncer.synced else tuple(outs)
+                    outs.append(_pk(eng.identity.tid(g, producer=rec.event, link=False), g.requires_grad, g.is_leaf))
+            ev.outputs = tuple(eng.syncer.tref(o, self._tensors) for o in outs) if rec.event < eng.syncer.synced else tuple(outs)
         self._data.backwards.append(rec)
         self.pending[id(rec)] = PendingBackward(rec, raw_nodes, outs_of, leaf_val)
         if len(self._data.backwards) > 8:  # keep the graph details of the recent backward calls only

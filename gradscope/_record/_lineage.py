@@ -68,7 +68,7 @@ class Lineage:
                 raw = self._rewrap_line(raw, t)
                 self._events.append(Event(idx, "cut", "re-wrap (torch.autograd.Variable / torch.Tensor(t))", raw,
                                          (_pk(htid, hrg, not hrg),), (_pk(info.tid, t.requires_grad, True),),
-                                         torch.is_grad_enabled(), False, self._engine.current_module(), context_of(flags, True),
+                                         torch.is_grad_enabled(), False, self._engine.modules.current_module(), context_of(flags, True),
                                          "rewrap", {"inferred": "memory"}))
                 return True
         return False
@@ -129,7 +129,7 @@ class Lineage:
         idx = len(self._events)
         raw, flags = _frames.walk(sys._getframe(), self._engine.entry)
         self._events.append(Event(idx, "external", op, raw, (), (_pk(info.tid, False, True),),
-                                 torch.is_grad_enabled(), False, self._engine.current_module(), "user", None,
+                                 torch.is_grad_enabled(), False, self._engine.modules.current_module(), "user", None,
                                  {"links": [link], "inferred": how}))
         info.producer = idx
 

@@ -32,7 +32,7 @@ class ModuleFacts:
             eng.modules.fill_late_attrs()
         eng.modules.name_uncalled()
         tens = self._tensors
-        for tid, r in eng._refs.items():  # a leaf's .grad read in the step (`p.data.add_(-lr * p.grad)`): `p.grad`
+        for tid, r in eng.identity.refs.items():  # a leaf's .grad read in the step (`p.data.add_(-lr * p.grad)`): `p.grad`
             if type(r) is _GradRef:
                 info, leaf = tens.get(tid), tens.get(r.leaf)
                 if info is not None and info.name is None and leaf is not None and leaf.name:
@@ -77,7 +77,7 @@ class ModuleFacts:
         if not ids:
             return None
         out = []
-        refs = eng._refs
+        refs = eng.identity.refs
         for tid, info in self._tensors.items():
             if info.role == "param":
                 r = refs.get(tid)
@@ -138,7 +138,7 @@ class ModuleFacts:
                         defined[cpath] = df.to_json()
                 for pn, p in module_parameters(m).items():  # a parameter of its own no call used
                     tid = eng.tid_of(p) if p is not None else None
-                    if p is not None and (tid is None or not eng._consumers.get(tid)):
+                    if p is not None and (tid is None or not eng.saved.consumers.get(tid)):
                         self._guarded_read(m, pn, f"{path}.{pn}" if path else pn, ran, guarded)
             except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
                 self._internal(e)
@@ -179,7 +179,7 @@ class ModuleFacts:
             base = eng.modules.mod_path.get(mod)
             prefix = base if base else type(mod).__name__.lower()
             for pn, p in mod.named_parameters():
-                tid = eng._tid(p, link=False)
+                tid = eng.identity.tid(p, link=False)
                 info = self._tensors[tid]
                 if info.name is None:
                     info.name = f"{prefix}.{pn}"

@@ -116,8 +116,8 @@ class Modules:
     # --- module / optimizer hooks --------------------------------------------------------------
     def _module_pre(self, module, frame):
         eng = self._engine
-        eng._zg = None
-        if eng._in_opt or eng._suspended:
+        eng.calls.zg = None
+        if eng.calls.in_opt or eng._suspended:
             # an optimizer closure runs the model (LBFGS): record it. Or optimizer.step() raised,
             # the program caught it and went on: close the step's record now.
             eng._resume()

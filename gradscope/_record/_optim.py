@@ -24,7 +24,7 @@ def _on_optimizer_step(optimizer, args, kwargs):
     """Record the step's start, then take this thread's recorders off the mode stack for the
     step's duration: its internals (dozens of calls per parameter) are summarised from version
     counters when it ends, so they need not pass through any mode. A recorder that is not on
-    top of the stack (a user's mode above it) stays and uses the ``_in_opt`` fast path.
+    top of the stack (a user's mode above it) stays and uses the ``in_opt`` fast path.
 
     A step given a closure (LBFGS; PyTorch Lightning's automatic optimization runs the whole
     training step as one) runs user code inside it: the closure is wrapped so that it runs
@@ -52,7 +52,7 @@ def _run_closure(optimizer, closure, *a, **k):
         if r.optim.pending is not None:  # a closure called again (LBFGS): the updates so far
             r._guard(r.optim.step_done, optimizer)
         r._resume()
-        r._in_opt = r.optim.closure = False
+        r.calls.in_opt = r.optim.closure = False
     try:
         return closure(*a, **k)
     finally:
@@ -65,8 +65,8 @@ def _on_optimizer_step_done(optimizer, args, kwargs):
         return
     for r in _active():  # outermost first: suspended recorders go back in their order
         r._resume()
-        r._in_opt = r.optim.closure = False
-        if r._on:
+        r.calls.in_opt = r.optim.closure = False
+        if r.calls.on:
             r._guard(r.optim.step_done, optimizer)
 
 
@@ -97,8 +97,8 @@ class Optim:
         # and whether autograd still holds any of them (only if a recorded graph may still be alive)
         tensors, before, saved = [], [], {}
         probe = self._saved.graph_open()
-        cleared = eng._cleared
-        tid_of, saved_info = eng._tid, self._saved.info
+        cleared = eng.calls.cleared
+        tid_of, saved_info = eng.identity.tid, self._saved.info
         found_none = []  # held, cleared since backward filled it: the step reads None and skips it
         for g in opt.param_groups:
             for p in g["params"]:

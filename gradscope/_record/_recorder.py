@@ -35,7 +35,7 @@ from torch.overrides import TorchFunctionMode
 from . import _frames
 from ._active import _local
 from ._backward import Backward
-from ._calls import _Calls
+from ._calls import Calls
 from ._compat import (
     function_stack_len as _stack_len, function_stack_at as _stack_at,
     current_function_modes, pop_function_mode, pop_function_mode_above, push_function_mode, push_function_mode_back,
@@ -52,67 +52,64 @@ from ._module_facts import ModuleFacts
 from ._sync import Sync
 
 
-class Recorder(_Calls, TorchFunctionMode):
-    """Private mode behind :func:`gradscope.trace`. Use the facade, not this."""
+class Mode(TorchFunctionMode):
+    """The TorchFunctionMode a recording pushes: thin, it forwards every call to the recorder's call
+    component (as torch's FlopCounterMode facade holds its ``_FlopCounterMode``)."""
+
+    def __init__(self, rec, handle):
+        super().__init__()
+        self.rec = rec  # the Recorder it belongs to
+        self._handle = handle  # Calls.handle
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return self._handle(func, types, args, kwargs)
+
+
+class Recorder:
+    """The engine behind :func:`gradscope.trace` (use the facade, not this): it builds the components,
+    pushes their mode, and starts and stops the recording.
+
+    Components, each owning its state (see the package docstring): ``sink`` (the trace's data),
+    ``identity``, ``modules``, ``calls``, ``saved``, ``lineage``, ``optim``, ``backward``, ``facts``,
+    ``syncer``. The global hooks (``_active._dispatch``) call the recorder's ``_module_pre``,
+    ``_module_post``, ``_module_registered``, ``_param_registered`` and ``_optimizer_step``, bound here
+    to the components that handle them."""
 
     def __init__(self, *, max_events: int | None = None, steps: int | None = None, eager_compile: bool = False):
-        super().__init__()
         self._eager_compile = eager_compile
+        self._max_events = max_events
         self._stance = None
         sink = self.sink = Sink()
         self.data, self.events, self.tensors = sink.data, sink.events, sink.tensors
         self._note, self._internal, self._guard = sink.note, sink.internal, sink.guard
-        # components (each owns its state; the recorder binds what the other parts use)
+        # components (each owns its state; what one needs of another is handed to it here)
         self.identity = ident = Identity(sink, self)
-        self._ids, self._refs, self._lazy, self._grad_of = ident.ids, ident.refs, ident.lazy, ident.grad_of
-        self._tid, self.tid_of, self._pack, self._ref = ident.tid, ident.tid_of, ident.pack, ident.ref
-        self._grad_leaf, self._grad_leaf_alive, self._unpinned = ident.grad_leaf, ident.grad_leaf_alive, ident.unpinned
-        self._release_params, self._drop_held = ident.release_params, ident.drop_held
-        self.note_requires_grad = ident.note_requires_grad
+        self.tid_of, self.note_requires_grad = ident.tid_of, ident.note_requires_grad
         self.saved = saved = Saved(sink, ident.refs, ident.tid_of)
-        self._saved_info = saved.info
-        self._node_ev, self._consumers = saved.node_ev, saved.consumers  # (filled by the call recorder)
-        self._open = saved.open
         self.optim = optim = Optim(sink, self, saved)
-        self._optimizer_step, self._optimizer_step_done = optim.step, optim.step_done  # (hooks and modules call them)
+        self._optimizer_step = optim.step  # (the global optimizer hook calls it)
         self.backward = bw = Backward(sink, self, saved, steps, ident.grad_of)
-        self._backward = bw.run
         self.modules = mods = Modules(sink, self, ident, eager_compile)
-        self._raws, self._mod_stack, self._where, self.current_module = mods.raws, mods.mod_stack, mods.where, mods.current_module
-        self._module = mods.current_module
         self._module_pre, self._module_post = mods._module_pre, mods._module_post  # (the global hooks call these)
         self._module_registered, self._param_registered = mods._module_registered, mods._param_registered
         self.lineage = lin = Lineage(sink, self, ident.refs, mods.raws)
         ident.bind_lineage(lin)
-        self._values, self._arrays, self._recent = lin.values, lin.arrays, lin.recent  # (the hot path adds to them)
-        self._link_alias, self._link_external, self._escape, self._reentry = (
-            lin.link_alias, lin.link_external, lin.escape, lin.reentry)
         self.facts = facts = ModuleFacts(sink, self)
         self.syncer = syncer = Sync(sink, self, bw, saved, lin, facts)
         self.sync, self.live, self.record_exception = syncer.sync, syncer.live, syncer.record_exception
-        self._tref, self._sync_live = syncer._tref, facts.sync_live
-        self._on = False
+        self.calls = calls = Calls(sink, self, ident, mods, saved, lin, bw, max_events=max_events,
+                                   eager_compile=eager_compile)
+        self._full = calls._full
+        self.mode = Mode(self, calls.handle)
         self._stopped = False  # stop() ran: nothing more is recorded (see Sync._drop_recording_state)
         self.entry = None
         self._names_frame = None  # the frame whose variables name the tensors asked about (see variable_name)
         self._var_names: dict | None = None  # at stop: tid -> that frame's variable for it
         self._var_params: dict = {}  # at stop: id(parameter the trace had not seen) -> (its variable, its mark)
-        self._max_events = max_events
-        self._s0 = 0  # the autograd sequence number before the recorded call
-        self._prehooked: set = set()  # sequence numbers of nodes whose output a tensor hook rewrites
-        self._hooked: set = set()  # id() of tensors whose hook registration was recorded
-        self._in_opt = False
         self._suspended = False  # taken off the mode stack during optimizer.step()
         self._leave_pending = False  # recording ended (steps=/max_events=): leave at the next chance
         self._left_stack = False  # off the mode stack for good
         self._left_hooks = False  # out of the global hooks
-        self._seen_compiled = False
-        self._seen_jit = False
-        self._zg = None  # inside Optimizer.zero_grad(): [] or [its grad_set event]
-        # leaves whose .grad was set to None (zero_grad(), `.grad = None`) since a backward last filled
-        # it: tid -> that grad_set event. A read that finds None then is recorded (_grad_read).
-        self._cleared: dict = {}
-        self._watch = False  # bool(self._cleared), read on the hot path
 
     # --- lifecycle -------------------------------------------------------------------------
     def start(self, entry_frame, names_frame=None):
@@ -126,11 +123,11 @@ class Recorder(_Calls, TorchFunctionMode):
         if stack is None:
             stack = _local.stack = []
         stack.append(self)
-        self._on = True
+        self.calls.on = True
         self.data.meta.update(torch=torch.__version__, python=sys.version.split()[0])
         if self._eager_compile:
             self._force_eager()
-        self.__enter__()
+        self.mode.__enter__()
 
     def _force_eager(self):
         """eager_compile=True: torch.compile'd functions run their own Python code eagerly while recording,
@@ -147,27 +144,20 @@ class Recorder(_Calls, TorchFunctionMode):
 
     def set_in_optimizer(self, on: bool) -> None:
         """Inside optimizer.step() (its calls pass through unrecorded: see Optim) or out of it."""
-        self._in_opt = on
-
-    def grad_refilled(self, tid) -> None:
-        """A backward filled the .grad of leaf ``tid`` again (cleared since: see _grad_read)."""
-        cleared = self._cleared
-        cleared.pop(tid, None)  # filled again
-        if not cleared:
-            self._watch = False
+        self.calls.in_opt = on
 
     def _resume(self):
         """Back on the mode stack after optimizer.step() (or when its closure runs the model)."""
         if self._suspended:
             self._suspended = False
             if not self._left_stack:
-                push_function_mode(self)
+                push_function_mode(self.mode)
 
     # --- stopping means stopping: steps= / max_events= reached ----------------------------------
     def _limit_reached(self):
         """Recording ends here; the recorder leaves the mode stack and its global hooks as soon as it
         is outside its own handler (where the mode is stashed), so the rest of the block runs plain."""
-        self._on = False
+        self.calls.on = False
         self._leave_pending = True
 
     def _off_stack(self):
@@ -181,7 +171,7 @@ class Recorder(_Calls, TorchFunctionMode):
             return True
         n = _stack_len()
         i = n - 1
-        while i >= 0 and _stack_at(i) is not self:
+        while i >= 0 and _stack_at(i) is not self.mode:
             i -= 1
         if i < 0:
             return False
@@ -217,12 +207,12 @@ class Recorder(_Calls, TorchFunctionMode):
                 pass
             elif self._suspended:  # optimizer.step() raised: the mode is already off the stack
                 self._suspended = False
-            elif cur and cur[-1] is self:
-                self.__exit__(None, None, None)
+            elif cur and cur[-1] is self.mode:
+                self.mode.__exit__(None, None, None)
             else:  # someone pushed a mode inside our block and did not pop it: pop ours anyway
                 self._pop_out_of_order()
         finally:
-            self._on = False
+            self.calls.on = False
             self._leave_pending = False
             stack = getattr(_local, "stack", [])
             if self in stack:
@@ -233,19 +223,19 @@ class Recorder(_Calls, TorchFunctionMode):
             self.entry = None
             self.modules.end()
             self._guard(self._read_names)
-            self._guard(self._sync_live)  # (a failure of ours here must not raise out of the user's block)
+            self._guard(self.facts.sync_live)  # (a failure of ours here must not raise out of the user's block)
             try:
-                self._release_params()
+                self.identity.release_params()
             except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
                 self._internal(e)
-                self._drop_held()  # and no strong reference may stay on the user's tensors
+                self.identity.drop_held()  # and no strong reference may stay on the user's tensors
             self.syncer.stopped()  # the per-event conversion is left to the first query (sync)
             self._stopped = True
 
     # --- the facade's surface (gradscope.trace uses these, nothing private) ---------------------
     @property
     def is_recording(self) -> bool:
-        return self._on
+        return self.calls.on
 
     def pause(self) -> "_Pause":
         """A context manager: nothing is recorded inside it (the facade's own queries)."""
@@ -256,7 +246,7 @@ class Recorder(_Calls, TorchFunctionMode):
         parameter of a called model that no call used gets its id (and its module path) now."""
         tid = self.tid_of(t)
         if tid is None and register:
-            tid = self._tid(t, link=False)
+            tid = self.identity.tid(t, link=False)
         return tid
 
     def variable_name(self, t) -> str | None:
@@ -300,11 +290,11 @@ class Recorder(_Calls, TorchFunctionMode):
     def _pop_out_of_order(self):
         above = []
         cur = current_function_modes()
-        while cur and cur[-1] is not self:
+        while cur and cur[-1] is not self.mode:
             above.append(pop_function_mode_above())
             cur = current_function_modes()
         if cur:
-            self.__exit__(None, None, None)
+            self.mode.__exit__(None, None, None)
         for m in reversed(above):
             push_function_mode_back(m)
         self.data.unseen.append("another TorchFunctionMode was still active when the trace ended")
@@ -320,12 +310,13 @@ class _Pause:
         self.was = False
 
     def __enter__(self):
-        self.was, self.rec._on = self.rec._on, False
+        calls = self.rec.calls
+        self.was, calls.on = calls.on, False
         return self
 
     def __exit__(self, *exc):
         if self.was:
-            self.rec._on = True
+            self.rec.calls.on = True
         return False
 
 
@@ -347,7 +338,7 @@ def _mark(t):
 
 
 _frames.mark_internal(
-    Recorder.__torch_function__.__code__, Recorder._pre.__code__, Recorder._post.__code__,
-    Recorder._grad_mode.__code__, Backward.run.__code__, Backward._pre.__code__,
-    Recorder._record.__code__, Recorder._other_call.__code__,
+    Mode.__torch_function__.__code__, Calls.handle.__code__, Calls._pre.__code__, Calls._post.__code__,
+    Calls._grad_mode.__code__, Backward.run.__code__, Backward._pre.__code__,
+    Calls._record.__code__, Calls._other_call.__code__,
 )

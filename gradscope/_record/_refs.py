@@ -44,7 +44,7 @@ class _Held:
     """A strong reference in the shape of a _Ref (called, it returns the object), for parameters and
     buffers while recording: a weak reference makes torch.utils.swap_tensors refuse a tensor
     (load_state_dict, module.to() under torch.__future__.set_swap_module_params_on_conversion(True)).
-    Modules hold these anyway; released when the recording stops (Recorder._release_params)."""
+    Modules hold these anyway; released when the recording stops (Identity.release_params)."""
 
     __slots__ = ("t", "tid")
 
@@ -194,7 +194,7 @@ class Identity:
             if not is_param:
                 info.role = "buffer"
             named = True
-        if eng._in_opt:  # optimizer temporaries (exp_avg, denom): nothing to name or link
+        if eng.calls.in_opt:  # optimizer temporaries (exp_avg, denom): nothing to name or link
             return tid
         entry = eng.entry
         if link and not named and entry is not None:

@@ -40,7 +40,7 @@ class Sync:
         here, on the first query: a trace nobody looks at never pays for it."""
         eng = self._engine
         ev = self._events
-        if self.synced == len(ev) and self._synced_tensors == eng.identity.next_tid and not eng._on and not self._backward.pending:
+        if self.synced == len(ev) and self._synced_tensors == eng.identity.next_tid and not eng.calls.on and not self._backward.pending:
             self._refresh_alive()
             return False
         self._synced_tensors = eng.identity.next_tid
@@ -53,7 +53,7 @@ class Sync:
                 return r
             x = refs_seen.get(r)
             if x is None:
-                x = refs_seen[r] = self._tref(r, tens)
+                x = refs_seen[r] = self.tref(r, tens)
             return x
 
         for i in range(self.synced, len(ev)):
@@ -65,7 +65,7 @@ class Sync:
         self.synced = len(ev)
         if self._backward.pending:
             self._backward.build()
-        if eng._on:
+        if eng.calls.on:
             self._facts.sync_live()
         self._refresh_alive()
         infer_names(self._data)
@@ -82,13 +82,13 @@ class Sync:
         self._lineage.forget()
         eng.modules.raws.clear()
         self._backward.forget()
-        eng.forget_calls()
+        eng.calls.forget()
         # the live maps of the model's modules (names, owners and module facts were taken at stop; a parameter
         # no call used is still named from _param_src when it is asked about)
         eng.modules.forget()
         # references to tensors that are gone (a step's activations, once backward freed them) find nothing
         # any more: their entries go (their TensorInfo stays, marked not alive)
-        refs, ids = eng._refs, eng._ids
+        refs, ids = eng.identity.refs, eng.identity.ids
         for tid in [t for t, r in refs.items() if type(r) is _Ref and r() is None]:
             del refs[tid]
         for k in [k for k, r in ids.items() if type(r) is _Ref and r() is None]:
@@ -96,11 +96,11 @@ class Sync:
 
     def _refresh_alive(self):
         tens = self._tensors
-        for tid, r in self._engine._refs.items():
+        for tid, r in self._engine.identity.refs.items():
             info = tens.get(tid)
             if info is not None:
                 info.alive = r() is not None
-        for tid in self._engine._lazy:  # a LazyModule's parameters, first seen without a shape: theirs once materialized
+        for tid in self._engine.identity.lazy:  # a LazyModule's parameters, first seen without a shape: theirs once materialized
             t = self.live(tid)
             if t is not None and tid in tens:
                 try:
@@ -108,7 +108,7 @@ class Sync:
                 except RuntimeError:  # (still uninitialized)
                     pass
 
-    def _tref(self, r, tens):
+    def tref(self, r, tens):
         if isinstance(r, TensorRef):
             return r
         tid, rg, leaf, ver = _tid_of(r), bool(r & 2), bool(r & 1), _ver(r)
@@ -118,7 +118,7 @@ class Sync:
         return TensorRef(tid, requires_grad=rg, is_leaf=leaf, version=ver, meta=meta)
 
     def live(self, tid):
-        r = self._engine._refs.get(tid)
+        r = self._engine.identity.refs.get(tid)
         return r() if r is not None else None
 
     def record_exception(self, exc):
