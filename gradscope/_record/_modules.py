@@ -15,46 +15,12 @@ from ._compat import CALL_IMPL_CODE as _CALL_IMPL, module_children, module_param
 from ._frames import F_COMPILE, F_INIT, F_OPTIM, F_TORCH
 from ._ops import _T, _CTX_FLAGS, _tensors, context_of
 from ._prefixes import Prefixes
-from ._records import Call, Recent, LateAttr, ModelPath, Named, Owner, Source
+from ._records import Call, Recent, LateAttr, ModelPath, Named, Owner, Source, _ModulePaths, _Root
 from ._refs import _pk, _Held
 
 
 _new = tuple.__new__
 _CLASS_DETAIL: dict = {}  # module class name -> its (shared) module-event detail  # shared by events without details: never mutate
-
-
-class _ModulePaths:
-    """module -> its path in the model, keyed by id() with a weak reference to check identity (a
-    WeakKeyDictionary lookup builds a new weak reference on every call: this is on the hot path)."""
-
-    __slots__ = ("_d",)
-
-    def __init__(self):
-        self._d: dict = {}
-
-    def get(self, m, default=None):
-        e = self._d.get(id(m))
-        return e[1] if e is not None and e[0]() is m else default
-
-    def __contains__(self, m):
-        e = self._d.get(id(m))
-        return e is not None and e[0]() is m
-
-    def __setitem__(self, m, path):
-        self._d[id(m)] = (weakref.ref(m), path)
-
-    def items(self):
-        return [(m, p) for m, p in ((r(), p) for r, p in self._d.values()) if m is not None]
-
-
-class _Root:
-    """A model called in the trace: its user's variable (None when none is visible), whether its own
-    names are bare indices, and its class."""
-
-    __slots__ = ("ref", "var", "flat", "cls", "leaf")
-
-    def __init__(self, ref, var, flat, cls, leaf):
-        self.ref, self.var, self.flat, self.cls, self.leaf = ref, var, flat, cls, leaf
 
 
 _FAST_PATH: dict = {}  # module type -> has an attention fast path that any TorchFunctionMode turns off

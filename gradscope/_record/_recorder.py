@@ -1,4 +1,4 @@
-"""The recording layer: the only code that touches torch modes and hooks.
+"""The recorder: builds the components (see the package docstring), pushes their mode, starts and stops.
 
 A private TorchFunctionMode sees every user-level torch call; global module,
 optimizer and registration hooks name parameters and see optimizer steps; autograd
@@ -43,7 +43,7 @@ from ._compat import (
 from ._hooks import _install_globals, _remove_globals
 from ._lineage import Lineage
 from ._modules import Modules
-from ._ops import _P, _T
+from ._ops import _P, _SKIP, _T
 from ._optim import Optim
 from ._refs import Identity
 from ._saved import Saved
@@ -62,6 +62,8 @@ class Mode(TorchFunctionMode):
         self._handle = handle  # Calls.handle
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func in _SKIP:  # (property reads and PyTorch's private writes: straight through, one frame)
+            return func(*args) if kwargs is None else func(*args, **kwargs)
         return self._handle(func, types, args, kwargs)
 
 
