@@ -1,4 +1,6 @@
-"""The watch's recording side: cheap per-step signals from autograd and the optimizer.
+"""The watch's logic: cheap per-step signals from autograd and the optimizer, its steps, snapshots and
+alerts. The hooks it needs are installed and removed by ``gradscope._record._watch_hooks.WatchHooks``
+(the recording layer is the one place that touches torch modes and hooks).
 
 Per watched parameter, one post-accumulate-grad hook marks that a gradient arrived; at each
 optimizer step one ``_foreach_norm`` over the gradients that arrived gives their norms (and
@@ -24,12 +26,10 @@ import weakref
 from collections import deque
 
 import torch
-from torch.nn.modules import module as _M
-from torch.optim import optimizer as _O
-
 
 from . import _source
 from ._record import _compat, _flags, _frames
+from ._record._watch_hooks import WatchHooks, quiet
 from .model import Site
 from .watchlog import Alert, WatchLog
 from .watchrules import ALERT_TEXT, TRIGGERS, WatchConfig
@@ -66,37 +66,16 @@ def _unwrap_optimizer(opt):
     return opt
 
 
-class _quiet:
-    """Our own tensor arithmetic: outside autograd, and invisible to the user's function and
-    dispatch modes (a user's TorchDispatchMode must not see gradscope's ops)."""
-
-    __slots__ = ("_cms",)
-
-    def __enter__(self):
-        cms = [torch.no_grad(), _compat.disable_torch_function()]
-        if _compat.dispatch_stack_len():
-            cms.append(_compat.disable_dispatch_modes())
-        for cm in cms:
-            cm.__enter__()
-        self._cms = cms
-        return self
-
-    def __exit__(self, *exc):
-        for cm in reversed(self._cms):
-            cm.__exit__(None, None, None)
-        return False
-
-
 def _sample(p):
     """Up to 16 values spread over ``p``, copied (to compare before and after an update)."""
-    with _quiet():
+    with quiet():
         flat = p.detach().reshape(-1)
         return flat[:: max(1, flat.numel() // 16)][:16].clone()
 
 
 def _quiet_norms(grads) -> list:
     """Norms of ``grads`` as floats, invisible to the user's modes and to autograd."""
-    with _quiet():
+    with quiet():
         dense = [g for g in grads if g.layout == torch.strided]
         if len(dense) == len(grads) and dense:
             return torch.stack(_compat.foreach_norm(dense)).tolist()
@@ -128,12 +107,6 @@ def rank_path(path, rank: int) -> str:
     if ext == ".jsonl" and root.endswith(".watch"):
         return f"{root[:-len('.watch')]}.watch.rank{rank}{ext}"
     return f"{root}.rank{rank}{ext}"
-
-
-def _recorder_globals(on: bool) -> None:
-    from . import _record as _recorder
-
-    _recorder._install_globals() if on else _recorder._remove_globals()
 
 
 def _outermost_user_frame():
@@ -168,9 +141,7 @@ class Watcher:
         self._unnamed: set = set()  # indices still under a placeholder name (param3)
         self._names: dict = {}  # id(param) -> module path
         self._got = bytearray()
-        self._hooks: list = []
-        self._global: list = []
-        self._fwd = None
+        self._hooks = WatchHooks()  # every hook the watch installs (gradscope._record._watch_hooks)
         self.step = 0
         self._pending_norms: dict = {}  # index -> norm (None: arrived, norm not measured)
         self._versions: dict = {}  # index -> _version before the optimizer step
@@ -180,10 +151,8 @@ class Watcher:
         self._context = None
         self._changes = deque(maxlen=256)  # (step, text)
         self._flag_sites: dict = {}  # index -> (requires_grad, raw user frames, flags, step) of its last write
-        self._listening = False
         self._tracing = None  # [Trace, [(alert, param refs, tries)], the traced step]
         self._trace_wanted: list = []
-        self._recorder_globals = False
         self.alerts: list = []
         self._on = False
 
@@ -214,15 +183,10 @@ class Watcher:
             o = r()
             if o is not None:
                 self._add_optimizer(o)
-        if self._trace_on_alert:  # before ours: the recorder's post hook runs first at each step
-            _recorder_globals(True)
-            self._recorder_globals = True
-        self._global += [_O.register_optimizer_step_pre_hook(self._opt_pre),
-                         _O.register_optimizer_step_post_hook(self._opt_post)]
+        self._hooks.start(opt_pre=self._opt_pre, opt_post=self._opt_post, recorder_globals=self._trace_on_alert)
         if self._discover:
-            self._set_forward_hook(True)
-        _flags.add_listener(self._watches, self._flag_written)  # the line that changes a requires_grad (no per-step cost)
-        self._listening = True
+            self._hooks.discover(True, self._forward_pre)
+        self._hooks.listen(self._watches, self._flag_written)
         self._on = True
 
     def stop(self):
@@ -236,17 +200,7 @@ class Watcher:
                 self.finish_step(changed=False, partial=self._primary is not None)
             self._end_trace()
         finally:
-            for h in self._hooks + self._global:
-                h.remove()
-            self._hooks.clear()
-            self._global.clear()
-            self._set_forward_hook(False)
-            if self._listening:
-                self._listening = False
-                _flags.remove_listener(self._watches, self._flag_written)
-            if self._recorder_globals:
-                self._recorder_globals = False
-                _recorder_globals(False)
+            self._hooks.stop()
             if self.log is not None:
                 self.log.close()
 
@@ -265,7 +219,7 @@ class Watcher:
             def arrived(_p, i=i, got=got):
                 got[i] = 1
 
-            self._hooks.append(p.register_post_accumulate_grad_hook(arrived))
+            self._hooks.watch_param(p, arrived)
             name = self._names.get(id(p))
             if name is None:  # found through an optimizer before its model: named when the model runs
                 name = f"param{i}"
@@ -297,13 +251,6 @@ class Watcher:
 
     def _given(self, opt) -> bool:
         return any(r() is opt for r in self._opts)
-
-    def _set_forward_hook(self, on: bool) -> None:
-        if on and self._fwd is None:
-            self._fwd = _M.register_module_forward_pre_hook(self._forward_pre)
-        elif not on and self._fwd is not None:
-            self._fwd.remove()
-            self._fwd = None
 
     def _forward_pre(self, module, args):
         """(Only while the models are being found: until the first step.)"""
@@ -408,7 +355,7 @@ class Watcher:
             self._on_step(step, len(self.alerts))
         if self._discover:  # the models are known after one step
             self._discover = False
-            self._set_forward_hook(False)
+            self._hooks.discover(False)
 
     # --- what changed ------------------------------------------------------------------------
     def _snapshot(self) -> dict:

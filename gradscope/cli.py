@@ -446,9 +446,7 @@ def why_by_name(tr, name: str, namespace=None):
         if torch is None or not isinstance(obj, torch.Tensor):
             raise
     if name.isidentifier() and not name.startswith("_"):
-        # Trace.why names a tensor after its caller's variable: call it from a frame
-        # whose only local is `name`, so explanations say "x", not "t12".
-        return eval(f"_gs_tr.why({name})", {"_gs_tr": tr}, {name: obj})
+        return tr._why(obj, name)  # (explanations say "x", not "t12")
     return tr.why(obj)
 
 

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import difflib
 import functools
 import os
@@ -71,27 +72,28 @@ class Trace:
             try:
                 rec.record_exception(ev)
             except Exception as e:  # never mask the user's exception
-                rec._internal(e)
+                rec.internal_error(e)
             if isinstance(ev, Exception):
                 try:
                     exp = self.failure
                     if exp is not None and exp.cause != "unknown" and hasattr(ev, "add_note"):
                         ev.add_note("gradscope: " + str(exp).replace("\n", "\n  "))
                 except Exception as e:  # never mask the user's exception
-                    rec._internal(e)
+                    rec.internal_error(e)
         return False
 
-    def _start_at(self, frame) -> None:
+    def _start_at(self, frame, names_frame=None) -> None:
         """Start recording; ``frame`` is the user's frame that the trace covers (the ``with`` block's,
-        or for a trace started by gradscope.watch, the outermost user frame)."""
-        if self._rec is not None and self._rec._on:
+        or for a trace started by gradscope.watch, the outermost user frame); ``names_frame``: the frame
+        whose variables name the tensors asked about (``frame`` by default)."""
+        if self._rec is not None and self._rec.is_recording:
             raise GradscopeError("this trace is already recording; use a new gradscope.trace() to nest traces")
         from ._record import Recorder  # torch is needed to record, not to read a saved trace
 
         self._rec = Recorder(**self._opts)
         self._data = None
         self._diag = None
-        self._rec.start(frame)
+        self._rec.start(frame, names_frame)
 
     def _stop(self):
         rec = self._rec
@@ -114,8 +116,16 @@ class Trace:
         def wrapper(*args, **kwargs):
             tr = Trace(**opts)
             try:
-                with tr:  # (its entry frame is this wrapper: the stack starts at the decorated function)
-                    return fn(*args, **kwargs)
+                # (its entry frame is this wrapper: the stack starts at the decorated function; the caller's
+                # variables name the tensors asked about)
+                tr._start_at(sys._getframe(0), sys._getframe(1))
+                try:
+                    out = fn(*args, **kwargs)
+                except BaseException as e:
+                    tr.__exit__(type(e), e, e.__traceback__)
+                    raise
+                tr.__exit__(None, None, None)
+                return out
             finally:
                 with lock:
                     recent.append(tr)
@@ -146,11 +156,11 @@ class Trace:
 
     @property
     def recording(self) -> bool:
-        return self._rec is not None and self._rec._on
+        return self._rec is not None and self._rec.is_recording
 
     def _paused(self):
         """Our own queries must not be recorded (nor change the recording) while a trace is live."""
-        return _Pause(self._rec)
+        return self._rec.pause() if self._rec is not None else contextlib.nullcontext()
 
     def _diagnosis(self):
         d = self.data
@@ -208,9 +218,9 @@ class Trace:
             rec = self._rec
             if rec is None:
                 raise UnknownTargetError(f"a loaded trace holds no tensors: ask by name, e.g. {_examples(d)}")
-            tid = rec.tid_of(target)
+            tid = rec.tensor_id(target)
             if tid is None and isinstance(target, torch.nn.Parameter):
-                tid = rec._tid(target, link=False)  # (a parameter of a called model that no call used: its path)
+                tid = rec.tensor_id(target, register=True)  # (a parameter of a called model that no call used: its path)
                 rec.sync()
             if tid is None:
                 shape = list(target.shape)
@@ -267,15 +277,22 @@ class Trace:
     def why(self, target) -> Explanation:
         """Why is ``target.grad`` what it is? ``target``: a tensor/Parameter or a recorded name.
 
+        A tensor the trace recorded no name for is called by the variable that held it in the code that
+        ran the ``with`` block (``tr.why(x)`` -> "x").
+
         Returns an :class:`~gradscope.Explanation` with cause, site, summary, detail, fix, path.
         """
+        return self._why(target)
+
+    def _why(self, target, name: str | None = None) -> Explanation:
+        """``why(target)``; ``name``: what to call an unnamed tensor target (else its variable, see why)."""
         with self._paused():
             tid = self.resolve(target)
             diag = self._diagnosis()
             torch = _torch()
             if (torch is not None and isinstance(target, torch.Tensor) and not self.data.tensors[tid].name
                     and tid not in diag.aliases):
-                name = _caller_name(target, sys._getframe(1))
+                name = name or (self._rec.variable_name(target) if self._rec is not None else None)
                 if name:
                     diag.aliases[tid] = name
             return diag.why(tid, self._now(tid))
@@ -377,36 +394,10 @@ class Trace:
         return f"<gradscope.Trace {state}: {len(d.events)} events, {len(d.backwards)} backward>"
 
 
-class _Pause:
-    def __init__(self, rec):
-        self.rec = rec
-        self.was = False
-
-    def __enter__(self):
-        if self.rec is not None:
-            self.was, self.rec._on = self.rec._on, False
-
-    def __exit__(self, *exc):
-        if self.rec is not None and self.was:
-            self.rec._on = True
-        return False
-
-
 def _torch():
     """torch if it is imported (a tensor can only be passed in then), else None: a loaded trace is
     read without torch."""
     return sys.modules.get("torch")
-
-
-def _caller_name(t, frame) -> str | None:
-    """The caller's variable name for tensor ``t`` (``tr.why(x)`` -> "x")."""
-    from ._record._frames import locals_of
-
-    for scope in (locals_of(frame), frame.f_globals):
-        for k, v in scope.items():
-            if v is t and not k.startswith("_"):
-                return k
-    return None
 
 
 def _examples(d: TraceData) -> str:

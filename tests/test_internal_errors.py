@@ -11,7 +11,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import gradscope
-from gradscope._record import Recorder
+from gradscope._record._calls import Calls
+from gradscope._record._backward import Backward
+from gradscope._record._module_facts import ModuleFacts
+from gradscope._record._modules import Modules
+from gradscope._record._optim import Optim
+from gradscope._record._refs import Identity
+from gradscope._record._saved import Saved
 from gradscope.pytest_plugin import report_text
 
 
@@ -38,18 +44,19 @@ def _step(model):
 
 
 #: one internal helper of each part: call recording, in-place probes, module hooks, backward,
-#: optimizer hooks, and the two steps run when the block ends
-PARTS = ["_post", "_saved_info", "_module_pre", "_backward_post", "_optimizer_step", "_sync_live", "_release_params"]
+#: optimizer hooks, and the two steps run when the block ends (the component that owns it, its name)
+PARTS = [(Calls, "_post"), (Saved, "info"), (Modules, "_module_pre"), (Backward, "_post"),
+         (Optim, "step"), (ModuleFacts, "sync_live"), (Identity, "release_params")]
 
 
-@pytest.mark.parametrize("part", PARTS)
-def test_an_internal_failure_leaves_the_step_identical_and_is_reported(part, monkeypatch):
+@pytest.mark.parametrize("owner,part", PARTS, ids=[p for _, p in PARTS])
+def test_an_internal_failure_leaves_the_step_identical_and_is_reported(owner, part, monkeypatch):
     plain = _step(_model())
 
     def broken(self, *a, **k):
         raise RuntimeError(f"injected failure in {part}")
 
-    monkeypatch.setattr(Recorder, part, broken)
+    monkeypatch.setattr(owner, part, broken)
     model = _model()
     with gradscope.trace() as tr:
         traced = _step(model)
@@ -62,7 +69,7 @@ def test_an_internal_failure_leaves_the_step_identical_and_is_reported(part, mon
     assert any(f"injected failure in {part}" in m for m in tr.data.meta["internal_errors"])
     text = " ".join(report_text(tr, width=200).split())
     assert "failed internally" in text and f"injected failure in {part}" in text
-    if part == "_release_params":  # releasing failed: still no reference of ours keeps the model alive
+    if part == "release_params":  # releasing failed: still no reference of ours keeps the model alive
         ref = weakref.ref(model[0].weight)
         del model
         gc.collect()
@@ -80,7 +87,7 @@ def test_the_note_counts_repeated_failures(monkeypatch):
     def broken(self, *a, **k):
         raise RuntimeError("injected")
 
-    monkeypatch.setattr(Recorder, "_post", broken)
+    monkeypatch.setattr(Calls, "_post", broken)
     x = torch.ones(3, requires_grad=True)
     with gradscope.trace() as tr:
         for _ in range(5):

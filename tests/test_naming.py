@@ -567,7 +567,7 @@ def test_modules_made_inside_forward_keep_the_models_names():
     assert tr.resolve("fc.weight") == tid(tr, model.fc.weight)
     made = [n for n in names if not n.startswith("model.")]
     assert len(made) == 6 and len(set(made)) == 6 and all(n.startswith("linear") for n in made), names
-    assert len(tr._rec._roots) <= 4
+    assert len(tr._rec.modules.roots) <= 4
 
 
 def test_a_submodule_rebuilt_from_its_own_children_after_construction_keeps_their_names():
@@ -646,9 +646,9 @@ def _submodule_first_then_its_model():
 
 
 def _snapshot(fn, incremental, monkeypatch):
-    from gradscope._record._modules import _Modules
+    from gradscope._record._modules import Modules
 
-    monkeypatch.setattr(_Modules, "_incremental_names", incremental)
+    monkeypatch.setattr(Modules, "_incremental_names", incremental)
     torch.manual_seed(0)
     with gradscope.trace() as tr:
         fn()
@@ -679,10 +679,10 @@ def test_a_new_root_named_on_its_own_gets_the_names_a_full_pass_gives(fn, monkey
 def test_a_root_per_iteration_is_walked_once(monkeypatch):
     """Naming N models made one per iteration walks each once, plus a few full passes (the second root,
     a group's first clash), not every earlier model again per new one."""
-    from gradscope._record._modules import _Modules
+    from gradscope._record._modules import Modules
 
     walks = []
-    real = _Modules._walk_root
+    real = Modules._walk_root
 
     def walk(self, r):  # (a gone root is not walked)
         w = real(self, r)
@@ -690,10 +690,10 @@ def test_a_root_per_iteration_is_walked_once(monkeypatch):
             walks.append(r)
         return w
 
-    monkeypatch.setattr(_Modules, "_walk_root", walk)
+    monkeypatch.setattr(Modules, "_walk_root", walk)
     full = []
-    real_rename = _Modules._rename
-    monkeypatch.setattr(_Modules, "_rename", lambda self: full.append(1) or real_rename(self))
+    real_rename = Modules.rename
+    monkeypatch.setattr(Modules, "rename", lambda self: full.append(1) or real_rename(self))
     with gradscope.trace() as tr:
         for _ in range(60):
             m = nn.Linear(2, 2)
@@ -762,3 +762,21 @@ def test_model_called_only_through_its_methods_is_named_from_the_callers_variabl
         pinn.residual(torch.randn(5, 2)).pow(2).mean().backward()
     names = {t.name for t in tr.data.tensors.values() if t.role == "param"}
     assert {"u.weight", "u.bias", "log_nu"} <= names, names
+
+
+def test_why_names_a_tensor_by_the_variable_of_the_block_that_ran_the_trace():
+    """A tensor with no recorded name is called by the variable holding it in the frame that entered the
+    trace, read when the recording stops (not from the frame that asks): from a helper too, and from inside."""
+    w = torch.ones(3, requires_grad=True)
+    with gradscope.trace() as tr:
+        a, b = w * 2, w * 3  # (a tuple assignment: no name from the line)
+        (a.detach() * b).sum().backward()
+        inside = tr.why(a).target  # (while recording: the frame is read now)
+
+    def ask(trace, t):
+        return trace.why(t).target
+
+    assert inside == "a"
+    assert tr.why(a).target == "a" and ask(tr, a) == "a"
+    assert tr._rec.variable_name(b) == "b"
+    assert tr._rec.variable_name(torch.ones(1)) is None

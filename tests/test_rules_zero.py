@@ -74,7 +74,7 @@ def test_write_through_data_into_a_saved_tensor():
     diag, tid = load("data_write")
     exp = diag.why(tid)
     assert exp.cause == "inplace_saved_tensor" and exp.site.lineno == case_line("data-write")
-    assert any(e.kind == "inplace" and e.verdict == "harmful" for e in diag.cuts())
+    assert any(e.kind == "inplace" and diag.verdicts()[e.index] == "harmful" for e in diag.cuts())
 
 
 # --- rule zeroed_after_backward: The gradient arrived non-zero, then something wrote zeros into .grad. ---------------

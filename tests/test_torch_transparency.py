@@ -17,7 +17,7 @@ from torch.optim import optimizer as O
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import gradscope
-from gradscope._record import Recorder
+from gradscope._record._recorder import Mode
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -43,7 +43,7 @@ def _subprocess(body: str, timeout: float) -> str:
 
 
 def _ours():
-    return [m for m in torch.overrides._get_current_function_mode_stack() if isinstance(m, Recorder)]
+    return [m for m in torch.overrides._get_current_function_mode_stack() if isinstance(m, Mode)]
 
 
 def _global_hooks():

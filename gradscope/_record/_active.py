@@ -35,7 +35,7 @@ def _dispatch(method: str, nargs: int, with_frame: bool = False, leave: bool = F
             return None
         call = args[:nargs] + (sys._getframe(1),) if with_frame else args[:nargs]
         for r in getattr(_local, "stack", ()):
-            if r._on:
+            if r.calls.on:
                 try:  # (Recorder._guard, written out: module hooks run twice per module call)
                     with _NO_TF():
                         getattr(r, method)(*call)
@@ -57,7 +57,8 @@ def _suspend_for_step():
     while True:
         n = _stack_len()
         top = _stack_at(n - 1) if n else None
-        if top is None or top not in active or not (top._in_opt or top._opt_closure) or top._suspended:
+        r = next((r for r in active if r.mode is top), None) if top is not None else None
+        if r is None or not (r.calls.in_opt or r.optim.closure) or r._suspended:
             break
         pop_function_mode()
-        top._suspended = True
+        r._suspended = True

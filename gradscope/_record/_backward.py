@@ -1,5 +1,8 @@
 """Backward watching, the per-call part: the graph walk that decides which nodes to hook, and
 what the call leaves in the trace (leaf gradients, statuses, steps=).
+
+``Backward`` owns what backward calls leave until the trace is queried (their raw node lists), the
+count of calls (``steps=``) and which leaf each ``.grad`` tensor belongs to (``grad_of``).
 """
 from __future__ import annotations
 
@@ -17,37 +20,57 @@ from ._graph import (
     _M_LOST, _MUST_HOOK, _must_hook, _node_post, _edge_norms, _build_backward,
 )
 from ._norms import _grad_status, _grad_statuses
-from ._ops import _T, _tensors
+from ._ops import _T, _tensors, context_of
 from ._records import BackwardState, HookState, PendingBackward, RawNode, error_key
 from ._refs import _pk, _tid_of
-from ._saved import _PROBES, _FREED
+from ._saved import _FREED
 from ._trampoline import _caller
 
 
-class _Backward:
-    # --- backward --------------------------------------------------------------------------
-    def _backward(self, api, func, args, kwargs):
-        self._in_opt = False
+class Backward:
+    """A backward call (``run``): its graph walked and hooked before, what arrived read after."""
+
+    def __init__(self, sink, engine, saved, steps, grad_of):
+        self._sink = sink
+        self._data, self._events, self._tensors = sink.data, sink.events, sink.tensors
+        self._internal, self._guard, self._note = sink.internal, sink.guard, sink.note
+        # the recorder: tensor ids and refs, the frame walk, the hooks the call recorder saw, the limit
+        self._engine = engine
+        self._saved = saved
+        self._steps = steps
+        self.count = 0  # backward calls recorded
+        self.pending: dict = {}  # id(BackwardRecord) -> PendingBackward (turned into its nodes on query)
+        self._tuples: dict = {}  # interned edge tuples of backward nodes
+        self.grad_of = grad_of  # the identity's id(.grad tensor) -> leaf tid: filled here after each backward
+        self._grad_of_limit = 1024
+
+    def forget(self):
+        """After the recording's conversion."""
+        self._tuples = {}
+
+    def run(self, api, func, args, kwargs):
+        self._engine.set_in_optimizer(False)
         try:
-            rec, handles, state = self._backward_pre(api, args, kwargs)
+            rec, handles, state = self._pre(api, args, kwargs)
         except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
             self._internal(e)
             return func(*args, **kwargs)
         try:
-            # (from the user's line, above _other_call and the mode: a warning torch.autograd.grad raises
-            # with stacklevel=2 points there, as plain; see _caller)
-            out = _caller(sys._getframe(3))(func, args, kwargs)
+            # (from the user's line, above _other_call, handle and the mode: a warning torch.autograd.grad
+            # raises with stacklevel=2 points there, as plain; see _caller)
+            out = _caller(sys._getframe(4))(func, args, kwargs)
         except BaseException as e:
             for h in handles:
                 h.remove()
-            self._guard(self._backward_post, rec, state, None, e)
+            self._guard(self._post, rec, state, None, e)
             raise
         for h in handles:
             h.remove()
-        self._guard(self._backward_post, rec, state, out, None)
+        self._guard(self._post, rec, state, out, None)
         return out
 
-    def _backward_pre(self, api, args, kwargs):
+    def _pre(self, api, args, kwargs):
+        eng = self._engine
         if api == "torch.autograd.grad":
             roots = args[0] if args else kwargs.get("outputs")
             inputs = args[1] if len(args) > 1 else kwargs.get("inputs")
@@ -56,18 +79,18 @@ class _Backward:
             inputs = kwargs.get("inputs")
         roots = _tensors(roots if isinstance(roots, (list, tuple)) else [roots], [])
         inputs_t = _tensors(inputs if isinstance(inputs, (list, tuple)) else [inputs], []) if inputs is not None else []
-        raw, flags = self._where(sys._getframe())
-        refs = tuple(self._pack(roots))
-        in_refs = tuple(self._pack(inputs_t))
-        idx = len(self.events)
+        raw, flags = eng.modules.where(sys._getframe())
+        refs = tuple(eng.identity.pack(roots))
+        in_refs = tuple(eng.identity.pack(inputs_t))
+        idx = len(self._events)
         ev = Event(idx, "backward", api, raw, refs, in_refs,
-                   torch.is_grad_enabled(), torch.is_inference_mode_enabled(), self._module(),
+                   torch.is_grad_enabled(), torch.is_inference_mode_enabled(), eng.modules.current_module(),
                    # the torch/autograd/__init__ frame that dispatched this very call is not a region
-                   self._context(flags & ~F_BACKWARD, True), None,
-                   {"api": api, "roots": [_tid_of(r) for r in refs], "inputs": [self._tid(t) for t in inputs_t],
+                   context_of(flags & ~F_BACKWARD, True), None,
+                   {"api": api, "roots": [_tid_of(r) for r in refs], "inputs": [eng.identity.tid(t) for t in inputs_t],
                     "create_graph": bool(kwargs.get("create_graph", False)),
                     "retain_graph": bool(kwargs.get("retain_graph") or (len(args) > 2 and api == "Tensor.backward" and args[2]))})
-        self.events.append(ev)
+        self._events.append(ev)
         rec = BackwardRecord(idx, api, tuple(_tid_of(r) for r in refs))
         # Walk the graph once: number the nodes (breadth first) and note what each is; then hook the
         # nodes needed to see every edge (below) for this call. Everything else (BackwardNode objects, which nodes ran, what
@@ -80,7 +103,7 @@ class _Backward:
                 nodes[gf] = len(order)
                 order.append(gf)
         rec.root_nodes = tuple(nodes[t.grad_fn] for t in roots if t.grad_fn is not None)
-        node_ev, prehooked = self._node_ev, self._prehooked
+        node_ev, prehooked = self._saved.node_ev, eng.calls.prehooked
         raw_nodes = []  # [RawNode] by nid
         got = []  # by run order: (nid, gradients it sent, gradients it received) - or their norms
         leaves = []  # (nid, tid)
@@ -90,7 +113,7 @@ class _Backward:
         leaf_obs = api != "torch.autograd.grad" and not inputs_t  # a leaf's .grad shows what reached it
         opaque = set()  # nodes whose hook does not see what their parent sent (tensor hooks)
         hooked_leaves = []  # leaves with hooks (tensor or post-accumulate-grad)
-        ids = self._ids
+        ids = eng.identity.ids
         i = 0
         while i < len(order) and i < 200_000:
             n = order[i]
@@ -118,7 +141,7 @@ class _Backward:
             if nm == _ACCUMULATE:
                 var = n.variable
                 r = ids.get(id(var))
-                leaf = r.tid if r is not None and r() is var else self._tid(var) if isinstance(var, _T) else None
+                leaf = r.tid if r is not None and r() is var else eng.identity.tid(var) if isinstance(var, _T) else None
                 if leaf is not None:
                     leaves.append((i, leaf))
                 # what reached it is its .grad after backward, if it had none before and no hooks
@@ -127,7 +150,7 @@ class _Backward:
                 bw_hooks = backward_hooks(var)
                 if post_acc or bw_hooks:  # a hook may rewrite the gradient in place (`g.zero_()`,
                     hooked_leaves.append(i)  # a mask on .grad): what was sent is measured as it is sent
-                if (post_acc or bw_hooks) and id(var) not in self._hooked and leaf is not None:
+                if (post_acc or bw_hooks) and id(var) not in eng.calls.hooked and leaf is not None:
                     self._hooks_before_trace(var, leaf)
                 mode = _M_LEAF_SEEN if (leaf_obs and leaf is not None and var.grad is None
                                         and not bw_hooks and not post_acc) else _M_LEAF
@@ -197,7 +220,7 @@ class _Backward:
                     if c in targets:
                         now.add(i)
         handles = []
-        hstate = HookState(got, raw_nodes, self._refs, need_go, now)
+        hstate = HookState(got, raw_nodes, eng.identity.refs, need_go, now)
         for i in hooked:
             try:
                 handles.append(order[i].register_hook(partial(_node_post, hstate, i)))
@@ -205,13 +228,14 @@ class _Backward:
                 raw_nodes[i].mode = _M_LOST
         keep = bool(kwargs.get("retain_graph") or kwargs.get("create_graph")
                     or (api == "Tensor.backward" and len(args) > 2 and args[2]))
-        return rec, handles, BackwardState(raw_nodes, got, leaves, inputs_t and [self._tid(t) for t in inputs_t],
+        return rec, handles, BackwardState(raw_nodes, got, leaves, inputs_t and [eng.identity.tid(t) for t in inputs_t],
                                            None if keep else order)
 
     def _hooks_before_trace(self, var, tid):
         """Hooks on a leaf registered before the trace began: recorded (once) as hook events without a
         registration site, so the diagnosis can still name the hook's line."""
-        self._hooked.add(id(var))
+        eng = self._engine
+        eng.calls.hooked.add(id(var))
         for hooks, post in ((backward_hooks(var), False), (post_accumulate_grad_hooks(var), True)):
             for fn in list((hooks or {}).values()):
                 detail = {"hook": _frames.callable_label(fn), "before_trace": True}
@@ -220,16 +244,17 @@ class _Backward:
                     detail["hook_return"] = fr.to_json()
                 if post:
                     detail["post_accumulate"] = True
-                idx = len(self.events)
-                self.events.append(Event(idx, "hook", "torch.Tensor.register_post_accumulate_grad_hook" if post else
-                                         "torch.Tensor.register_hook", (), (self._ref(var),), (),
+                idx = len(self._events)
+                self._events.append(Event(idx, "hook", "torch.Tensor.register_post_accumulate_grad_hook" if post else
+                                         "torch.Tensor.register_hook", (), (eng.identity.ref(var),), (),
                                          torch.is_grad_enabled(), False, None, "user", None, detail))
 
-    def _backward_post(self, rec, state, out, err):
+    def _post(self, rec, state, out, err):
         raw_nodes, got, leaves, input_tids, graph = state  # BackwardState
+        eng = self._engine
         if graph and err is None and not input_tids:
-            self._probes = _PROBES  # (a new graph follows)
-            # this graph's saved tensors are freed now: remember it on the nodes that _saved_info
+            self._saved.new_graph()  # (a new graph follows)
+            # this graph's saved tensors are freed now: remember it on the nodes that Saved.info
             # may probe later (those made by recorded ops), so it never has to
             for n, rn in zip(graph, raw_nodes):
                 if rn.event is not None:
@@ -237,14 +262,15 @@ class _Backward:
                         n.metadata[_FREED] = True
                     except (AttributeError, RuntimeError):  # (a node without metadata)
                         pass
-            if self._open:
+            op = self._saved.open
+            if op:
                 covered = {rn.event for rn in raw_nodes if rn.event is not None}
-                self._open = [x for x in self._open if x[0] not in covered]
+                op[:] = [x for x in op if x[0] not in covered]
         # Edge norms locate a zeroing or non-finite node; they are only needed when a leaf ends up
         # with a zero or non-finite gradient (or backward failed). Otherwise: "a gradient was sent".
         leaf_now = []  # (leaf tid, its .grad) right after this backward
         if rec.api != "torch.autograd.grad":
-            refs = self._refs
+            refs = eng.identity.refs
             for _, tid in leaves:
                 t = refs[tid]()
                 if t is not None:
@@ -256,23 +282,23 @@ class _Backward:
         got.clear()
         if err is not None:
             rec.error = f"{type(err).__name__}: {err}"[:2000]
-            self._error_event = rec.event
-            self._error_key = error_key(err)
-        self._n_backward += 1
-        ev = self.events[rec.event]
+            self._sink.error_event = rec.event
+            self._sink.error_key = error_key(err)
+        self.count += 1
+        ev = self._events[rec.event]
         leaf_val = {}  # tid -> norm of its .grad now (PRESENT: a gradient, not measurable; None: none)
         if rec.api != "torch.autograd.grad":
-            grad_of = self._grad_of
+            grad_of = self.grad_of
             if len(grad_of) > self._grad_of_limit:  # drop the .grad tensors that are gone (zero_grad)
-                grad_of = self._grad_of = {k: v for k, v in grad_of.items() if self._grad_leaf_alive(k, v)}
+                alive = {k: v for k, v in grad_of.items() if eng.identity.grad_leaf_alive(k, v)}
+                grad_of.clear()  # (in place: the identity and the call recorder hold it)
+                grad_of.update(alive)
                 self._grad_of_limit = max(1024, 2 * len(grad_of))
-            tens = self.tensors
-            cleared = self._cleared
+            tens = self._tensors
+            cleared = eng.calls.cleared
             for (tid, g), (st, nm) in zip(leaf_now, statuses):
                 if g is not None and cleared:
-                    cleared.pop(tid, None)  # filled again
-                    if not cleared:
-                        self._watch = False
+                    eng.calls.grad_refilled(tid)
                 gi = GradInfo(st, nm, rec.event)
                 rec.leaf_grads[tid] = gi
                 tens[tid].grad = gi
@@ -286,24 +312,24 @@ class _Backward:
                 st, nm = _grad_status(g)
                 rec.leaf_grads[tid] = GradInfo(st, nm, rec.event)
                 if isinstance(g, _T):
-                    outs.append(_pk(self._tid(g, producer=rec.event, link=False), g.requires_grad, g.is_leaf))
-            ev.outputs = tuple(self._tref(o, self.tensors) for o in outs) if rec.event < self._synced else tuple(outs)
-        self.data.backwards.append(rec)
-        self._bw_raw[id(rec)] = PendingBackward(rec, raw_nodes, outs_of, leaf_val)
-        if len(self.data.backwards) > 8:  # keep the graph details of the recent backward calls only
-            old = self.data.backwards[-9]
-            if self._bw_raw.pop(id(old), None) is not None or old.nodes:
+                    outs.append(_pk(eng.identity.tid(g, producer=rec.event, link=False), g.requires_grad, g.is_leaf))
+            ev.outputs = tuple(eng.syncer.tref(o, self._tensors) for o in outs) if rec.event < eng.syncer.synced else tuple(outs)
+        self._data.backwards.append(rec)
+        self.pending[id(rec)] = PendingBackward(rec, raw_nodes, outs_of, leaf_val)
+        if len(self._data.backwards) > 8:  # keep the graph details of the recent backward calls only
+            old = self._data.backwards[-9]
+            if self.pending.pop(id(old), None) is not None or old.nodes:
                 old.nodes = {}
                 self._note("graph details of backward calls older than the last 8 were dropped to save memory")
-        if self._steps is not None and self._n_backward >= self._steps:
-            self._limit_reached()
-            self.data.truncated = True
-            self.data.unseen.append(f"recording stopped after {self._steps} backward call(s) (steps={self._steps})")
+        if self._steps is not None and self.count >= self._steps:
+            eng._limit_reached()
+            self._data.truncated = True
+            self._data.unseen.append(f"recording stopped after {self._steps} backward call(s) (steps={self._steps})")
 
-    def _build_backwards(self):
+    def build(self):
         """BackwardNode objects, ran flags, arrived norms and the first non-finite node of the
         backward calls recorded since the last query (pure: from the lists _backward_post kept)."""
-        pend = self._bw_raw
-        self._bw_raw = {}
+        pend = self.pending
+        self.pending = {}
         for rec, raw_nodes, seen, leaf_val in pend.values():  # PendingBackward
             _build_backward(rec, raw_nodes, seen, leaf_val, self._note, self._tuples)

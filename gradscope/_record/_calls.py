@@ -1,4 +1,10 @@
-"""Call recording: the TorchFunctionMode handler and the event each torch call becomes."""
+"""Call recording: the TorchFunctionMode handler and the event each torch call becomes.
+
+``Calls`` owns the switches the hot path reads (``on``, ``in_opt``), the zero_grad() bracket (``zg``),
+the leaves whose .grad was cleared (``cleared``) and the hooks seen registered; it binds, at
+construction, what each call needs of the other components (ids, the frame walk, in-place probes,
+lineage), so that a recorded op pays no extra attribute hop for them.
+"""
 from __future__ import annotations
 
 import sys
@@ -12,14 +18,13 @@ from ._compat import (
     RECORD_FUNCTION_EXIT as _RF_EXIT, node_sequence_nr,
 )
 from ._frames import (
-    F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM,
-    F_SETUP, F_TORCH,
+    F_CLIP, F_COMPILE, F_INIT, F_TORCH,
 )
 from ._ops import (
     _is_compiling, _T, _SKIP, _DETACH, _CONVERT, _BACKWARD, _ZERO_GRAD_OPS, _CAST_NAMES, _SHAPE_ONLY,
     _POST_ACC_HOOK, _DATA_SET, _SPECIAL, _NAMES, _name, _short, _C_OP, _C_INPLACE, _C_IGNORE,
     _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET, _C_PASS, _FCODE, _classify, _ZERO_GRAD_DETAIL, _CTX_FLAGS,
-    _NO_DETAIL, _tensors,
+    _NO_DETAIL, _tensors, context_of,
 )
 from ._records import error_key
 from ._refs import _pk, _tid_of, _Ref, _Held, _GradRef
@@ -28,16 +33,56 @@ from ._trampoline import _caller
 _LEAF_GET = torch.Tensor.is_leaf.__get__
 
 
-class _Calls:
+class Calls:
+    """Records each torch call the mode forwards (``handle``) as an event."""
+
+    def __init__(self, sink, engine, identity, modules, saved, lineage, backward, *, max_events, eager_compile):
+        self._sink = sink
+        self.data, self.events, self.tensors = sink.data, sink.events, sink.tensors
+        self._internal, self._guard, self._note = sink.internal, sink.guard, sink.note
+        self._engine = engine  # the recorder: the limit reached (steps=/max_events=), the sync's progress
+        self._ident, self._saved = identity, saved
+        # bound once (the hot path reads them as its own attributes)
+        self._ids, self._refs, self._grad_of = identity.ids, identity.refs, identity.grad_of
+        self._tid, self.tid_of, self._pack, self._ref = identity.tid, identity.tid_of, identity.pack, identity.ref
+        self._grad_leaf = identity.grad_leaf
+        self._where, self._mod_stack, self._module = modules.where, modules.mod_stack, modules.current_module
+        self._saved_info, self._node_ev, self._consumers, self._open = saved.info, saved.node_ev, saved.consumers, saved.open
+        self._recent, self._values, self._arrays = lineage.recent, lineage.values, lineage.arrays
+        self._escape, self._reentry = lineage.escape, lineage.reentry
+        self._backward = backward.run
+        self._max_events = max_events
+        self._eager_compile = eager_compile
+        self.on = False  # recording (the facade's pause and the limits switch it off)
+        self.in_opt = False  # inside optimizer.step(): its calls pass through (see Optim)
+        self.zg = None  # inside Optimizer.zero_grad(): [] or [its grad_set event]
+        # leaves whose .grad was set to None (zero_grad(), `.grad = None`) since a backward last filled
+        # it: tid -> that grad_set event. A read that finds None then is recorded (_grad_read).
+        self.cleared: dict = {}
+        self._watch = False  # bool(self.cleared), read on the hot path
+        self.hooked: set = set()  # id() of tensors whose hook registration was recorded
+        self.prehooked: set = set()  # sequence numbers of nodes whose output a tensor hook rewrites
+        self._s0 = 0  # the autograd sequence number before the recorded call
+        self._seen_compiled = False
+        self._seen_jit = False
+
+    def grad_refilled(self, tid) -> None:
+        """A backward filled the .grad of leaf ``tid`` again (cleared since: see _grad_read)."""
+        cleared = self.cleared
+        cleared.pop(tid, None)  # filled again
+        if not cleared:
+            self._watch = False
+
     # --- the mode --------------------------------------------------------------------------
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def handle(self, func, types, args=(), kwargs=None):
+        """The mode's ``__torch_function__`` (``_recorder.Mode`` forwards every call here)."""
         if kwargs is None:
             kwargs = {}
         # (while some .grad is cleared since backward filled it, .grad reads are watched: one that finds
         # None is evidence, see _grad_read; otherwise property reads cost what they always did)
         # (.grad reads are not in _SKIP: they are watched while some .grad is cleared since backward
         # filled it, see _grad_read, and they can warn, see _WARNS)
-        if not self._on or self._in_opt or func in _SKIP or _is_compiling():
+        if not self.on or self.in_opt or func in _SKIP or _is_compiling():
             # (inside optimizer.step() its writes are summarised when it ends)
             return func(*args, **kwargs)
         code = _FCODE.get(func)
@@ -100,7 +145,7 @@ class _Calls:
 
     def _other_call(self, code, func, args, kwargs):
         if code == _C_PASS:
-            return _caller(sys._getframe(2))(func, args, kwargs)  # (from the caller's line: see _WARNS)
+            return _caller(sys._getframe(3))(func, args, kwargs)  # (from the caller's line: see _WARNS)
         if code == _C_GRAD_GET:
             # only a non-leaf's .grad read warns (from C++): that one runs from the line that read it (see
             # _caller), a leaf's (every parameter's) stays one C call
@@ -108,10 +153,10 @@ class _Calls:
                 leaf = len(args) == 1 and not kwargs and _LEAF_GET(args[0])
             except RuntimeError:  # (a stale no-grad view: see _is_leaf)
                 leaf = False
-            out = func(*args) if leaf else _caller(sys._getframe(2))(func, args, kwargs)
+            out = func(*args) if leaf else _caller(sys._getframe(3))(func, args, kwargs)
             if not self._watch:
                 return out
-            if out is None and self._cleared:
+            if out is None and self.cleared:
                 try:
                     self._grad_read(args[0])
                 except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
@@ -121,10 +166,10 @@ class _Calls:
             # profiler markers; the one around Optimizer.zero_grad() opens a bracket in which the
             # per-parameter `p.grad = None` calls become one event
             if func is _RF_ENTER:
-                self._zg = [] if args and str(args[0]).startswith("Optimizer.zero_grad#") else None
+                self.zg = [] if args and str(args[0]).startswith("Optimizer.zero_grad#") else None
             elif func is _RF_EXIT:
-                self._zg = self._zg_memo = None
-                self._watch = bool(self._cleared)
+                self.zg = self._ident.zg_memo = None
+                self._watch = bool(self.cleared)
             return func(*args, **kwargs)
         if code == _C_GRAD_SET:
             if args and self._grad_of:  # the .grad being replaced is gone (its id may come back)
@@ -134,7 +179,7 @@ class _Calls:
                         old.gone = True
                 except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
                     self._internal(e)
-            if self._zg is not None and len(args) > 1 and args[1] is None:
+            if self.zg is not None and len(args) > 1 and args[1] is None:
                 out = func(*args, **kwargs)
                 try:
                     self._zero_grad_set(args[0])
@@ -153,42 +198,21 @@ class _Calls:
             if not self.data.truncated:
                 self.data.truncated = True
                 self.data.unseen.append(f"recording stopped after {self._max_events} events (max_events)")
-            self._limit_reached()
+            self._engine._limit_reached()
             return True
         return False
 
-    def _module(self):
-        st = self._mod_stack
-        return st[-1].path if st else None
+    def forget(self):
+        """After the recording's conversion: what only recording calls needed."""
+        self.prehooked, self.hooked, self.cleared = set(), set(), {}
 
-    @staticmethod
-    def _context(flags, grad_on):
-        if flags & F_OPTIM:
-            return "optimizer"
-        if flags & F_SETUP:
-            return "setup"
-        if flags & F_CHECKPOINT:
-            return "checkpoint"
-        if flags & F_APPLY:
-            return "custom_function"
-        if flags & (F_COMPILE | F_GENERATED):
-            return "compiled"
-        if flags & F_INIT:
-            return "init"
-        if flags & F_CLIP:
-            return "clip"
-        if flags & F_DATA:
-            return "data"
-        if flags & F_FUNCTORCH:
-            return "functorch"
-        if flags & F_BACKWARD:
-            return "backward"
-        return "user"
+
+    _context = staticmethod(context_of)  # (a pure function of the frame flags)
 
     def _zero_grad_set(self, t):
         """``p.grad = None`` inside Optimizer.zero_grad(): one grad_set event per zero_grad call,
         listing every parameter it cleared (one frame walk, not one per parameter)."""
-        zg = self._zg
+        zg = self.zg
         if not zg:
             if self._full():
                 return
@@ -201,22 +225,22 @@ class _Calls:
             zg.append(ev)
         ref = self._ref(t)
         zg[0].inputs.append(ref)
-        self._cleared[_tid_of(ref)] = zg[0].index  # (watched from the end of zero_grad(): its own reads are not)
+        self.cleared[_tid_of(ref)] = zg[0].index  # (watched from the end of zero_grad(): its own reads are not)
 
     def _grad_read(self, t):
         """``t.grad`` read as None by user code or gradient clipping after zero_grad() / ``.grad = None``
         cleared it: evidence of a consumer that came too late. Reads on one line are one event."""
         tid = self.tid_of(t)
-        clear = self._cleared.get(tid) if tid is not None else None
+        clear = self.cleared.get(tid) if tid is not None else None
         if clear is None:
             return
-        f = sys._getframe(3)  # the frame that read .grad (above _grad_read, _other_call, the handler)
+        f = sys._getframe(4)  # the frame that read .grad (above _grad_read, _other_call, handle, the mode)
         cat = _frames.category(f.f_code)
         if cat != _frames.USER and not cat & F_CLIP:
             return  # torch's own bookkeeping (Module.zero_grad checks `p.grad is not None`), not a consumer
         raw, flags = self._where(f)
         last = self.events[-1] if self.events else None
-        if last is not None and last.kind == "grad_read" and last.index >= self._synced and last.site == raw:
+        if last is not None and last.kind == "grad_read" and last.index >= self._engine.syncer.synced and last.site == raw:
             last.inputs.append(_pk(tid, t.requires_grad, True))
             return
         if self._full():
@@ -227,11 +251,11 @@ class _Calls:
                                  self._context(flags, True), None, {"found": None, "cleared_by": clear}))
 
     def _pre(self, func, args, kwargs, code):
-        self._zg = None
+        self.zg = None
         ins = _tensors(args, [])
         if kwargs:
             _tensors(kwargs, ins)
-        cf = sys._getframe(3)  # the frame that made the call (above _pre, _record and the mode's handler)
+        cf = sys._getframe(4)  # the frame that made the call (above _pre, _record, handle and the mode)
         raw, flags = self._where(cf)
         grad_on = torch.is_grad_enabled()
         kind = "op"
@@ -263,8 +287,8 @@ class _Calls:
         self.events.append(Event(idx, kind, _name(func) if func is not None else "", raw, refs, (), grad_on, torch.is_inference_mode_enabled(),
                                  self._module(), self._context(flags, grad_on), None,
                                  {"error": f"{type(e).__name__}: {e}"[:500]}))
-        self._error_event = idx
-        self._error_key = error_key(e)
+        self._sink.error_event = idx
+        self._sink.error_key = error_key(e)
         return idx
 
     def _post(self, pre, func, args, kwargs, out):
@@ -311,7 +335,7 @@ class _Calls:
                 orefs.append(self._ref(o))
                 continue
             tid = self._tid(o, producer=idx)
-            if hold and self._slots is None:
+            if hold and self._ident.slots is None:
                 r = self._refs[tid]
                 if type(r) is _Ref:
                     h = self._refs[tid] = self._ids[id(o)] = _Held(o)
@@ -347,7 +371,7 @@ class _Calls:
             if len(op) < 100_000:
                 op.append((idx, (orefs[0] >> 2) & 0xFFFFFFFF))  # an Open (event, tid)
             else:
-                self._open_overflow = True
+                self._saved.open_overflow = True
         in_rg = False
         for r in refs:
             if r & 2:
@@ -435,10 +459,10 @@ class _Calls:
             detail["value"] = None if v is None else "tensor"
             if refs:
                 if v is None:
-                    self._cleared[_tid_of(refs[0])] = idx
+                    self.cleared[_tid_of(refs[0])] = idx
                 else:
-                    self._cleared.pop(_tid_of(refs[0]), None)
-                self._watch = bool(self._cleared)
+                    self.cleared.pop(_tid_of(refs[0]), None)
+                self._watch = bool(self.cleared)
         elif special == "hook":
             kind = "hook"
             fn = args[1] if len(args) > 1 else kwargs.get("hook")
@@ -461,10 +485,10 @@ class _Calls:
                         vals.append(None)
                 detail["cell_values"] = vals
             if ins:
-                self._hooked.add(id(ins[0]))
+                self.hooked.add(id(ins[0]))
             gf = ins[0].grad_fn if ins else None
             if gf is not None:  # the hook rewrites what this node receives: its hook sees it afterwards
-                self._prehooked.add(node_sequence_nr(gf))
+                self.prehooked.add(node_sequence_nr(gf))
         elif special == "retain":
             for t in ins:
                 self.tensors[self._tid(t)].retains_grad = True

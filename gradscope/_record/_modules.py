@@ -12,48 +12,15 @@ import torch.nn as nn
 from ..model import Event
 from . import _frames, _names
 from ._compat import CALL_IMPL_CODE as _CALL_IMPL, module_children, module_parameters
-from ._frames import F_COMPILE, F_INIT, F_OPTIM
-from ._ops import _T, _CTX_FLAGS, _tensors
-from ._records import Call, Recent, LateAttr, ModelPath, Named, Owner, Source
+from ._frames import F_COMPILE, F_INIT, F_OPTIM, F_TORCH
+from ._ops import _T, _CTX_FLAGS, _tensors, context_of
+from ._prefixes import Prefixes
+from ._records import Call, Recent, LateAttr, ModelPath, Named, Owner, Source, _ModulePaths, _Root
 from ._refs import _pk, _Held
 
 
 _new = tuple.__new__
 _CLASS_DETAIL: dict = {}  # module class name -> its (shared) module-event detail  # shared by events without details: never mutate
-
-
-class _ModulePaths:
-    """module -> its path in the model, keyed by id() with a weak reference to check identity (a
-    WeakKeyDictionary lookup builds a new weak reference on every call: this is on the hot path)."""
-
-    __slots__ = ("_d",)
-
-    def __init__(self):
-        self._d: dict = {}
-
-    def get(self, m, default=None):
-        e = self._d.get(id(m))
-        return e[1] if e is not None and e[0]() is m else default
-
-    def __contains__(self, m):
-        e = self._d.get(id(m))
-        return e is not None and e[0]() is m
-
-    def __setitem__(self, m, path):
-        self._d[id(m)] = (weakref.ref(m), path)
-
-    def items(self):
-        return [(m, p) for m, p in ((r(), p) for r, p in self._d.values()) if m is not None]
-
-
-class _Root:
-    """A model called in the trace: its user's variable (None when none is visible), whether its own
-    names are bare indices, and its class."""
-
-    __slots__ = ("ref", "var", "flat", "cls", "leaf")
-
-    def __init__(self, ref, var, flat, cls, leaf):
-        self.ref, self.var, self.flat, self.cls, self.leaf = ref, var, flat, cls, leaf
 
 
 _FAST_PATH: dict = {}  # module type -> has an attention fast path that any TorchFunctionMode turns off
@@ -66,30 +33,72 @@ def _fast_path_note(labels):
             "training step, not inference")
 
 
-class _Modules:
+class Modules:
+    """Module calls (the module stack, one frame walk per call: ``where``), the models' roots and the
+    paths of their modules and tensors (names), replaced submodules and parameters (``module_set``)."""
+
     # a new root is named on its own when that changes no other root's names (see _prefixes); False: every
     # new root re-runs the full pass (tests compare the two)
     _incremental_names = True
 
+    def __init__(self, sink, engine, identity, eager_compile: bool):
+        self._sink = sink
+        self._data, self._events, self._tensors = sink.data, sink.events, sink.tensors
+        self._engine = engine  # the recorder: its optimizer flags, event limit and lineage
+        self._ident = identity
+        self.entry = None  # the traced block's frame, while recording (see begin)
+        # flags the ops inside a module call inherit from the call's own walk (see _module_pre)
+        self._inherit = ~(F_TORCH | F_COMPILE) if eager_compile else ~F_TORCH
+        self.raws: dict = {}  # interned call stacks
+        self.mod_stack: list = []
+        self.mod_path = _ModulePaths()
+        self.roots: dict = {}  # _Root of each model called, in order (kept when gone: its tensors keep their names)
+        self._live: list = []  # the roots alive at the last look (see _ensure_root)
+        self._root_of: dict = {}  # id(root module) -> its _Root
+        self._root_tids: dict = {}  # _Root -> how many of its tensors the trace saw (those in _tid_src)
+        self._root_held: dict = {}  # _Root -> ([(id(module), weakref)], [id(tensor)]) it put in the live maps
+        self._book = Prefixes()
+        self.param_names: dict = {}  # id(param or buffer) -> Named
+        self.param_src: dict = {}  # id(param or buffer) -> Source
+        self._tid_src: dict = {}  # tid -> ModelPath: module tensors the trace saw
+        self.prefix: dict = self._book.pre  # _Root -> prefix of its names
+        self.tied_names: dict = {}  # id(param) -> its other names (tied weights)
+        self.param_owner: dict = {}  # id(param) -> Owner
+        self._built: dict = {}  # id(param) -> (its path, the class of the module holding that path): models built here
+        # module_set events made before the model's root was seen ([LateAttr]): their paths are filled in at stop
+        self.late_attrs: list = []
+
+    def begin(self, entry):
+        self.entry = entry
+
+    def end(self):
+        self.entry = None
+
+    def current_module(self):
+        """The path of the module whose forward is running, else None."""
+        st = self.mod_stack
+        return st[-1].path if st else None
+
     # --- module / optimizer hooks --------------------------------------------------------------
     def _module_pre(self, module, frame):
-        self._zg = None
-        if self._in_opt or self._suspended:
+        eng = self._engine
+        eng.calls.zg = None
+        if eng.calls.in_opt or eng._suspended:
             # an optimizer closure runs the model (LBFGS): record it. Or optimizer.step() raised,
             # the program caught it and went on: close the step's record now.
-            self._resume()
-            self._in_opt = False
-            if self._opt_pending is not None and not _frames.walk(sys._getframe(), self._entry)[1] & F_OPTIM:
-                self._note("an optimizer.step() raised inside the trace; torch calls between it and the next module "
-                           "call were not recorded")
-                self._optimizer_step_done(None)
-        st = self._mod_stack
+            eng._resume()
+            eng.set_in_optimizer(False)
+            if eng.optim.pending is not None and not _frames.walk(sys._getframe(), self.entry)[1] & F_OPTIM:
+                self._sink.note("an optimizer.step() raised inside the trace; torch calls between it and the next "
+                                "module call were not recorded")
+                eng.optim.step_done(None)
+        st = self.mod_stack
         if not st:
             self._ensure_root(module)
-        path = self._mod_path.get(module)
+        path = self.mod_path.get(module)
         if path is None:
             self._ensure_root(module, force=True)
-            path = self._mod_path.get(module, type(module).__name__)
+            path = self.mod_path.get(module, type(module).__name__)
         fp = _FAST_PATH.get(type(module))
         if fp is None:
             fp = _FAST_PATH[type(module)] = isinstance(module, (nn.MultiheadAttention, nn.TransformerEncoderLayer,
@@ -98,7 +107,7 @@ class _Modules:
             self._fast_path_off(module, path)
         # where this call is, walked once: the module's own event and every op inside it (and the
         # calls of its children) reuse it, walking only up to this frame
-        raw, flags = self._where(frame)
+        raw, flags = self.where(frame)
         # (without F_TORCH: the ops inside inherit only region flags; F_TORCH on an op then means that
         # torch code between it and its nearest user frame made the call: see _post, library detach)
         st.append(_new(Call, (path, id(frame), id(frame.f_back), raw, flags & self._inherit)))  # (a Call, built
@@ -111,33 +120,33 @@ class _Modules:
         if torch.is_grad_enabled() and not torch.is_inference_mode_enabled() and any(
                 p.requires_grad for p in module.parameters()):
             return  # (no fast path with autograd on, traced or not)
-        paths = self.data.meta.setdefault("fast_path_off", [])
+        paths = self._data.meta.setdefault("fast_path_off", [])
         label = f"{path} ({type(module).__name__})" if path else type(module).__name__
         if label in paths:
             return
         old = _fast_path_note(paths) if paths else None
         paths.append(label)
         text = _fast_path_note(paths)
-        un = self.data.unseen
+        un = self._data.unseen
         if old in un:
             un[un.index(old)] = text
         else:
             un.append(text)
 
-    def _where(self, f):
+    def where(self, f):
         """(user frames innermost first, context flags) for a call made from frame ``f``: walks up
         to the innermost running module call and reuses that call's walk for the rest."""
-        st = self._mod_stack
+        st = self.mod_stack
         top = st[-1] if st else None
-        user, flags, hit = _frames.walk_until(f, self._entry, top.frame if top else -1)
+        user, flags, hit = _frames.walk_until(f, self.entry, top.frame if top else -1)
         if not hit:
             if top is not None and self._drop_stale(f):
-                return self._where(f)
-            return self._raws.setdefault(user, user), flags
+                return self.where(f)
+            return self.raws.setdefault(user, user), flags
         if not user:
             return top.raw, flags | top.flags
         raw = (user + top.raw)[:16]
-        return self._raws.setdefault(raw, raw), flags | top.flags
+        return self.raws.setdefault(raw, raw), flags | top.flags
 
     def _drop_stale(self, f):
         """Entries of module calls whose forward raised (their forward hook never ran): those whose frame
@@ -146,14 +155,14 @@ class _Modules:
         while f is not None:
             live.add(id(f))
             f = f.f_back
-        st = self._mod_stack
+        st = self.mod_stack
         n = len(st)
         while st and st[-1].frame not in live:
             st.pop()
         return len(st) != n
 
     def _module_post(self, module, args, output, frame):
-        st = self._mod_stack
+        st = self.mod_stack
         fid = id(frame)
         if st and st[-1].frame == fid:
             entry = st.pop()
@@ -166,15 +175,15 @@ class _Modules:
                     break
             if entry is None or frame.f_code is _CALL_IMPL:
                 return  # (forward raised: no module event)
-        if self._max_events is not None and self._full():
+        if self._engine._max_events is not None and self._engine._full():
             return
         path, raw, flags = entry.path, entry.raw, entry.flags
         ins = _tensors(args, [])
         outs = [output] if isinstance(output, _T) else _tensors(output, [])
         if not ins and not outs:
             return
-        in_refs = self._pack(ins)
-        out_refs = self._pack(outs)
+        in_refs = self._ident.pack(ins)
+        out_refs = self._ident.pack(outs)
         cls = type(module).__name__
         detail = _CLASS_DETAIL.get(cls)
         if detail is None:
@@ -190,32 +199,32 @@ class _Modules:
                 fr = _frames.early_return_of_input(module)
                 if fr is not None:
                     detail["return_line"] = fr.to_json()
-        events = self.events
+        events = self._events
         events.append(Event(len(events), "module", path or cls, raw, tuple(in_refs), tuple(out_refs),
                             torch.is_grad_enabled(), torch.is_inference_mode_enabled(), st[-1].path if st else None,
-                            "user" if not flags & _CTX_FLAGS else self._context(flags, True), None, detail))
+                            "user" if not flags & _CTX_FLAGS else context_of(flags, True), None, detail))
 
     def _ensure_root(self, module, force=False):
         """A module tree entered for the first time: find the user's variable for it (or for the model
         that holds it) and record every module's and tensor's path now, while the frames are alive."""
         if not force:
             r = self._root_of.get(id(module))
-            if (r is not None and r.ref() is module) or module in self._mod_path:
+            if (r is not None and r.ref() is module) or module in self.mod_path:
                 return
-        if force and _names.compiler_made(module) and _frames.walk(sys._getframe(), self._entry)[1] & F_COMPILE:
-            self._mod_path[module] = type(module).__name__  # a graph torch.compile made and runs: not a model
+        if force and _names.compiler_made(module) and _frames.walk(sys._getframe(), self.entry)[1] & F_COMPILE:
+            self.mod_path[module] = type(module).__name__  # a graph torch.compile made and runs: not a model
             return
-        f = _frames.first_user_frame(sys._getframe(), self._entry)
+        f = _frames.first_user_frame(sys._getframe(), self.entry)
         try:
-            var, root = _names.find_root(f, self._entry, module, self._mod_path.get)
+            var, root = _names.find_root(f, self.entry, module, self.mod_path.get)
         except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
-            self._internal(e)
+            self._sink.internal(e)
             var, root = None, module
         taken = {r.var for r in self._live if (m := r.ref()) is not None and m is not root}
         if var is not None and var in taken and f is not None:
             # the same parameter name (`field`) for two models (coarse and fine, passed to one helper):
             # the caller's own variable for this one
-            var = _frames.outer_var(self._callers(f), self._entry, root, skip=taken) or var
+            var = _frames.outer_var(self.callers(f), self.entry, root, skip=taken) or var
         try:
             inner = _names.unwrap(root)
             new = _Root(weakref.ref(root), var, _names.flat(root), type(inner).__name__, not module_children(inner))
@@ -231,29 +240,29 @@ class _Modules:
                 gone.append(r)
             elif m is root or _names.contains(root, m):
                 inside = True
-                self._roots.pop(r, None)
+                self.roots.pop(r, None)
             else:
                 live.append(r)
         live.append(new)
         self._live = live
-        self._roots[new] = None
+        self.roots[new] = None
         self._root_of[id(root)] = new
         full = inside
         for r in gone:
             self._forget(r)
             if r not in self._root_tids:
-                self._roots.pop(r, None)
+                self.roots.pop(r, None)
                 full = full or not self._book.remove(r)
         if full or not self._incremental_names or not self._add_root(new):
-            self._rename()
+            self.rename()
 
-    def _name_uncalled(self):
+    def name_uncalled(self):
         """Parameters of a model the trace saw built but never called (its methods used them, or an optimizer
         holds them: `net = Net(); opt = Adam(net.parameters()); net = Net2()`): no root names them, so their
         path in that model, after its class (`net.fc1.weight` for a Net, as a lone layer is `linear.weight`)."""
-        tens, refs, owners = self.tensors, self._refs, self._param_owner
+        tens, refs, owners = self._tensors, self._ident.refs, self.param_owner
         paths = {str(tid): mp.path for tid, mp in self._tid_src.items()}  # tid -> its path inside its model
-        self.data.meta["module_paths"] = paths
+        self._data.meta["module_paths"] = paths
         taken = {i.name for i in tens.values() if i.name}
         for tid, info in tens.items():
             if info.name is not None or info.role != "param":
@@ -275,11 +284,30 @@ class _Modules:
             info.name = name
             paths[str(tid)] = path
 
-    def _callers(self, f):
-        """The user frame that called user frame ``f`` (None at the traced block's own frame)."""
-        return _names.callers(f, self._entry)
+    def unpin_tensors(self, unpinned):
+        """The recording stopped: the module tensors' names and sources keep references ``unpinned(t)``
+        gives (never strong); owners and late paths are done with."""
+        self.param_names = {k: Named(unpinned(r()), name) for k, (r, name) in self.param_names.items()
+                             if r() is not None}
+        self.param_src = {k: Source(unpinned(r()), root, path) for k, (r, root, path) in self.param_src.items()
+                           if r() is not None}
+        self.param_owner = {}
+        self.late_attrs = []
 
-    def _model_tensor(self, tid, r, rel):
+    def drop_tensors(self):
+        """Releasing failed: every reference on module tensors is forgotten."""
+        self.param_names, self.param_src, self.param_owner, self.late_attrs = {}, {}, {}, []
+
+    def forget(self):
+        """After the recording's conversion: the live maps of the model's modules."""
+        self.mod_path._d.clear()
+        self._root_held, self._root_of, self._live = {}, {}, []
+
+    def callers(self, f):
+        """The user frame that called user frame ``f`` (None at the traced block's own frame)."""
+        return _names.callers(f, self.entry)
+
+    def model_tensor(self, tid, r, rel):
         """Tensor ``tid`` is ``rel`` in root ``r``'s model (its name: r's prefix + rel)."""
         old = self._tid_src.get(tid)
         n = self._root_tids
@@ -299,12 +327,12 @@ class _Modules:
         """Root ``r`` is gone: its modules and tensors leave the live maps (the strong references on its
         tensors go with them); what the trace saw of it keeps its names."""
         mids, ids = self._root_held.pop(r, ((), ()))
-        d = self._mod_path._d
+        d = self.mod_path._d
         for k, wr in mids:
             e = d.get(k)
             if e is not None and e[0] is wr:
                 del d[k]
-        src, names, tied = self._param_src, self._param_names, self._tied_names
+        src, names, tied = self.param_src, self.param_names, self.tied_names
         for k in ids:
             e = src.get(k)
             if e is not None and e.root is r:
@@ -320,14 +348,14 @@ class _Modules:
         try:
             return _names.walk(root)
         except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
-            self._internal(e)
+            self._sink.internal(e)
             return None
 
     def _take(self, r, p, mods, tens):
         """Root ``r`` (prefix ``p``) into the live maps: the paths of its modules and tensors that no
         earlier live root holds (the first root holding a shared module names it). Returns the tensors'
         ids."""
-        mp, src, names, tied = self._mod_path, self._param_src, self._param_names, self._tied_names
+        mp, src, names, tied = self.mod_path, self.param_src, self.param_names, self.tied_names
         d = mp._d
         mids, ids = [], []
         for path, m in mods:
@@ -343,7 +371,7 @@ class _Modules:
                 continue
             # strong while recording, through the module after it: never a weak reference on a module's
             # tensor (torch.utils.swap_tensors refuses those; see _Held)
-            ref = _Held(t) if self._slots is None else self._unpinned(t)
+            ref = _Held(t) if self._ident.slots is None else self._ident.unpinned(t)
             src[k] = Source(ref, r, path)
             names[k] = Named(ref, p + path)
             ids.append(k)
@@ -352,15 +380,15 @@ class _Modules:
 
     def _seen(self, ids):
         """The tensors (ids in the live maps) the trace has already seen: their model's, by name."""
-        src, tens = self._param_src, self.tensors
+        src, tens = self.param_src, self._tensors
         for k in ids:
             ref, r, path = src[k]
             t = ref()
-            tid = self.tid_of(t) if t is not None else None
+            tid = self._ident.tid_of(t) if t is not None else None
             if tid is not None:
-                self._model_tensor(tid, r, path)
+                self.model_tensor(tid, r, path)
                 info = tens[tid]
-                info.name = self._prefix.get(r, "") + path
+                info.name = self.prefix.get(r, "") + path
                 if info.role == "tensor":
                     info.role = "param" if isinstance(t, nn.Parameter) else "buffer"
 
@@ -371,9 +399,9 @@ class _Modules:
         if walked is None:
             return False
         mods, tens = walked
-        src = self._param_src
+        src = self.param_src
         for _, t in tens:  # a tensor the trace saw as another (gone) root's: moved by the full pass
-            tid = self.tid_of(t)
+            tid = self._ident.tid_of(t)
             old = self._tid_src.get(tid) if tid is not None else None
             if old is not None and old.root is not r and id(t) not in src:
                 return False
@@ -383,22 +411,22 @@ class _Modules:
         self._seen(self._take(r, p, mods, tens))
         return True
 
-    def _rename(self):
+    def rename(self):
         """Module paths and tensor names from every live root (walked now); names of tensors already
         seen are kept per root, so they survive the model (a local of a function that returned)."""
         walked = []
         rels: dict = {}  # root -> relative tensor paths (for names that would coincide)
-        for r in self._roots:
+        for r in self.roots:
             w = self._walk_root(r)
             if w is not None:
                 walked.append((r, *w))
                 rels[r] = {p for p, _ in w[1]}
-        self._live = [r for r in self._roots if r.ref() is not None]
+        self._live = [r for r in self.roots if r.ref() is not None]
         for r, rel in self._tid_src.values():
             rels.setdefault(r, set()).add(rel)
-        pre = self._prefix = self._book.full(list(self._roots), rels)
-        self._mod_path = _ModulePaths()
-        self._param_src, self._param_names, self._tied_names, self._root_held = {}, {}, {}, {}
+        pre = self.prefix = self._book.full(list(self.roots), rels)
+        self.mod_path = _ModulePaths()
+        self.param_src, self.param_names, self.tied_names, self._root_held = {}, {}, {}, {}
         ids = []
         for r, mods, tens in walked:
             ids += self._take(r, pre.get(r, ""), mods, tens)
@@ -406,13 +434,13 @@ class _Modules:
         n = self._root_tids = {}
         for r, _ in self._tid_src.values():
             n[r] = n.get(r, 0) + 1
-        self._apply_names()
+        self.apply_names()
 
-    def _apply_names(self):
+    def apply_names(self):
         """Every module tensor the trace saw gets its name (root prefix + module path); the other
         spelling (with or without the root's variable) is kept as an alias for ``resolve``."""
-        pre = self._prefix
-        tens = self.tensors
+        pre = self.prefix
+        tens = self._tensors
         aliases: dict = {}
         for tid, (r, rel) in self._tid_src.items():
             info = tens.get(tid)
@@ -426,21 +454,21 @@ class _Modules:
                 a = rel if p else f"{r.var}.{rel}"
                 aliases[a] = tid if a not in aliases else None  # (ambiguous: not an alias)
         # a tied weight (lm_head.weight = wte.weight) answers to its other module paths too
-        for pid, others in self._tied_names.items():
-            ent = self._param_src.get(pid)
+        for pid, others in self.tied_names.items():
+            ent = self.param_src.get(pid)
             p = ent.ref() if ent is not None else None
-            tid = self.tid_of(p) if p is not None else None
+            tid = self._ident.tid_of(p) if p is not None else None
             if tid is None:
                 continue
             r = ent.root
-            pre = self._prefix.get(r, "")
+            pre = self.prefix.get(r, "")
             for o in others:
                 bare = o[len(pre):] if pre and o.startswith(pre) else o
                 for a in (o, bare, f"{r.var}.{bare}" if r.var else bare):
                     if a not in aliases:
                         aliases[a] = tid
-        self.data.meta["name_aliases"] = {a: t for a, t in aliases.items() if t is not None and tens[t].name != a}
-        self.data.meta["model_tensors"] = sorted(self._tid_src)  # tensors of a model the trace called
+        self._data.meta["name_aliases"] = {a: t for a, t in aliases.items() if t is not None and tens[t].name != a}
+        self._data.meta["model_tensors"] = sorted(self._tid_src)  # tensors of a model the trace called
 
     def _module_registered(self, module, name, sub):
         if isinstance(sub, nn.Module) and sub is not module:
@@ -451,21 +479,21 @@ class _Modules:
                 for pn, p in sub.named_parameters():
                     self._built[id(p)] = (f"{name}.{pn}", cls)
             except (AttributeError, RuntimeError, TypeError) as e:  # (a module whose named_parameters is broken)
-                self._internal(e)
+                self._sink.internal(e)
         old = module_children(module).get(name)
         if old is None or old is sub:
             return
-        raw, flags = _frames.walk(sys._getframe(), self._entry)
+        raw, flags = _frames.walk(sys._getframe(), self.entry)
         if flags & F_INIT and not raw:
             return
-        if _names.constructing(_frames.first_user_frame(sys._getframe(), self._entry), self._entry, module):
+        if _names.constructing(_frames.first_user_frame(sys._getframe(), self.entry), self.entry, module):
             # built in its own __init__ (`self.resnet = nn.Sequential(*list(self.resnet.children())[:-1])`):
             # not a replacement anything could hold; the tensors it drops keep their old path as name
             kept = {id(p) for p in sub.parameters()} if isinstance(sub, nn.Module) else ()
             for pn, p in old.named_parameters():
-                tid = self.tid_of(p)
-                if tid is not None and id(p) not in kept and self.tensors[tid].name is None:
-                    self.tensors[tid].name = f"{name}.{pn}"
+                tid = self._ident.tid_of(p)
+                if tid is not None and id(p) not in kept and self._tensors[tid].name is None:
+                    self._tensors[tid].name = f"{name}.{pn}"
             return
         old_params = []
         # parameters the new submodule keeps (`self.resnet = nn.Sequential(*list(self.resnet.children())[:-1])`)
@@ -474,104 +502,104 @@ class _Modules:
         for pn, p in old.named_parameters():
             if id(p) in kept:
                 continue
-            tid = self._tid(p)
+            tid = self._ident.tid(p)
             old_params.append(tid)
-            info = self.tensors[tid]
+            info = self._tensors[tid]
             if info.name is None:
-                ent = self._param_names.get(id(p))
+                ent = self.param_names.get(id(p))
                 info.name = ent.name if ent and ent.ref() is p else f"{name}.{pn}"
-        idx = len(self.events)
-        path = self._mod_path.get(module)
+        idx = len(self._events)
+        path = self.mod_path.get(module)
         attr = f"{path}.{name}" if path else name
         if path is None:
-            self._late_attr(module, name, idx, {t: self.tensors[t].name.rsplit(".", 1)[-1] for t in old_params})
-        self.events.append(Event(idx, "module_set", attr, raw, (), (), torch.is_grad_enabled(), False,
-                                 self._module(), self._context(flags, True), None,
+            self._late_attr(module, name, idx, {t: self._tensors[t].name.rsplit(".", 1)[-1] for t in old_params})
+        self._events.append(Event(idx, "module_set", attr, raw, (), (), torch.is_grad_enabled(), False,
+                                 self.current_module(), context_of(flags, True), None,
                                  {"attr": attr, "old_class": type(old).__name__, "new_class": type(sub).__name__,
                                   "old_params": old_params}))
 
     def _late_attr(self, module, name, idx, old, new=None):
         try:
-            self._late_attrs.append(LateAttr(weakref.ref(module), name, idx, old, _Held(new) if new is not None else None))
+            self.late_attrs.append(LateAttr(weakref.ref(module), name, idx, old, _Held(new) if new is not None else None))
         except TypeError:
             pass
 
-    def _fill_late_attrs(self):
+    def fill_late_attrs(self):
         """Paths of modules changed before the model was called (now that its root is known), and
         whether a parameter put in place of another belongs to another module (tied weights)."""
         keep = []
-        for la in self._late_attrs:
+        for la in self.late_attrs:
             name, idx, old, newr = la.name, la.event, la.old, la.new
             m = la.module()
-            path = self._mod_path.get(m) if m is not None else None
+            path = self.mod_path.get(m) if m is not None else None
             if path is None:
                 keep.append(la)
                 continue
             attr = f"{path}.{name}" if path else name
-            e = self.events[idx]
+            e = self._events[idx]
             e.op = attr
             e.detail["attr"] = attr
             new = newr() if newr is not None else None
-            ent = self._param_names.get(id(new)) if new is not None else None
+            ent = self.param_names.get(id(new)) if new is not None else None
             if ent is not None and ent.ref() is new and ent.name != attr:
                 e.detail["tied"] = True
                 e.detail["tied_to"] = ent.name
-                own = self._param_owner.get(id(new))
+                own = self.param_owner.get(id(new))
                 if own is not None and own.raw is e.site:  # (the tying line did not create it)
-                    del self._param_owner[id(new)]
+                    del self.param_owner[id(new)]
             for tid, short in old.items():  # the old parameters still carry the fallback name
-                info = self.tensors.get(tid)
+                info = self._tensors.get(tid)
                 if info is not None and info.name in (name, f"{name}.{short}"):
                     info.name = attr if info.name == name else f"{attr}.{short}"
-        self._late_attrs = keep
+        self.late_attrs = keep
 
     def _param_registered(self, module, name, param):
         if param is None:
             return
-        raw, flags = _frames.walk(sys._getframe(), self._entry, limit=6)
+        raw, flags = _frames.walk(sys._getframe(), self.entry, limit=6)
         old = module_parameters(module).get(name)
         if (old is not None and old is not param and not (flags & F_INIT and not raw)
-                and not _names.constructing(_frames.first_user_frame(sys._getframe(), self._entry), self._entry,
+                and not _names.constructing(_frames.first_user_frame(sys._getframe(), self.entry), self.entry,
                                             module)):
             # `layer.weight = other_param` (weight tying) or `= nn.Parameter(...)`: the old parameter
             # (perhaps the one an optimizer holds) leaves the model, like a replaced submodule
-            tid = self._tid(old)
-            info = self.tensors[tid]
-            path = self._mod_path.get(module)
+            tid = self._ident.tid(old)
+            info = self._tensors[tid]
+            path = self.mod_path.get(module)
             attr = f"{path}.{name}" if path else name
             if info.name is None:
-                ent = self._param_names.get(id(old))
+                ent = self.param_names.get(id(old))
                 info.name = ent.name if ent and ent.ref() is old else attr
-            idx = len(self.events)
+            idx = len(self._events)
             # (its path, if the model was not called yet, and whether the new parameter is another
             # module's, i.e. tied weights, are filled in at stop)
             self._late_attr(module, name, idx, {tid: ""}, param)
-            self.events.append(Event(idx, "module_set", attr, raw, (), (), torch.is_grad_enabled(), False,
-                                     self._module(), self._context(flags, True), None,
+            self._events.append(Event(idx, "module_set", attr, raw, (), (), torch.is_grad_enabled(), False,
+                                     self.current_module(), context_of(flags, True), None,
                                      {"attr": attr, "old_class": "Parameter", "new_class": "Parameter",
                                       "old_params": [tid], "tied": False}))
             # nn.Parameter(t) around a tensor with history: a re-wrap that cuts the graph
-        if self.tid_of(param) is None and self.events:
+        if self._ident.tid_of(param) is None and self._events:
             try:
                 ptr = param.data_ptr()
             except (RuntimeError, ValueError):  # a parameter without storage (meta; lazy: ValueError)
                 ptr = 0
             if ptr:
-                n = len(self.events)
-                for rec in map(Recent._make, reversed(self._recent)):
+                n = len(self._events)
+                for rec in map(Recent._make, reversed(self._engine.lineage.recent)):
                     htid = rec.tid
                     if rec.ptr == ptr and rec.has_history and rec.event >= n - 3 and rec.numel == param.numel():
-                        idx = len(self.events)
-                        ptid = self._tid(param, producer=idx)
-                        self.events.append(Event(idx, "cut", "torch.nn.Parameter", raw, (_pk(htid, True, False),),
+                        idx = len(self._events)
+                        ptid = self._ident.tid(param, producer=idx)
+                        self._events.append(Event(idx, "cut", "torch.nn.Parameter", raw, (_pk(htid, True, False),),
                                                  (_pk(ptid, param.requires_grad, True),), torch.is_grad_enabled(),
-                                                 torch.is_inference_mode_enabled(), self._module(),
-                                                 self._context(flags, True), "rewrap", {"attr": name}))
+                                                 torch.is_inference_mode_enabled(), self.current_module(),
+                                                 context_of(flags, True), "rewrap", {"attr": name}))
                         break
-        prev = self._param_owner.get(id(param))
+        prev = self.param_owner.get(id(param))
         if prev is not None and prev.ref() is param:
             return  # (tied: the module that created it stays its owner)
         try:
-            self._param_owner[id(param)] = Owner(_Held(param), type(module).__name__, name, raw)
+            self.param_owner[id(param)] = Owner(_Held(param), type(module).__name__, name, raw)
         except TypeError:
             pass

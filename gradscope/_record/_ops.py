@@ -265,3 +265,28 @@ def _floats(obj, out, budget=4096):
         elif tx is list or tx is tuple:
             stack.extend(x)
     return out
+
+
+def context_of(flags, grad_on) -> str:
+    """The region a call ran in, from the flags of its frame walk."""
+    if flags & F_OPTIM:
+        return "optimizer"
+    if flags & F_SETUP:
+        return "setup"
+    if flags & F_CHECKPOINT:
+        return "checkpoint"
+    if flags & F_APPLY:
+        return "custom_function"
+    if flags & (F_COMPILE | F_GENERATED):
+        return "compiled"
+    if flags & F_INIT:
+        return "init"
+    if flags & F_CLIP:
+        return "clip"
+    if flags & F_DATA:
+        return "data"
+    if flags & F_FUNCTORCH:
+        return "functorch"
+    if flags & F_BACKWARD:
+        return "backward"
+    return "user"

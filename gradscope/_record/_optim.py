@@ -13,18 +13,18 @@ from . import _frames
 from ._active import _active, _dispatch, _suspend_for_step
 from ._compat import version as _version
 from ._ops import _is_compiling
-from ._records import Open, PendingStep
+from ._records import PendingStep
 from ._refs import _pk
 
 
-_record_optimizer_step = _dispatch("_optimizer_step", 1)  # (optimizer, args, kwargs)
+_record_optimizer_step = _dispatch("_optimizer_step", 1)  # (Recorder._optimizer_step is Optim.step)  # (optimizer, args, kwargs)
 
 
 def _on_optimizer_step(optimizer, args, kwargs):
     """Record the step's start, then take this thread's recorders off the mode stack for the
     step's duration: its internals (dozens of calls per parameter) are summarised from version
     counters when it ends, so they need not pass through any mode. A recorder that is not on
-    top of the stack (a user's mode above it) stays and uses the ``_in_opt`` fast path.
+    top of the stack (a user's mode above it) stays and uses the ``in_opt`` fast path.
 
     A step given a closure (LBFGS; PyTorch Lightning's automatic optimization runs the whole
     training step as one) runs user code inside it: the closure is wrapped so that it runs
@@ -35,7 +35,7 @@ def _on_optimizer_step(optimizer, args, kwargs):
         return None
     if callable(closure) and _active():
         for r in _active():
-            r._opt_closure = True
+            r.optim.closure = True
         _suspend_for_step()
         wrapped = partial(_run_closure, optimizer, closure)
         if "closure" in kwargs:
@@ -49,10 +49,10 @@ def _on_optimizer_step(optimizer, args, kwargs):
 def _run_closure(optimizer, closure, *a, **k):
     """The user's closure, recorded; then the step's record begins (its updates follow)."""
     for r in _active():
-        if r._opt_pending is not None:  # a closure called again (LBFGS): the updates so far
-            r._guard(r._optimizer_step_done, optimizer)
+        if r.optim.pending is not None:  # a closure called again (LBFGS): the updates so far
+            r._guard(r.optim.step_done, optimizer)
         r._resume()
-        r._in_opt = r._opt_closure = False
+        r.calls.in_opt = r.optim.closure = False
     try:
         return closure(*a, **k)
     finally:
@@ -65,42 +65,44 @@ def _on_optimizer_step_done(optimizer, args, kwargs):
         return
     for r in _active():  # outermost first: suspended recorders go back in their order
         r._resume()
-        r._in_opt = r._opt_closure = False
-        if r._on:
-            r._guard(r._optimizer_step_done, optimizer)
+        r.calls.in_opt = r.optim.closure = False
+        if r.calls.on:
+            r._guard(r.optim.step_done, optimizer)
 
 
-class _Optim:
-    def _graph_open(self) -> bool:
-        """Can a graph built by recorded ops still hold saved tensors? False once every recorded op
-        that produced a grad-requiring result since then was part of a backward that freed its graph
-        (or its results are gone)."""
-        if self._open_overflow:
-            return True
-        op = self._open
-        if op:
-            refs = self._refs
-            op[:] = [o for o in op if (r := refs.get(Open._make(o).tid)) is not None and r() is not None]
-        return bool(op)
+class Optim:
+    """Optimizer steps: ``step`` when one begins (its parameters, their versions, which are saved for
+    backward), ``step_done`` when it ends (the parameters it wrote: one ``inplace`` event)."""
 
-    def _optimizer_step(self, opt):
-        if self._opt_pending is not None:  # the previous step raised and nothing closed its record
+    def __init__(self, sink, engine, saved):
+        self._events = sink.events
+        self._note = sink.note
+        self._engine = engine  # the recorder: its entry frame, tensor ids, event limit and optimizer flag
+        self._saved = saved
+        self.pending = None  # PendingStep: inside optimizer.step()
+        self.closure = False  # inside optimizer.step(closure), before the closure ran
+        self.trainable: set = set()  # tids of every parameter an optimizer holds
+
+    def step(self, opt):
+        eng = self._engine
+        if self.pending is not None:  # the previous step raised and nothing closed its record
             self._note("an optimizer.step() raised inside the trace; torch calls between it and the next module "
                        "call were not recorded")
-            self._optimizer_step_done(None)
-        if self._full():
+            self.step_done(None)
+        if eng._full():
             return
-        raw, flags = _frames.walk(sys._getframe(), self._entry)
+        raw, flags = _frames.walk(sys._getframe(), eng.entry)
         params = []
         # the step's writes into parameters are recorded as one event when it ends: versions now,
         # and whether autograd still holds any of them (only if a recorded graph may still be alive)
         tensors, before, saved = [], [], {}
-        probe = self._graph_open()
-        cleared = self._cleared
+        probe = self._saved.graph_open()
+        cleared = eng.calls.cleared
+        tid_of, saved_info = eng.identity.tid, self._saved.info
         found_none = []  # held, cleared since backward filled it: the step reads None and skips it
         for g in opt.param_groups:
             for p in g["params"]:
-                tid = self._tid(p)
+                tid = tid_of(p)
                 params.append(tid)
                 if p.grad is None:
                     if tid in cleared:
@@ -109,23 +111,24 @@ class _Optim:
                 tensors.append((p, tid))
                 before.append(_version(p))
                 if probe:
-                    sv = self._saved_info(p)
+                    sv = saved_info(p)
                     if sv is not None:
                         saved[tid] = sv
-        self._trainable.update(params)
-        self._in_opt = True
-        idx = len(self.events)
+        self.trainable.update(params)
+        eng.set_in_optimizer(True)
+        idx = len(self._events)
         detail = {"class": type(opt).__name__, "params": params}
         if found_none:
             detail["found_none"] = found_none
-        self.events.append(Event(idx, "optimizer_step", f"{type(opt).__name__}.step", raw, (), (),
+        self._events.append(Event(idx, "optimizer_step", f"{type(opt).__name__}.step", raw, (), (),
                                  torch.is_grad_enabled(), False, None, "user", None, detail))
-        self._opt_pending = PendingStep(idx, raw, tensors, before, saved, type(opt).__name__)
+        self.pending = PendingStep(idx, raw, tensors, before, saved, type(opt).__name__)
 
-    def _optimizer_step_done(self, opt):
-        pend, self._opt_pending = self._opt_pending, None
-        self._in_opt = False
-        if pend is None or self._full():
+    def step_done(self, opt):
+        pend, self.pending = self.pending, None
+        eng = self._engine
+        eng.set_in_optimizer(False)
+        if pend is None or eng._full():
             return
         step_idx, raw, tensors, before, saved, cls = pend  # PendingStep
         tids, vb, va, refs = [], [], [], []
@@ -143,6 +146,6 @@ class _Optim:
         if hit:
             detail["saved"] = hit
             detail["saved_by"] = {t: saved[t] for t in hit}
-        idx = len(self.events)
-        self.events.append(Event(idx, "inplace", f"{cls}.step", raw, tuple(refs), (),
+        idx = len(self._events)
+        self._events.append(Event(idx, "inplace", f"{cls}.step", raw, tuple(refs), (),
                                  False, False, None, "optimizer", None, detail))

@@ -1,4 +1,4 @@
-"""The recording layer: the only code that touches torch modes and hooks.
+"""The recorder: builds the components (see the package docstring), pushes their mode, starts and stops.
 
 A private TorchFunctionMode sees every user-level torch call; global module,
 optimizer and registration hooks name parameters and see optimizer steps; autograd
@@ -21,136 +21,115 @@ ints, interned code-id sites) and the rest is built on the first query (``sync``
 - ``optimizer.step()`` runs with the recorder off the mode stack; its parameter writes
   are one event from version counters. ``zero_grad()``'s ``p.grad = None`` calls are one
   event (bracketed by its profiler marker).
-- Backward: each graph edge is observed from one end (see ``_backward_pre``), so roughly
+- Backward: each graph edge is observed from one end (see ``Backward._pre``), so roughly
   half the nodes of a chain get a hook; edge norms are computed only when a leaf ends zero
   or non-finite; big gradients are kept only within a small budget (``_HOLD_BYTES``).
 """
 from __future__ import annotations
 
-import collections
 import sys
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from ..model import TraceData
 from . import _frames
 from ._active import _local
-from ._backward import _Backward
-from ._calls import _Calls
+from ._backward import Backward
+from ._calls import Calls
 from ._compat import (
-    disable_torch_function as _NO_TF, function_stack_len as _stack_len, function_stack_at as _stack_at,
+    function_stack_len as _stack_len, function_stack_at as _stack_at,
     current_function_modes, pop_function_mode, pop_function_mode_above, push_function_mode, push_function_mode_back,
 )
-from ._frames import F_COMPILE, F_TORCH
 from ._hooks import _install_globals, _remove_globals
-from ._lineage import _Lineage
-from ._modules import _ModulePaths, _Modules
-from ._optim import _Optim
-from ._prefixes import Prefixes
-from ._refs import _Identity
-from ._saved import _PROBES, _Saved
-from ._sync import _Sync
+from ._lineage import Lineage
+from ._modules import Modules
+from ._ops import _P, _SKIP, _T
+from ._optim import Optim
+from ._refs import Identity
+from ._saved import Saved
+from ._sink import Sink
+from ._module_facts import ModuleFacts
+from ._sync import Sync
 
 
-class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim, _Sync, TorchFunctionMode):
-    """Private mode behind :func:`gradscope.trace`. Use the facade, not this."""
+class Mode(TorchFunctionMode):
+    """The TorchFunctionMode a recording pushes: thin, it forwards every call to the recorder's call
+    component (as torch's FlopCounterMode facade holds its ``_FlopCounterMode``)."""
+
+    def __init__(self, rec, handle):
+        super().__init__()
+        self.rec = rec  # the Recorder it belongs to
+        self._handle = handle  # Calls.handle
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func in _SKIP:  # (property reads and PyTorch's private writes: straight through, one frame)
+            return func(*args) if kwargs is None else func(*args, **kwargs)
+        return self._handle(func, types, args, kwargs)
+
+
+class Recorder:
+    """The engine behind :func:`gradscope.trace` (use the facade, not this): it builds the components,
+    pushes their mode, and starts and stops the recording.
+
+    Components, each owning its state (see the package docstring): ``sink`` (the trace's data),
+    ``identity``, ``modules``, ``calls``, ``saved``, ``lineage``, ``optim``, ``backward``, ``facts``,
+    ``syncer``. The global hooks (``_active._dispatch``) call the recorder's ``_module_pre``,
+    ``_module_post``, ``_module_registered``, ``_param_registered`` and ``_optimizer_step``, bound here
+    to the components that handle them."""
 
     def __init__(self, *, max_events: int | None = None, steps: int | None = None, eager_compile: bool = False):
-        super().__init__()
         self._eager_compile = eager_compile
-        self._stance = None
-        # flags the ops inside a module call inherit from the call's own walk (see _module_pre)
-        self._inherit = ~(F_TORCH | F_COMPILE) if eager_compile else ~F_TORCH
-        self.data = TraceData()
-        self.events = self.data.events
-        self.tensors = self.data.tensors
-        self._ids: dict = {}  # id(tensor) -> _Ref (a weak reference carrying the tid)
-        self._refs: dict = {}  # tid -> weakref
-        self._shapes: dict = {}  # interned shape tuples
-        self._tuples: dict = {}  # interned edge tuples of backward nodes
-        self._lazy: set = set()  # tids of LazyModule parameters seen before their first forward (no shape yet)
-        self._raws: dict = {}  # interned call stacks
-        self._next_tid = 0
-        self._synced = 0
-        self._synced_tensors = -1
-        self._on = False
-        self._stopped = False  # stop() ran: nothing more is recorded (see _Sync._drop_recording_state)
-        self._entry = None
         self._max_events = max_events
-        self._steps = steps
-        self._n_backward = 0
-        self._slots = None  # after the recording: id -> where a module's tensor is (see _release_params)
-        self._probes = _PROBES  # in-place checks left in the current graph (see _saved_info)
-        self._node_ev: dict = {}  # graph node sequence number -> index of the event that made it
-        self._s0 = 0  # the autograd sequence number before the recorded call
-        self._prehooked: set = set()  # sequence numbers of nodes whose output a tensor hook rewrites
-        self._mod_stack: list = []
-        self._mod_path = _ModulePaths()
-        self._roots: dict = {}  # _Root of each model called, in order (kept when gone: its tensors keep their names)
-        self._live: list = []  # the roots alive at the last look (see _ensure_root)
-        self._root_of: dict = {}  # id(root module) -> its _Root
-        self._root_tids: dict = {}  # _Root -> how many of its tensors the trace saw (those in _tid_src)
-        self._root_held: dict = {}  # _Root -> ([(id(module), weakref)], [id(tensor)]) it put in the live maps
-        self._book = Prefixes()
-        self._param_names: dict = {}  # id(param or buffer) -> Named
-        self._param_src: dict = {}  # id(param or buffer) -> Source
-        self._tid_src: dict = {}  # tid -> ModelPath: module tensors the trace saw
-        self._prefix: dict = self._book.pre  # _Root -> prefix of its names
-        self._tied_names: dict = {}  # id(param) -> its other names (tied weights)
-        self._param_owner: dict = {}  # id(param) -> Owner
-        self._built: dict = {}  # id(param) -> (its path, the class of the module holding that path): models built here
-        # module_set events made before the model's root was seen ([LateAttr]): their paths are filled in at stop
-        self._late_attrs: list = []
-        self._hooked: set = set()  # id() of tensors whose hook registration was recorded
-        self._consumers: dict = {}  # tid -> list of output tids (grad-recording ops that used it)
-        self._values: dict = {}  # escaped python float -> event index
-        self._arrays: list = []  # [Array] that went through NumPy
-        self._trainable: set = set()
-        self._errors: list = []
-        self._n_errors = 0
-        self._error_note = None  # index of the internal-error note in data.unseen
-        self._error_text = None
-        self._first_where = ""
-        self._error_event = None  # the event of the last call that raised
-        self._error_key = None  # (type, message) of that error, to tell it from the one the block raised
-        self._in_opt = False
+        self._stance = None
+        sink = self.sink = Sink()
+        self.data, self.events, self.tensors = sink.data, sink.events, sink.tensors
+        self._note, self._internal, self._guard = sink.note, sink.internal, sink.guard
+        # components (each owns its state; what one needs of another is handed to it here)
+        self.identity = ident = Identity(sink, self)
+        self.tid_of, self.note_requires_grad = ident.tid_of, ident.note_requires_grad
+        self.saved = saved = Saved(sink, ident.refs, ident.tid_of)
+        self.optim = optim = Optim(sink, self, saved)
+        self._optimizer_step = optim.step  # (the global optimizer hook calls it)
+        self.backward = bw = Backward(sink, self, saved, steps, ident.grad_of)
+        self.modules = mods = Modules(sink, self, ident, eager_compile)
+        self._module_pre, self._module_post = mods._module_pre, mods._module_post  # (the global hooks call these)
+        self._module_registered, self._param_registered = mods._module_registered, mods._param_registered
+        self.lineage = lin = Lineage(sink, self, ident.refs, mods.raws)
+        ident.bind_lineage(lin)
+        self.facts = facts = ModuleFacts(sink, self)
+        self.syncer = syncer = Sync(sink, self, bw, saved, lin, facts)
+        self.sync, self.live, self.record_exception = syncer.sync, syncer.live, syncer.record_exception
+        self.calls = calls = Calls(sink, self, ident, mods, saved, lin, bw, max_events=max_events,
+                                   eager_compile=eager_compile)
+        self._full = calls._full
+        self.mode = Mode(self, calls.handle)
+        self._stopped = False  # stop() ran: nothing more is recorded (see Sync._drop_recording_state)
+        self.entry = None
+        self._names_frame = None  # the frame whose variables name the tensors asked about (see variable_name)
+        self._var_names: dict | None = None  # at stop: tid -> that frame's variable for it
+        self._var_params: dict = {}  # at stop: id(parameter the trace had not seen) -> (its variable, its mark)
         self._suspended = False  # taken off the mode stack during optimizer.step()
-        self._opt_closure = False  # inside optimizer.step(closure), before the closure ran
         self._leave_pending = False  # recording ended (steps=/max_events=): leave at the next chance
         self._left_stack = False  # off the mode stack for good
         self._left_hooks = False  # out of the global hooks
-        self._opt_pending = None  # PendingStep: inside optimizer.step()
-        self._grad_of: dict = {}  # id(.grad tensor) -> leaf tid
-        self._grad_of_limit = 1024
-        self._seen_compiled = False
-        self._seen_jit = False
-        self._metas: dict = {}  # interned (shape, dtype, device) tuples
-        self._recent = collections.deque(maxlen=64)  # Recent tuples: recent results (with history or detached)
-        self._bw_raw: dict = {}  # id(BackwardRecord) -> PendingBackward (turned into its nodes on query)
-        self._zg = None  # inside Optimizer.zero_grad(): [] or [its grad_set event]
-        self._zg_memo = None  # (that list, attr_name's memo) while in that zero_grad()
-        # leaves whose .grad was set to None (zero_grad(), `.grad = None`) since a backward last filled
-        # it: tid -> that grad_set event. A read that finds None then is recorded (_grad_read).
-        self._cleared: dict = {}
-        self._watch = False  # bool(self._cleared), read on the hot path
-        self._open: list = []  # Open tuples: grad-requiring results not yet freed by a backward
-        self._open_overflow = False
-        self.exception: BaseException | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
-    def start(self, entry_frame):
-        self._entry = entry_frame
+    def start(self, entry_frame, names_frame=None):
+        """Record until :meth:`stop`. ``entry_frame``: the user's frame the trace covers (stacks stop there);
+        ``names_frame``: the frame whose variables name the tensors asked about (the entry frame by default)."""
+        self.entry = entry_frame
+        self.modules.begin(entry_frame)
+        self._names_frame = names_frame if names_frame is not None else entry_frame
         _install_globals()
         stack = getattr(_local, "stack", None)
         if stack is None:
             stack = _local.stack = []
         stack.append(self)
-        self._on = True
+        self.calls.on = True
         self.data.meta.update(torch=torch.__version__, python=sys.version.split()[0])
         if self._eager_compile:
             self._force_eager()
-        self.__enter__()
+        self.mode.__enter__()
 
     def _force_eager(self):
         """eager_compile=True: torch.compile'd functions run their own Python code eagerly while recording,
@@ -165,18 +144,22 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
         self._note("torch.compile'd code ran eagerly during this trace (eager_compile=True): its ops are recorded at "
                    "the user's own lines")
 
+    def set_in_optimizer(self, on: bool) -> None:
+        """Inside optimizer.step() (its calls pass through unrecorded: see Optim) or out of it."""
+        self.calls.in_opt = on
+
     def _resume(self):
         """Back on the mode stack after optimizer.step() (or when its closure runs the model)."""
         if self._suspended:
             self._suspended = False
             if not self._left_stack:
-                push_function_mode(self)
+                push_function_mode(self.mode)
 
     # --- stopping means stopping: steps= / max_events= reached ----------------------------------
     def _limit_reached(self):
         """Recording ends here; the recorder leaves the mode stack and its global hooks as soon as it
         is outside its own handler (where the mode is stashed), so the rest of the block runs plain."""
-        self._on = False
+        self.calls.on = False
         self._leave_pending = True
 
     def _off_stack(self):
@@ -190,7 +173,7 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
             return True
         n = _stack_len()
         i = n - 1
-        while i >= 0 and _stack_at(i) is not self:
+        while i >= 0 and _stack_at(i) is not self.mode:
             i -= 1
         if i < 0:
             return False
@@ -226,12 +209,12 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
                 pass
             elif self._suspended:  # optimizer.step() raised: the mode is already off the stack
                 self._suspended = False
-            elif cur and cur[-1] is self:
-                self.__exit__(None, None, None)
+            elif cur and cur[-1] is self.mode:
+                self.mode.__exit__(None, None, None)
             else:  # someone pushed a mode inside our block and did not pop it: pop ours anyway
                 self._pop_out_of_order()
         finally:
-            self._on = False
+            self.calls.on = False
             self._leave_pending = False
             stack = getattr(_local, "stack", [])
             if self in stack:
@@ -239,80 +222,126 @@ class Recorder(_Identity, _Calls, _Lineage, _Saved, _Backward, _Modules, _Optim,
             if not self._left_hooks:
                 self._left_hooks = True
                 _remove_globals()
-            self._entry = None
-            self._zg_memo = None
-            self._guard(self._sync_live)  # (a failure of ours here must not raise out of the user's block)
+            self.entry = None
+            self.identity.zg_memo = None  # (attr_name's memo of a zero_grad() the block left: it holds tensors)
+            self.modules.end()
+            self._guard(self._read_names)
+            self._guard(self.facts.sync_live)  # (a failure of ours here must not raise out of the user's block)
             try:
-                self._release_params()
+                self.identity.release_params()
             except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
                 self._internal(e)
-                self._drop_held()  # and no strong reference may stay on the user's tensors
-            self._synced_tensors = -1  # the per-event conversion is left to the first query (sync)
+                self.identity.drop_held()  # and no strong reference may stay on the user's tensors
+            self.syncer.stopped()  # the per-event conversion is left to the first query (sync)
             self._stopped = True
+
+    # --- the facade's surface (gradscope.trace uses these, nothing private) ---------------------
+    @property
+    def is_recording(self) -> bool:
+        return self.calls.on
+
+    def pause(self) -> "_Pause":
+        """A context manager: nothing is recorded inside it (the facade's own queries)."""
+        return _Pause(self)
+
+    def tensor_id(self, t, *, register: bool = False):
+        """The trace-local id of tensor ``t``, or None when the trace never saw it. ``register``: a
+        parameter of a called model that no call used gets its id (and its module path) now."""
+        tid = self.tid_of(t)
+        if tid is None and register:
+            tid = self.identity.tid(t, link=False)
+        return tid
+
+    def variable_name(self, t) -> str | None:
+        """The user's variable for tensor ``t`` in the frame that entered the trace (``tr.why(x)`` -> "x"):
+        read when the recording stopped (or now, while it records); None when no variable holds it."""
+        if self._var_names is None:
+            f = self._names_frame
+            return _names_in(f, t) if f is not None else None
+        tid = self.tid_of(t)
+        if tid is not None and tid in self._var_names:
+            return self._var_names[tid]
+        hit = self._var_params.get(id(t))
+        if hit is not None and _mark(t) == hit[1]:
+            return hit[0]
+        return None
+
+    def internal_error(self, e: BaseException) -> None:
+        """A failure of gradscope's own that must not reach the user's program: noted in the trace."""
+        self._internal(e)
+
+    def _read_names(self):
+        """At stop: the variables of the names frame (locals, then globals; public names, the first one
+        wins) for the tensors the trace saw, and for parameters it had not seen (asked about later)."""
+        f, self._names_frame = self._names_frame, None
+        names: dict = {}
+        params: dict = {}
+        self._var_names, self._var_params = names, params
+        if f is None:
+            return
+        tid_of = self.tid_of
+        for scope in (_frames.locals_of(f), f.f_globals):
+            for k, v in list(scope.items()):
+                if k.startswith("_") or not isinstance(v, _T):
+                    continue
+                tid = tid_of(v)
+                if tid is not None:
+                    names.setdefault(tid, k)
+                elif isinstance(v, _P) and id(v) not in params:
+                    params[id(v)] = (k, _mark(v))
 
     def _pop_out_of_order(self):
         above = []
         cur = current_function_modes()
-        while cur and cur[-1] is not self:
+        while cur and cur[-1] is not self.mode:
             above.append(pop_function_mode_above())
             cur = current_function_modes()
         if cur:
-            self.__exit__(None, None, None)
+            self.mode.__exit__(None, None, None)
         for m in reversed(above):
             push_function_mode_back(m)
         self.data.unseen.append("another TorchFunctionMode was still active when the trace ended")
 
-    def _guard(self, fn, *args):
-        try:
-            with _NO_TF():  # hooks run outside our handler: our own tensor reads must not re-enter it
-                fn(*args)
-        except Exception as e:  # recording must never break the user's program
-            self._internal(e)
 
-    def _note(self, text):
-        if text not in self.data.unseen:
-            self.data.unseen.append(text)
+class _Pause:
+    """``Recorder.pause()``: recording off inside, back on after (if it was on)."""
 
-    def _internal(self, e):
-        """A failure of gradscope's own, caught where it must not reach the user's program: kept (the
-        first 20 in meta["internal_errors"]) and said in the trace's notes, so the report shows the gap."""
-        self._n_errors += 1
-        if len(self._errors) < 20:
-            self._errors.append(f"{type(e).__name__}: {e}"[:500])
-            self.data.meta["internal_errors"] = list(self._errors)  # (also when the sync itself failed)
-        if self._n_errors == 1:
-            self._first_where = _where_raised(e)
-        note = _internal_note(self._errors[0], self._n_errors, self._first_where)
-        un = self.data.unseen
-        if self._error_note is not None and self._error_note < len(un) and un[self._error_note] == self._error_text:
-            un[self._error_note] = note
-        else:
-            self._error_note = len(un)
-            un.append(note)
-        self._error_text = note
+    __slots__ = ("rec", "was")
+
+    def __init__(self, rec):
+        self.rec = rec
+        self.was = False
+
+    def __enter__(self):
+        calls = self.rec.calls
+        self.was, calls.on = calls.on, False
+        return self
+
+    def __exit__(self, *exc):
+        if self.was:
+            self.rec.calls.on = True
+        return False
 
 
-def _where_raised(e) -> str:
-    """The gradscope function an exception was raised in (the innermost of ours in its traceback)."""
-    tb, name = e.__traceback__, ""
-    while tb is not None:
-        co = tb.tb_frame.f_code
-        if co.co_filename.startswith(_frames.GS_DIR):
-            name = co.co_name
-        tb = tb.tb_next
-    return name
+def _names_in(frame, t) -> str | None:
+    """The first public variable of ``frame`` (locals, then globals) that holds ``t``."""
+    for scope in (_frames.locals_of(frame), frame.f_globals):
+        for k, v in scope.items():
+            if v is t and not k.startswith("_"):
+                return k
+    return None
 
 
-def _internal_note(first: str, n: int, where: str) -> str:
-    times = f"{n} times, first" if n > 1 else "once"
-    at = f" in {where}" if where else ""
-    return (f"gradscope failed internally while recording ({times}{at}: {first[:200]}); the calls it was recording "
-            "ran normally but some may be missing from the trace (all errors: trace.data.meta['internal_errors']). "
-            "Please report it with that message")
+def _mark(t):
+    """What tells a tensor from a later one at the same id without a reference on it."""
+    try:
+        return (t.data_ptr(), tuple(t.shape))
+    except (RuntimeError, ValueError):  # (no storage, or no shape)
+        return None
 
 
 _frames.mark_internal(
-    Recorder.__torch_function__.__code__, Recorder._pre.__code__, Recorder._post.__code__,
-    Recorder._grad_mode.__code__, Recorder._backward.__code__, Recorder._backward_pre.__code__,
-    Recorder._record.__code__, Recorder._other_call.__code__,
+    Mode.__torch_function__.__code__, Calls.handle.__code__, Calls._pre.__code__, Calls._post.__code__,
+    Calls._grad_mode.__code__, Backward.run.__code__, Backward._pre.__code__,
+    Calls._record.__code__, Calls._other_call.__code__,
 )

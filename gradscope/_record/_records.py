@@ -6,6 +6,7 @@ tuple costs a Python-level constructor call per op. The others are built as the 
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, NamedTuple
 
 
@@ -151,3 +152,37 @@ def error_key(e) -> tuple:
         return type(e).__name__, str(e)[:500]
     except Exception:  # a user exception whose __str__ raises: the type alone (never raise out of here)
         return type(e).__name__, ""
+
+
+class _ModulePaths:
+    """module -> its path in the model, keyed by id() with a weak reference to check identity (a
+    WeakKeyDictionary lookup builds a new weak reference on every call: this is on the hot path)."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self):
+        self._d: dict = {}
+
+    def get(self, m, default=None):
+        e = self._d.get(id(m))
+        return e[1] if e is not None and e[0]() is m else default
+
+    def __contains__(self, m):
+        e = self._d.get(id(m))
+        return e is not None and e[0]() is m
+
+    def __setitem__(self, m, path):
+        self._d[id(m)] = (weakref.ref(m), path)
+
+    def items(self):
+        return [(m, p) for m, p in ((r(), p) for r, p in self._d.values()) if m is not None]
+
+
+class _Root:
+    """A model called in the trace: its user's variable (None when none is visible), whether its own
+    names are bare indices, and its class."""
+
+    __slots__ = ("ref", "var", "flat", "cls", "leaf")
+
+    def __init__(self, ref, var, flat, cls, leaf):
+        self.ref, self.var, self.flat, self.cls, self.leaf = ref, var, flat, cls, leaf

@@ -1,5 +1,9 @@
 """Tensor identity and references: trace-local ids, packed refs (``_pk``), and the reference kinds
 that never keep a user's tensor alive (``_Ref``, ``_Held``, ``_Slot``, ``_GradRef``).
+
+``Identity`` owns the id maps (``ids``: id(tensor) -> reference, ``refs``: tid -> reference) and each
+tensor's ``TensorInfo`` as it is first seen; it asks the modules for a module tensor's path and the
+lineage for where a tensor without a producer came from.
 """
 from __future__ import annotations
 
@@ -13,8 +17,7 @@ from ._compat import (
     disable_torch_function as _NO_TF, is_view as _is_view, module_buffers,
     module_parameters,
 )
-from ._ops import _T, _P, _DTYPES, _is_leaf
-from ._records import Named, Source
+from ._ops import _T, _P, _DTYPES, _is_leaf, context_of
 
 
 # A raw tensor ref is one int (ints are not tracked by the garbage collector; tuples of them get
@@ -41,7 +44,7 @@ class _Held:
     """A strong reference in the shape of a _Ref (called, it returns the object), for parameters and
     buffers while recording: a weak reference makes torch.utils.swap_tensors refuse a tensor
     (load_state_dict, module.to() under torch.__future__.set_swap_module_params_on_conversion(True)).
-    Modules hold these anyway; released when the recording stops (Recorder._release_params)."""
+    Modules hold these anyway; released when the recording stops (Identity.release_params)."""
 
     __slots__ = ("t", "tid")
 
@@ -108,30 +111,53 @@ class _DeadRef:
         return None
 
 
-class _Identity:
+class Identity:
+    """Trace-local tensor ids (``tid``, ``tid_of``, ``pack``) and the references behind them."""
+
+    def __init__(self, sink, engine):
+        self._events, self._tensors = sink.events, sink.tensors
+        # the recorder: its entry frame, optimizer flag and modules (a module tensor's path, its owner)
+        self._engine = engine
+        self.ids: dict = {}  # id(tensor) -> _Ref (a weak reference carrying the tid)
+        self.refs: dict = {}  # tid -> weakref
+        self._shapes: dict = {}  # interned shape tuples
+        self.lazy: set = set()  # tids of LazyModule parameters seen before their first forward (no shape yet)
+        self.next_tid = 0
+        self.slots = None  # after the recording: id -> where a module's tensor is (see release_params)
+        self.grad_of: dict = {}  # id(.grad tensor) -> leaf tid (filled by Backward after each backward)
+        self._lineage = self._recent = self._arrays = self._values = None  # (see bind_lineage)
+        # inside one Optimizer.zero_grad() (Calls.zg is that call's list): (that list, attr_name's memo); the
+        # memo holds the tensors the search read, so it is dropped at the call's end and at stop (zg_done)
+        self.zg_memo = None
+
+    def bind_lineage(self, lineage):
+        """The lineage (made after the identity: it reads its refs) that tensors without a producer are matched in."""
+        self._lineage = lineage
+        self._recent, self._arrays, self._values = lineage.recent, lineage.arrays, lineage.values
+
     # --- tensor identity -------------------------------------------------------------------
     def note_requires_grad(self, t, value, raw, flags, step):
         """A ``requires_grad`` write that ran before this trace started, seen by gradscope.watch (at
         its step ``step``, from the user frames ``raw``): recorded as the mode would have recorded it."""
         with _NO_TF():  # (no mode sees gradscope's own reads)
             # a plain tensor is named after the user's variable as at a first use; a parameter by its model
-            ref = _pk(self._tid(t, link=not isinstance(t, _P)), t.requires_grad, True, t._version)
-        idx = len(self.events)
-        self.events.append(Event(idx, "requires_grad", "torch.Tensor.requires_grad_", raw, [ref], (), True, False,
-                                 None, self._context(flags, True), None, {"value": bool(value), "watch_step": step}))
+            ref = _pk(self.tid(t, link=not isinstance(t, _P)), t.requires_grad, True, t._version)
+        idx = len(self._events)
+        self._events.append(Event(idx, "requires_grad", "torch.Tensor.requires_grad_", raw, [ref], (), True, False,
+                                  None, context_of(flags, True), None, {"value": bool(value), "watch_step": step}))
 
-    def _tid(self, t, producer=None, link=True):
-        r = self._ids.get(id(t))
+    def tid(self, t, producer=None, link=True):
+        r = self.ids.get(id(t))
         if r is not None and r() is t:
             return r.tid
-        tid = self._next_tid
-        self._next_tid = tid + 1
+        tid = self.next_tid
+        self.next_tid = tid + 1
         tp = type(t)
         is_param = tp is _P or (tp is not _T and isinstance(t, _P))
-        if is_param or (producer is None and id(t) in self._param_names):  # (see _Held)
-            r = _Held(t) if self._slots is None else self._unpinned(t)
-        elif producer is None and self._grad_of and self._grad_leaf(t) is not None:
-            r = _GradRef(self._refs, self._grad_of[id(t)], id(t))
+        if is_param or (producer is None and id(t) in self._engine.modules.param_names):  # (see _Held)
+            r = _Held(t) if self.slots is None else self.unpinned(t)
+        elif producer is None and self.grad_of and self.grad_leaf(t) is not None:
+            r = _GradRef(self.refs, self.grad_of[id(t)], id(t))
         else:
             try:
                 r = _Ref(t)
@@ -146,85 +172,89 @@ class _Identity:
             base = t._base if _is_view(t) else None  # (direct: see _compat.DIRECT_TENSOR_ATTRS)
         except ValueError:  # an UninitializedParameter (a LazyModule before its first forward): no data to view
             base = None
-            self._lazy.add(tid)  # (its shape is read again at sync)
+            self.lazy.add(tid)  # (its shape is read again at sync)
         dt = _DTYPES.get(t.dtype)
         if dt is None:
             dt = _DTYPES[t.dtype] = str(t.dtype).replace("torch.", "")
         info = TensorInfo(
             tid, shape, dt, "cpu" if t.is_cpu else str(t.device), t.requires_grad, _is_leaf(t),
             producer=producer, role="param" if is_param else "tensor",
-            base=self._tid(base, link=False) if base is not None else None,
+            base=self.tid(base, link=False) if base is not None else None,
         )
-        self.tensors[tid] = info
+        self._tensors[tid] = info
         r.tid = tid  # (registered once its info exists: a query never finds a tid without one)
-        self._ids[id(t)] = r
-        self._refs[tid] = r
-        named = False
-        if producer is None:
-            src = self._param_src.get(id(t))
-            if src is not None and src.ref() is t:  # a tensor of a called model: its module path
-                self._model_tensor(tid, src.root, src.path)
-                info.name = self._prefix.get(src.root, "") + src.path
-                if not is_param:
-                    info.role = "buffer"
-                named = True
-        if self._in_opt:  # optimizer temporaries (exp_avg, denom): nothing to name or link
+        self.ids[id(t)] = r
+        self.refs[tid] = r
+        if producer is not None:  # a call's result: nothing to name or link
             return tid
-        if producer is None and link and not named and self._entry is not None:
-            f = _frames.first_user_frame(sys._getframe(), self._entry)
+        eng = self._engine
+        mods = eng.modules
+        named = False
+        src = mods.param_src.get(id(t))
+        if src is not None and src.ref() is t:  # a tensor of a called model: its module path
+            mods.model_tensor(tid, src.root, src.path)
+            info.name = mods.prefix.get(src.root, "") + src.path
+            if not is_param:
+                info.role = "buffer"
+            named = True
+        if eng.calls.in_opt:  # optimizer temporaries (exp_avg, denom): nothing to name or link
+            return tid
+        entry = eng.entry
+        if link and not named and entry is not None:
+            f = _frames.first_user_frame(sys._getframe(), entry)
             # a trainable leaf first used deep inside (a Dataset's __getitem__ reading self.prompt): the
             # caller's variable for it, a few frames up
             trainable = info.requires_grad and info.is_leaf
-            info.name = _frames.outer_var(f, self._entry, t, frames=4 if trainable else 1, public=True)
+            info.name = _frames.outer_var(f, entry, t, frames=4 if trainable else 1, public=True)
             # passed by attribute (`helper(x, m.scale)`): m.scale, cfg.temperature (not a parameter being built
             # in the trace: its model names it when called)
-            if (trainable or is_param) and id(t) not in self._param_owner:
+            if (trainable or is_param) and id(t) not in mods.param_owner:
                 memo = None
-                zg = self._zg
+                zg = eng.calls.zg
                 if zg is not None:  # (inside one Optimizer.zero_grad(): the search reads each object once, see attr_name)
-                    w = self._zg_memo
+                    w = self.zg_memo
                     if w is None or w[0] is not zg:
-                        w = self._zg_memo = (zg, {})
+                        w = self.zg_memo = (zg, {})
                     memo = w[1]
                 if info.name is None:
-                    info.name = _names.attr_name(f, self._entry, t, memo=memo)
+                    info.name = _names.attr_name(f, entry, t, memo=memo)
                 elif f is not None and _names.is_argument(f, info.name):
-                    info.name = _names.attr_name(self._callers(f), self._entry, t, frames=3, memo=memo) or info.name
-        if producer is None and not is_param and link:
-            if self._recent and info.is_leaf and self._link_alias(t, info):
+                    info.name = _names.attr_name(mods.callers(f), entry, t, frames=3, memo=memo) or info.name
+        if not is_param and link:
+            if self._recent and info.is_leaf and self._lineage.link_alias(t, info):
                 pass
             elif (self._arrays or self._values) and not t.requires_grad:
-                self._link_external(t, info)
+                self._lineage.link_external(t, info)
         return tid
 
-    def _grad_leaf(self, t):
+    def grad_leaf(self, t):
         """The tid of the leaf whose .grad tensor ``t`` is (recorded after each backward), else None."""
-        tid = self._grad_of.get(id(t))
+        tid = self.grad_of.get(id(t))
         if tid is not None:  # (no reference on the .grad tensor itself: it is checked through its leaf)
-            leaf = self._refs[tid]()
+            leaf = self.refs[tid]()
             if leaf is not None and leaf.grad is t:
                 return tid
         return None
 
-    def _grad_leaf_alive(self, key, tid):
-        leaf = self._refs[tid]()
+    def grad_leaf_alive(self, key, tid):
+        leaf = self.refs[tid]()
         g = leaf.grad if leaf is not None else None
         return g is not None and id(g) == key
 
     def tid_of(self, t):
-        r = self._ids.get(id(t))
+        r = self.ids.get(id(t))
         if r is not None and (r() is t or type(r) is _Slot and r.matches(t)):
             return r.tid
         return None
 
-    def _pack(self, ts) -> list:
+    def pack(self, ts) -> list:
         """The packed refs (see _pk) of tensors ``ts`` in their current state. Every recorded call
-        runs this for its inputs, so _pk and the fast path of _tid are written out here."""
-        ids = self._ids
+        runs this for its inputs, so _pk and the fast path of tid are written out here."""
+        ids = self.ids
         out = []
         for t in ts:
             r = ids.get(id(t))
-            tid = r.tid if r is not None and r() is t else self._tid(t)
+            tid = r.tid if r is not None and r() is t else self.tid(t)
             try:
                 v = t._version  # (direct: see _compat.DIRECT_TENSOR_ATTRS)
             except RuntimeError:  # inference tensors have no version counter
@@ -236,16 +266,16 @@ class _Identity:
             out.append(((v + 1) << 34) | (tid << 2) | (2 if t.requires_grad else 0) | (1 if leaf else 0))
         return out
 
-    def _ref(self, t):
+    def ref(self, t):
         """The packed ref (see _pk) of ``t`` in its current state."""
-        return self._pack((t,))[0]
+        return self.pack((t,))[0]
 
-    def _release_params(self):
+    def release_params(self):
         """The recording is over: no reference of ours, strong or weak, stays on a module's parameters,
         buffers or parameter .grad (see _Held); they are found again through their module (_Slot).
         Other tensors keep their weak references."""
         slots = {}
-        for m, _path in self._mod_path.items():
+        for m, _path in self._engine.modules.mod_path.items():
             m_ref = weakref.ref(m)
             for kind, d in (("p", module_parameters(m)), ("b", module_buffers(m))):
                 for name, t in (d or {}).items():
@@ -253,14 +283,14 @@ class _Identity:
                         slots.setdefault(id(t), (m_ref, kind, name, False))
                         if kind == "p" and t.grad is not None:
                             slots.setdefault(id(t.grad), (m_ref, kind, name, True))
-        self._slots = slots
-        ids, refs = self._ids, self._refs
+        self.slots = slots
+        ids, refs = self.ids, self.refs
         made: dict = {}  # id(tensor) -> its one new reference (shared by the maps below)
 
         def unpinned(t):
             new = made.get(id(t))
             if new is None:
-                new = made[id(t)] = self._unpinned(t)
+                new = made[id(t)] = self.unpinned(t)
             return new
 
         for tid, r in list(refs.items()):
@@ -272,30 +302,25 @@ class _Identity:
                 if ids.get(id(t)) is r:
                     ids[id(t)] = new
         # (names stay: a parameter no call used is named from them when it is asked about)
-        self._param_names = {k: Named(unpinned(r()), name) for k, (r, name) in self._param_names.items()
-                             if r() is not None}
-        self._param_src = {k: Source(unpinned(r()), root, path) for k, (r, root, path) in self._param_src.items()
-                           if r() is not None}
-        self._param_owner = {}
-        self._late_attrs = []
+        self._engine.modules.unpin_tensors(unpinned)
 
-    def _drop_held(self):
-        """_release_params failed: forget every strong reference (those tensors are no longer found)."""
-        for tid, r in list(self._refs.items()):
+    def drop_held(self):
+        """release_params failed: forget every strong reference (those tensors are no longer found)."""
+        for tid, r in list(self.refs.items()):
             if type(r) is _Held:
                 dead = _DeadRef()
                 dead.tid = tid
-                self._refs[tid] = dead
+                self.refs[tid] = dead
                 t = r.t
-                if self._ids.get(id(t)) is r:
-                    self._ids[id(t)] = dead
-        self._slots = self._slots or {}
-        self._param_names, self._param_src, self._param_owner, self._late_attrs = {}, {}, {}, []
+                if self.ids.get(id(t)) is r:
+                    self.ids[id(t)] = dead
+        self.slots = self.slots or {}
+        self._engine.modules.drop_tensors()
 
-    def _unpinned(self, t):
+    def unpinned(self, t):
         """A reference to ``t`` after the recording: through its module if it is a module's parameter,
         buffer or parameter .grad, else weak."""
-        s = self._slots.get(id(t))
+        s = self.slots.get(id(t))
         if s is not None:
             try:
                 mark = (t.data_ptr(), tuple(t.shape))

@@ -1,0 +1,216 @@
+"""Facts that need the live modules, taken while recording and at stop: parameter and module names
+(``_modules``), parameter owners, tied weights, which parameters left their model, and static facts
+about the called modules (children an early return skipped, reads a skip guards, module hooks)."""
+from __future__ import annotations
+
+import torch.nn as nn
+
+from .. import _source
+from ..model import Frame
+from . import _frames
+from ._compat import module_hooks, module_parameters
+from ._refs import _GradRef
+
+
+class ModuleFacts:
+    """``sync_live()``: what the trace's data needs from the live model, into ``data.meta``."""
+
+    def __init__(self, sink, engine):
+        self._data, self._events, self._tensors = sink.data, sink.events, sink.tensors
+        self._sink = sink
+        self._internal = sink.internal
+        self._engine = engine  # the recorder: its identity maps, its modules' live maps, its optimizer's params
+
+    def sync_live(self):
+        eng = self._engine
+        """What needs the live objects: parameter and module names, parameter owners, module facts."""
+        if eng.modules.roots:
+            eng.modules.rename()
+        else:
+            eng.modules.apply_names()
+        if eng.modules.late_attrs:
+            eng.modules.fill_late_attrs()
+        eng.modules.name_uncalled()
+        tens = self._tensors
+        for tid, r in eng.identity.refs.items():  # a leaf's .grad read in the step (`p.data.add_(-lr * p.grad)`): `p.grad`
+            if type(r) is _GradRef:
+                info, leaf = tens.get(tid), tens.get(r.leaf)
+                if info is not None and info.name is None and leaf is not None and leaf.name:
+                    info.name = f"{leaf.name}.grad"
+        tied = {}  # a Parameter registered under several names (tied weights): its other names
+        for pid, others in eng.modules.tied_names.items():
+            ent = eng.modules.param_src.get(pid)
+            p = ent.ref() if ent is not None else None
+            tid = eng.tid_of(p) if isinstance(p, nn.Parameter) else None
+            if tid is not None:
+                tied[str(tid)] = others
+        self._data.meta["tied_params"] = tied
+        self._data.meta["left_model"] = self._left_models()
+        self._data.meta["trainable"] = sorted(eng.optim.trainable)
+        self._data.meta["internal_errors"] = list(self._sink.errors)
+        owners = {}
+        for pid, (r, cls, attr, raw) in eng.modules.param_owner.items():  # Owner
+            p = r()
+            if p is None:
+                continue
+            tid = eng.tid_of(p)
+            if tid is not None:
+                site = _frames.make_site(raw)
+                owners[str(tid)] = {"class": cls, "attr": attr, "site": site.to_json() if site else None}
+        self._data.meta["param_owner"] = owners
+        self._module_facts()
+
+    def _left_models(self):
+        """Tids of parameters the trace saw that no called model holds now (a submodule replaced in
+        __init__ took its old parameters out, or they are gone); None when no model was called."""
+        eng = self._engine
+        ids = set()
+        for r in eng.modules.roots:
+            root = r.ref()
+            if root is None:
+                continue
+            try:
+                ids.update(id(p) for p in root.parameters())
+            except Exception as e:  # a user's module whose parameters() raises: which left the model is unknown
+                self._internal(e)
+                return None
+        if not ids:
+            return None
+        out = []
+        refs = eng.identity.refs
+        for tid, info in self._tensors.items():
+            if info.role == "param":
+                r = refs.get(tid)
+                p = r() if r is not None else None
+                if p is None or id(p) not in ids:  # (gone: nothing, so no model, holds it)
+                    out.append(tid)
+        return out
+
+    def _module_facts(self):
+        """Static facts about called modules: children skipped by an early return, backward hooks."""
+        eng = self._engine
+        called = {e.op for e in self._events if e.kind == "module"}
+        skipped = {}
+        defined = {}  # child path -> Frame of the line that defines it, for children that were never called
+        hooks = {}
+        fwd_hooks = {}
+        hook_params = {}  # tid -> the module whose forward hook uses it (an adapter attached by a hook)
+        guarded = {}  # path -> the line reading it and the skip before that line (if ...: continue; if ...:)
+        ran = {cid for raw in eng.modules.raws for cid, _ in raw}  # code objects of the user's lines that ran
+        by_path = {}
+        for m, path in eng.modules.mod_path.items():
+            by_path.setdefault(path, m)
+        answers: dict = {}
+
+        def once(fn, m, name, *args):
+            # these read only the module's class (its methods' bytecode, its source), the same for every
+            # layer of a model: each (function, class, name) is asked once per stop
+            key = (fn, type(m), name)
+            hit = answers.get(key, answers)
+            if hit is answers:
+                hit = answers[key] = fn(m, name, *args)
+            return hit
+
+        for m, path in eng.modules.mod_path.items():
+            try:
+                hk = module_hooks(m, "backward") + module_hooks(m, "backward_pre")
+                if hk:
+                    frs = [_frames.return_lines(h) for h in hk]
+                    hooks[path] = [f.to_json() for f in frs if f is not None]
+                fh = module_hooks(m, "forward")
+                if fh:  # a forward hook that returns a value replaces the module's output (after our hook saw it)
+                    frs = [_frames.value_return(h) for h in fh]
+                    frs = [f.to_json() for f in frs if f is not None]
+                    if frs:
+                        fwd_hooks[path] = frs
+                    for h in fh + module_hooks(m, "forward_pre"):
+                        self._hook_modules(h, path, hook_params)
+                if path not in called and (path or "") != "":
+                    if isinstance(m, (nn.ModuleList, nn.ModuleDict)) and path:
+                        self._partly_iterated(m, path, called, skipped)
+                    continue
+                for cname, child in m.named_children():
+                    cpath = f"{path}.{cname}" if path else cname
+                    if cpath in called or child is None:
+                        continue
+                    fr = once(_frames.return_before_attr, m, cname, ran)
+                    up = path
+                    while fr is None and up:  # an early return in an ancestor's method that reaches it as
+                        up = up.rpartition(".")[0]  # self.student.unsup_proj
+                        anc = by_path.get(up)
+                        if anc is not None:
+                            fr = once(_frames.return_before_attr, anc, cname, ran)
+                    if fr is not None:
+                        skipped[cpath] = {"parent": path, "return_line": fr.to_json()}
+                    else:
+                        self._guarded_read(m, cname, cpath, ran, guarded, once)
+                    df = once(_frames.attr_definition, m, cname)
+                    if df is not None:  # where the never-called child is defined (self.extra = ...)
+                        defined[cpath] = df.to_json()
+                for pn, p in module_parameters(m).items():  # a parameter of its own no call used
+                    tid = eng.tid_of(p) if p is not None else None
+                    if p is not None and (tid is None or not eng.saved.consumers.get(tid)):
+                        self._guarded_read(m, pn, f"{path}.{pn}" if path else pn, ran, guarded, once)
+            except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
+                self._internal(e)
+        self._data.meta["skipped_children"] = skipped
+        self._data.meta["guarded_reads"] = guarded
+        self._data.meta["uncalled_defined"] = defined
+        self._data.meta["module_hooks"] = hooks
+        self._data.meta["module_forward_hooks"] = fwd_hooks
+        self._data.meta["hook_params"] = hook_params
+
+    def _guarded_read(self, module, attr, path, ran, out, once=None):
+        """``module``'s first line reading ``self.<attr>``, when a skip can keep it from running (an
+        ``if ...: continue`` before it, or the ``if`` around it): both lines, under ``path``."""
+        read = (once(_frames.first_read_of_attr, module, attr, ran) if once is not None
+                else _frames.first_read_of_attr(module, attr, ran))
+        if read is None:
+            return
+        hit = _source.skip_before(read.filename, read.lineno)
+        if hit is not None:
+            guard = Frame(read.filename, hit[0], read.function, hit[1])
+            out[path] = {"read": read.to_json(), "guard": guard.to_json()}
+
+    def _hook_modules(self, fn, path, out):
+        """Parameters of the modules a forward hook closes over (`lambda m, i, o: o + self.up(...)`)."""
+        eng = self._engine
+        fn = getattr(fn, "__func__", fn)
+        mods = []
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, nn.Module):
+            mods.append(owner)
+        for c in getattr(fn, "__closure__", None) or ():
+            try:
+                v = c.cell_contents
+            except ValueError:
+                continue
+            if isinstance(v, nn.Module):
+                mods.append(v)
+        for mod in mods:
+            base = eng.modules.mod_path.get(mod)
+            prefix = base if base else type(mod).__name__.lower()
+            for pn, p in mod.named_parameters():
+                tid = eng.identity.tid(p, link=False)
+                info = self._tensors[tid]
+                if info.name is None:
+                    info.name = f"{prefix}.{pn}"
+                out[str(tid)] = {"owner": path, "hook": _frames.callable_label(fn)}
+
+    def _partly_iterated(self, box, path, called, skipped):
+        """A ModuleList/ModuleDict (iterated, never called) of which only some children ran: the loop in its
+        owner's forward that goes over part of it (`for blk in self.blocks[:-1]`, a zip with a shorter list)."""
+        eng = self._engine
+        kids = [(f"{path}.{c}", ch) for c, ch in box.named_children()]
+        ran = [k for k, _ in kids if k in called]
+        if not ran or len(ran) == len(kids):
+            return
+        owner_path, _, attr = path.rpartition(".")
+        owner = next((m for m, p in eng.modules.mod_path.items() if p == owner_path), None)
+        fr = _frames.loop_over_attr(owner, attr) if owner is not None else None
+        if fr is None:
+            return
+        for k, _ in kids:
+            if k not in called:
+                skipped[k] = {"parent": owner_path, "return_line": fr.to_json(), "loop": path,
+                              "ran": len(ran), "of": len(kids)}
