@@ -8,6 +8,7 @@ ask ``tr.why`` about. Not a test module: tests/test_error_catalogue.py runs thes
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import warnings
 
@@ -120,6 +121,15 @@ def inplace_saved_tensor():
     h = torch.sigmoid(model.fc1(x))
     h += 1  # <- cause
     F.cross_entropy(model.fc2(h), y).backward()
+
+
+def inplace_relu_after_sigmoid():
+    """A gate `sigmoid` followed by an in-place ReLU module: sigmoid saved its output for backward."""
+    lin, act = nn.Linear(4, 4), nn.ReLU(inplace=True)
+    x, _ = _data()
+    gate = torch.sigmoid(lin(x))
+    out = act(gate)  # <- cause
+    out.sum().backward()
 
 
 def expanded_inplace():
@@ -237,6 +247,38 @@ def backward_twice_two_losses():
     loss_b.backward()
 
 
+def backward_twice_cached_outside_loop():
+    """Class prototypes computed once before the loop and reused by every step's loss."""
+    enc = nn.Linear(4, 4)
+    opt = torch.optim.SGD(enc.parameters(), lr=0.1)
+    protos = enc(torch.eye(4)[:2])  # <- cause
+    for _ in range(2):
+        x, y = _data()
+        loss = F.cross_entropy(enc(x) @ protos.t(), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+def gradient_penalty_without_create_graph():
+    """A WGAN-GP penalty from `autograd.grad` without `create_graph=True`, backwarded on its own."""
+    D = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    real, fake = torch.randn(8, 4), torch.randn(8, 4)
+    eps = torch.rand(8, 1)
+    x_hat = (eps * real + (1 - eps) * fake).requires_grad_()
+    (g,) = torch.autograd.grad(D(x_hat).sum(), x_hat)  # <- cause
+    gp = ((g.norm(2, dim=1) - 1) ** 2).mean()
+    gp.backward()
+
+
+def backward_inputs_empty():
+    """`loss.backward(inputs=list(model.parameters()))` on a model whose layers sit in a plain list."""
+    model = ListNet()
+    x, y = _data()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward(inputs=list(model.parameters()))
+
+
 def grad_shape_mismatch():
     """`backward(gradient=...)` with a gradient of the wrong shape."""
     model = MLP()
@@ -351,6 +393,15 @@ def full_backward_hook_inplace_relu():
     feat.register_full_backward_hook(lambda m, gi, go: grads.append(go[0]))
     out = act(feat(torch.randn(2, 1, 5, 5)))
     out.sum().backward()
+
+
+def both_backward_hooks():
+    """A logging hook (`register_backward_hook`) and a Grad-CAM hook (full) on the same module."""
+    model = MLP()
+    model.fc1.register_backward_hook(lambda m, gi, go: None)
+    model.fc1.register_full_backward_hook(lambda m, gi, go: None)  # <- cause
+    x, y = _data()
+    F.cross_entropy(model(x), y).backward()
 
 
 def grad_assign_wrong_size():
@@ -647,6 +698,19 @@ def optimizer_given_tensor():
     torch.optim.SGD(model.fc2.weight, lr=0.1)  # <- cause
 
 
+def clip_empty_generator():
+    """Gradient clipping and a hand-written SGD step over `parameters()` of a model whose layers sit in a
+    plain list (warning: nothing is clipped, and nothing is updated)."""
+    model = ListNet()
+    x, y = _data()
+    F.cross_entropy(model(x), y).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    with torch.no_grad():
+        for p in model.parameters():
+            p -= 0.1 * p.grad
+    return model.layers[0].weight
+
+
 def optimize_non_leaf():
     """Parameters moved with `.double()` after `requires_grad=True`: the optimizer gets non-leaves."""
     w = torch.randn(4, 2, requires_grad=True).double()  # <- cause
@@ -672,10 +736,21 @@ def anomaly_nan():
         d.mean().backward()
 
 
-def ddp_unused_parameter():
-    """DDP over a model with an auxiliary head the forward skips (two steps, one process, gloo)."""
+@contextlib.contextmanager
+def _one_process_group():
+    """A gloo process group of one rank in this process, for DistributedDataParallel (destroyed after)."""
     import tempfile
     import torch.distributed as dist
+    with tempfile.NamedTemporaryFile() as f:
+        dist.init_process_group("gloo", store=dist.FileStore(f.name, 1), rank=0, world_size=1)
+        try:
+            yield
+        finally:
+            dist.destroy_process_group()
+
+
+def ddp_unused_parameter():
+    """DDP over a model with an auxiliary head the forward skips (two steps, one process, gloo)."""
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     class Net(nn.Module):
@@ -686,18 +761,34 @@ def ddp_unused_parameter():
 
         def forward(self, x):
             return self.fc(x)
-    with tempfile.NamedTemporaryFile() as f:
-        dist.init_process_group("gloo", store=dist.FileStore(f.name, 1), rank=0, world_size=1)
-        try:
-            model = DDP(Net())
-            opt = torch.optim.SGD(model.parameters(), lr=0.1)
-            x, y = _data()
+    with _one_process_group():
+        model = DDP(Net())
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x, y = _data()
+        for _ in range(2):
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+
+
+def ddp_shared_block_checkpointed_twice():
+    """DDP with `find_unused_parameters=True` over a weight-shared block (ALBERT-style) run twice, each time
+    under a reentrant checkpoint: its parameters are marked ready twice."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    class Shared(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = nn.Linear(4, 4)
+
+        def forward(self, x):
             for _ in range(2):
-                opt.zero_grad()
-                F.cross_entropy(model(x), y).backward()
-                opt.step()
-        finally:
-            dist.destroy_process_group()
+                x = checkpoint(self.block, x, use_reentrant=True)  # <- cause
+            return x
+    with _one_process_group():
+        model = DDP(Shared(), find_unused_parameters=True)
+        x, _ = _data()
+        model(x.requires_grad_()).pow(2).mean().backward()
 
 
 # --- checkpoint -----------------------------------------------------------------------------------------------

@@ -85,6 +85,9 @@ ROWS = [
     Row("gan_step_before_generator_backward", r"one of the variables needed for gradient computation has been "
         r"modified by an inplace operation", "inplace_saved_tensor",
         when="`optimizer.step()` writes weights that a graph still to be backwarded saved (GAN: D's step before G's backward)"),
+    Row("inplace_relu_after_sigmoid", r"one of the variables needed for gradient computation has been modified "
+        r"by an inplace operation", "inplace_saved_tensor",
+        when="`nn.ReLU(inplace=True)` (or `relu_`) on the output of an op that saved it (`sigmoid`, `tanh`, `exp`)"),
     Row("expanded_inplace", r"more than one element of the written-to tensor refers to a single memory location",
         "inplace_on_expanded", todo=NO_RULE + " (the in-place line, not the expand)",
         when='an in-place write into an `expand`ed tensor (several elements share memory)'),
@@ -113,6 +116,15 @@ ROWS = [
         todo="cause right (backward_twice); the site is the second backward, not the first that freed the graph "
              "(where retain_graph=True, or one backward of the summed losses, goes)",
         when="two losses over a shared trunk, each with its own `backward()` (the first frees the trunk's graph)"),
+    Row("backward_twice_cached_outside_loop", r"Trying to backward through the graph a second time",
+        "backward_twice",
+        when="a tensor computed once before the training loop (prototypes, an embedding) and used by every step"),
+    Row("gradient_penalty_without_create_graph", r"element 0 of tensors does not require grad and does not have "
+        r"a grad_fn", "autograd_grad_not_backward",
+        when="a loss built from `autograd.grad` results taken without `create_graph=True` (a gradient penalty)"),
+    Row("backward_inputs_empty", r"`inputs` argument to `backward\(\)` cannot be empty", "unregistered_container",
+        marker="# <- cause: plain list", todo=NO_RULE + " (the backward line, not the plain list)",
+        when="`backward(inputs=...)` given an empty list (`model.parameters()` of layers in a plain list)"),
     Row("grad_shape_mismatch", r"Mismatch in shape: grad_output\[\d+\] has a shape of .* and output\[\d+\] has "
         r"a shape of", "gradient_shape_mismatch", todo=NO_RULE,
         when='`backward(gradient=g)` / `autograd.grad(grad_outputs=)` with `g` of another shape than the output'),
@@ -153,6 +165,9 @@ ROWS = [
     Row("hook_changed_dtype", r"hook '.*' has changed the type of value", "hook_changed_gradient",
         todo=NO_RULE + " (the backward line, not the hook's registration)",
         when='a tensor hook returned a gradient of another dtype'),
+    Row("both_backward_hooks", r"Cannot use both regular backward hooks and full backward hooks on a single Module",
+        "mixed_backward_hooks", todo=NO_RULE,
+        when="`register_backward_hook` and `register_full_backward_hook` on the same module"),
     Row("grad_assign_wrong_size", r"attempting to assign a gradient of size .* to a tensor of size",
         "grad_assignment_mismatch", todo=NO_RULE,
         when='`p.grad = g` with `g` of another shape'),
@@ -231,6 +246,10 @@ ROWS = [
     Row("optimizer_given_tensor", r"params argument given to the optimizer should be an iterable of Tensors or "
         r"dicts", "optimizer_params", exc=TypeError, todo=NO_RULE,
         when="an optimizer given one tensor instead of an iterable of them"),
+    Row("clip_empty_generator", r"`parameters` is an empty generator, no gradient clipping will occur",
+        "unregistered_container", kind="warns", marker="# <- cause: plain list",
+        todo="'ok' (the layer has a gradient; that clipping and the update never see it is not said)",
+        when="(warning) `clip_grad_norm_(model.parameters())` where `parameters()` yields nothing (a plain list)"),
     Row("optimize_non_leaf", r"can't optimize a non-leaf Tensor", "optimize_non_leaf", exc=ValueError,
         todo=NO_RULE + " (the optimizer line, not the .double() that made the non-leaf)",
         when='an optimizer given a computed tensor (`torch.randn(..., requires_grad=True).double()`)'),
@@ -243,6 +262,10 @@ ROWS = [
     Row("ddp_unused_parameter", r"Expected to have finished reduction in the prior iteration before starting a "
         r"new one", "unused_parameter",
         when='DDP: a parameter got no gradient in the previous iteration (an unused head) and `find_unused_parameters=False`'),
+    Row("ddp_shared_block_checkpointed_twice", r"Expected to mark a variable ready only once", "ddp_marked_twice",
+        todo=NO_RULE + " (the backward line, not the checkpoint of the shared block)",
+        when="DDP: a parameter's gradient is ready twice in one backward (a shared block under reentrant "
+             "checkpoint with find_unused_parameters=True, or a parameter used outside forward)"),
     # --- checkpoint
     Row("checkpoint_reentrant_autograd_grad", r"When use_reentrant=True, torch\.utils\.checkpoint is incompatible "
         r"with \.grad\(\)", "reentrant_checkpoint", todo=NO_RULE + " (the autograd.grad line, not the checkpoint)",
