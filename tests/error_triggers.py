@@ -3,7 +3,8 @@ step, a module, an optimizer -- that makes torch 2.13 raise (or warn) that messa
 
 Each function runs the whole step itself (so it can be run plain or under ``gradscope.trace()``). The line
 that causes the problem ends with ``# <- cause`` (tests/test_error_catalogue.py checks gradscope's site
-against it). Triggers for rows where the message is a warning or a missing gradient return the tensor to
+against it); a cause outside the function (the plain list in ``ListNet``) ends with ``# <- cause: <what>``,
+which the row names. Triggers for rows where the message is a warning or a missing gradient return the tensor to
 ask ``tr.why`` about. Not a test module: tests/test_error_catalogue.py runs these.
 """
 from __future__ import annotations
