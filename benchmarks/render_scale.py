@@ -23,10 +23,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from rich.console import Console  # noqa: E402
 
-from gradscope.explanation import Explanation, ParamStatus, PathStep, StepSummary  # noqa: E402
+from gradscope.core.explanation import Explanation  # noqa: E402
+from gradscope.core.explanation import ParamStatus
+from gradscope.core.explanation import PathStep
+from gradscope.core.explanation import StepSummary
 from gradscope.graph import build_graph  # noqa: E402
-from gradscope.model import BackwardRecord, Event, GradInfo, Site, TensorInfo, TensorRef, TraceData  # noqa: E402
-from gradscope.report import print_report  # noqa: E402
+from gradscope.core.model import BackwardRecord  # noqa: E402
+from gradscope.core.model import Event
+from gradscope.core.model import GradInfo
+from gradscope.core.model import Site
+from gradscope.core.model import TensorInfo
+from gradscope.core.model import TensorRef
+from gradscope.core.model import TraceData
+from gradscope.render.report import print_report  # noqa: E402
 
 TARGET_REPORT_S = 2.0
 TARGET_DOT_S = 5.0

@@ -11,12 +11,12 @@
 """
 from __future__ import annotations
 
-from .explanation import CAUSES, Explanation, ParamStatus, PathStep, StepSummary
+from .core.explanation import CAUSES, Explanation, ParamStatus, PathStep, StepSummary
 from .errors import DotNotFoundError, GradscopeError, UnknownTargetError
-from .model import Event, Frame, Site, TensorInfo, TraceData, TraceFileError
+from .core.model import Event, Frame, Site, TensorInfo, TraceData, TraceFileError
 from .trace import Trace, load, trace
-from .watching import Watch, watch
-from . import report as _report  # noqa: F401  (registers how explanations draw themselves)
+from .watch.watching import Watch, watch
+from .render import report as _report  # noqa: F401  (registers how explanations draw themselves)
 
 __version__ = "0.1.0"
 

@@ -31,8 +31,8 @@ import sys
 import time
 import traceback
 
-from . import _ranks
-from ._output import print_explanation, write_diagram
+from .watch import ranks as _ranks
+from .render.terminal import print_explanation, write_diagram
 
 __all__ = ["main"]
 
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         return _error(str(e))
     except Exception as e:  # (re-raised below unless it is one of ours, imported only when one happens)
         from .errors import GradscopeError
-        from .model import TraceFileError
+        from .core.model import TraceFileError
 
         if isinstance(e, (GradscopeError, TraceFileError)):
             return _error(str(e))
@@ -171,7 +171,7 @@ def _cmd_run(args, script_args: list[str]) -> int:
     if args.steps is not None and args.steps < 1:
         raise UsageError(f"--steps must be a positive number of backward calls, not {args.steps}")
     if args.watch:
-        from . import _watch_cli
+        from .watch import cli as _watch_cli
 
         if args.why:
             raise UsageError("--why explains one traced step; with --watch, alerts are explained as they happen")
@@ -387,7 +387,7 @@ def _print_user_traceback(exc: BaseException, script: str) -> None:
 def _cmd_show(args) -> int:
     import gradscope
 
-    from . import _watch_cli
+    from .watch import cli as _watch_cli
 
     logs = _watch_cli.watch_logs(args.trace)
     if logs:
@@ -452,13 +452,13 @@ def why_by_name(tr, name: str, namespace=None):
 
 def _check_out(path: str | None) -> None:
     """Reject an unknown diagram extension before running anything."""
-    from .graph import _RENDER_FORMATS, _SOURCE_FORMATS
+    from .graph import RENDER_FORMATS, SOURCE_FORMATS
 
     if path is None:
         return
     ext = os.path.splitext(path)[1].lower().lstrip(".")
-    if ext not in _RENDER_FORMATS + _SOURCE_FORMATS:
-        known = ", ".join("." + f for f in _RENDER_FORMATS + _SOURCE_FORMATS)
+    if ext not in RENDER_FORMATS + SOURCE_FORMATS:
+        known = ", ".join("." + f for f in RENDER_FORMATS + SOURCE_FORMATS)
         raise UsageError(f"--out {path}: unknown diagram format {('.' + ext) if ext else '(no extension)'}; use one of {known}")
 
 

@@ -154,7 +154,7 @@ def run_all(out: str | None = None, console=None) -> int:
     from rich.console import Console
     from rich.rule import Rule
 
-    from ._output import print_explanation, write_diagram
+    from .render.terminal import print_explanation, write_diagram
 
     con = console or Console()
     if out is None:

@@ -1,7 +1,7 @@
 """gradscope's error types: each says what is wrong and what to do."""
 from __future__ import annotations
 
-from .model import TraceFileError
+from .core.model import TraceFileError
 
 __all__ = ["GradscopeError", "UnknownTargetError", "TraceFileError", "DotNotFoundError"]
 

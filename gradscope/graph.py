@@ -6,8 +6,8 @@ the full drawing (``render.full``, ``render.labels``), folding and collapsing it
 its DOT text (``render.dot``, ``render.style``) and the backend that alone runs Graphviz
 (``render.backend``).
 
-Layer: render. Reads the data model (:mod:`gradscope.model`) and the diagnosis' plain
-results (:mod:`gradscope.explanation`); never imports torch. ``graphviz`` (the Python
+Layer: render. Reads the data model (:mod:`gradscope.core.model`) and the diagnosis' plain
+results (:mod:`gradscope.core.explanation`); never imports torch. ``graphviz`` (the Python
 package) is imported lazily by :meth:`GraphView.to_dot` and friends, and the Graphviz
 ``dot`` program is only needed to rasterise (``.svg``/``.png``/``.pdf``): ``.source`` and
 ``.dot`` files work without it.
@@ -28,7 +28,7 @@ What the diagram shows (the legend in each diagram says the same):
   ``N ops hidden`` node past ``max_nodes``), but the harmful cuts and the paths through
   them stay visible.
 
->>> from gradscope.model import Event, Site, TensorInfo, TensorRef, TraceData
+>>> from gradscope.core.model import Event, Site, TensorInfo, TensorRef, TraceData
 >>> r = lambda tid, rg: TensorRef(tid, (3,), "float32", "cpu", rg, tid < 2)
 >>> data = TraceData(
 ...     events=[Event(0, "op", "torch.Tensor.mul", Site("t.py", 2, "f", "y = x * 2"), (r(0, True),), (r(2, True),)),
@@ -45,7 +45,7 @@ What the diagram shows (the legend in each diagram says the same):
 
 from __future__ import annotations
 
-from .render.backend import _RENDER_FORMATS, _SOURCE_FORMATS
+from .render.backend import RENDER_FORMATS, SOURCE_FORMATS
 from .render.build import build_graph
 from .render.fold import SCREEN_NODES, SCREEN_RANKS
 from .render.labels import cut_label, op_short
@@ -64,6 +64,6 @@ __all__ = [
     "SCREEN_RANKS",
     "cut_label",
     "op_short",
-    "_RENDER_FORMATS",
-    "_SOURCE_FORMATS",
+    "RENDER_FORMATS",
+    "SOURCE_FORMATS",
 ]

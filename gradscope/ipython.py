@@ -77,11 +77,11 @@ def _show(tr, args, shell) -> None:
     from IPython.display import display
     from rich.console import Console
 
-    from ._output import print_explanation
+    from .render.terminal import print_explanation
     from .cli import why_by_name
     from .errors import GradscopeError
 
-    from .report import NotebookConsole, in_notebook
+    from .render.report import NotebookConsole, in_notebook
 
     # in a kernel, rich's Console would put ANSI colour codes into text/plain
     con = NotebookConsole() if getattr(shell, "kernel", None) is not None or in_notebook() else Console()

@@ -22,8 +22,8 @@ import threading
 
 from . import diagnosis
 from .errors import GradscopeError, UnknownTargetError
-from .explanation import Explanation, StepSummary
-from .model import TraceData
+from .core.explanation import Explanation, StepSummary
+from .core.model import TraceData
 
 __all__ = ["trace", "Trace", "load"]
 
@@ -198,7 +198,7 @@ class Trace:
             return None
         import torch
 
-        from ._record import _grad_status
+        from ._record import grad_status
         from ._record._quiet import _Quiet
 
         t = self._rec.live(tid)
@@ -206,7 +206,7 @@ class Trace:
             return None
         with _Quiet():  # (not catch_warnings: it would make warnings already shown once show again)
             g = t.grad if t.is_leaf or t.retains_grad else None
-        st, nm = _grad_status(g)
+        st, nm = grad_status(g)
         return {"status": st, "norm": nm, "requires_grad": t.requires_grad, "is_leaf": t.is_leaf,
                 "retains_grad": t.retains_grad, "is_param": isinstance(t, torch.nn.Parameter)}
 
@@ -360,7 +360,7 @@ class Trace:
     def _report_impl(self, console=None, *, width=None) -> None:
         """Print the rich report (parameters, cuts, explanations) to the terminal, or to a
         rich ``console``; ``width``: columns (the terminal's by default)."""
-        from .report import print_report
+        from .render.report import print_report
 
         print_report(self.data, self.summary(), console, width=width)
 
@@ -376,12 +376,12 @@ class Trace:
         return build_graph(self.data, self.summary(), focus=tid, **kw)
 
     def __rich_console__(self, console, options):
-        from .report import TraceReport
+        from .render.report import TraceReport
 
         yield TraceReport(self.data, self.summary())
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from .report import html_report
+        from .render.report import html_report
 
         s = self.summary()
         return {"text/html": html_report(self.data, s), "text/plain": repr(self)}

@@ -1,6 +1,6 @@
 """The one verdict: which tensors a step starved, and whether a cut or a clear of ``.grad`` was to blame.
 
-Pure rules over :class:`~gradscope.model.TraceData` (no torch), a base of
+Pure rules over :class:`~gradscope.core.model.TraceData` (no torch), a base of
 :class:`~gradscope.diagnosis.TraceIndex` (the other: :class:`~gradscope.diagnosis.facts.Facts`). Every surface (``why``, ``cuts(harmful=...)``,
 ``check()``, the report, the diagram, the CLI's JSON) decides through these functions, so they
 cannot disagree:
@@ -19,7 +19,7 @@ cannot disagree:
 """
 from __future__ import annotations
 
-from .model import Event
+from .core.model import Event
 
 _ZEROING = ("zero_", "fill_", "_foreach_zero_")
 _COPY_OPS = {"data", "detach", "clone", "copy_", "__deepcopy__", "__reduce_ex__", "requires_grad_", "_version"}

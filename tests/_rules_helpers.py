@@ -21,7 +21,7 @@ import torch
 import torch.nn as nn
 
 from gradscope.diagnosis import Diagnosis
-from gradscope.model import TraceData
+from gradscope.core.model import TraceData
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CASES = FIXTURES / "cases.py"

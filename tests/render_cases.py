@@ -6,8 +6,11 @@ records and ``diagnosis.summarize()`` returns, with stable, relative file names
 """
 from __future__ import annotations
 
-from gradscope.explanation import Explanation, ParamStatus, PathStep, StepSummary
-from gradscope.model import (BackwardRecord, Event, ExceptionInfo, GradInfo, Site, TensorInfo, TensorRef,
+from gradscope.core.explanation import Explanation
+from gradscope.core.explanation import ParamStatus
+from gradscope.core.explanation import PathStep
+from gradscope.core.explanation import StepSummary
+from gradscope.core.model import (BackwardRecord, Event, ExceptionInfo, GradInfo, Site, TensorInfo, TensorRef,
                              TraceData)
 
 MODEL_PY = "model.py"

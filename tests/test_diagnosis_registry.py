@@ -17,8 +17,8 @@ import pytest
 from gradscope import diagnosis
 from gradscope.diagnosis import ORDER, REGISTRY, Diagnosis
 from gradscope.diagnosis.registry import STATUSES, Query, Registry, RuleConflict
-from gradscope.explanation import Explanation
-from gradscope.model import TraceData
+from gradscope.core.explanation import Explanation
+from gradscope.core.model import TraceData
 
 ROOT = Path(__file__).resolve().parents[1]
 RULE_FIXTURES = ROOT / "tests" / "fixtures" / "rules"
@@ -153,7 +153,7 @@ def test_the_rule_fixtures_are_diagnosed_without_torch():
         "import sys, json, os\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
         "from gradscope.diagnosis import Diagnosis\n"
-        "from gradscope.model import TraceData\n"
+        "from gradscope.core.model import TraceData\n"
         f"root, folder = {str(ROOT) + os.sep!r}, {str(RULE_FIXTURES)!r}\n"
         "got = {}\n"
         "for f in sorted(os.listdir(folder)):\n"
@@ -172,7 +172,7 @@ def test_the_rule_fixtures_are_diagnosed_without_torch():
 def test_every_cause_has_a_focused_test():
     """Adding a cause to gradscope.CAUSES needs a test of the rule that names it (its name quoted in one of the
     rule test files, tests/test_rules_<status>.py)."""
-    from gradscope.explanation import CAUSES
+    from gradscope.core.explanation import CAUSES
 
     files = sorted((ROOT / "tests").glob("test_rules_*.py"))
     src = "\n".join(p.read_text(encoding="utf-8") for p in files)

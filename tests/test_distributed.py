@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import gradscope
-from gradscope import _ranks
+from gradscope.watch import ranks as _ranks
 from gradscope.cli import trace_json
 
 REPO = Path(__file__).resolve().parents[1]

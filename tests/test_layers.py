@@ -17,8 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "gradscope"
 
 #: modules that hold plain data, rules or renderers: they must run without torch
-PURE = ["model", "errors", "explanation", "naming", "diagnosis", "verdict", "_source", "report", "graph", "render",
-        "_output", "watchlog", "watchrules", "watch_render"]
+PURE = ["core", "errors", "diagnosis", "verdict", "graph", "render", "watch/log", "watch/rules"]
 
 
 def imported_roots(source: str) -> set[str]:

@@ -1,4 +1,4 @@
-"""Tests for gradscope.report: the rich report, explanation panels, plain text and HTML.
+"""Tests for gradscope.render.report: the rich report, explanation panels, plain text and HTML.
 
 Golden files: ``tests/golden/report_<case>_<width>.txt`` hold the report of the hand-built
 cases in ``tests/render_cases.py`` printed with
@@ -21,9 +21,12 @@ from rich.console import Console
 from rich.theme import Theme
 
 import render_cases as rc
-from gradscope.explanation import Explanation, PathStep, StepSummary
-from gradscope.model import Frame, Site
-from gradscope.report import (ExplanationPanel, TraceReport, explanation_html, explanation_to_text, html_report, wrap_name,
+from gradscope.core.explanation import Explanation
+from gradscope.core.explanation import PathStep
+from gradscope.core.explanation import StepSummary
+from gradscope.core.model import Frame
+from gradscope.core.model import Site
+from gradscope.render.report import (ExplanationPanel, TraceReport, explanation_html, explanation_to_text, html_report, wrap_name,
                               print_report)
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"

@@ -30,7 +30,7 @@ def test_every_fixture_is_diagnosed_without_torch(name):
         "import sys, json, os\n"
         f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
         "from gradscope.diagnosis import Diagnosis\n"
-        "from gradscope.model import TraceData\n"
+        "from gradscope.core.model import TraceData\n"
         f"text = open({str(FIXTURES / (name + '.json'))!r}).read().replace('{{FIXTURES}}/', {str(FIXTURES) + os.sep!r})\n"
         "d = TraceData.from_json(json.loads(text))\n"
         "e = Diagnosis(d).why(d.meta['fixture_query'])\n"

@@ -1,10 +1,10 @@
-"""gradscope._source: reading the user's statements from source text (multi-line statements, compound
+"""gradscope.core._source: reading the user's statements from source text (multi-line statements, compound
 headers, decorators), with no torch."""
 from __future__ import annotations
 
 import linecache
 
-from gradscope import _source
+from gradscope.core import _source
 
 
 def test_statement_reader_on_source_text():

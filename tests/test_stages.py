@@ -15,7 +15,9 @@ import gradscope
 import gradscope.diagnosis as diagnosis
 from gradscope.diagnosis import REGISTRY, WORDING, Diagnosis, Finding, TraceIndex, explain
 from gradscope.diagnosis.wording import WordingConflict, word, words
-from gradscope.model import CUT_KINDS, Cause, TraceData
+from gradscope.core.model import CUT_KINDS
+from gradscope.core.model import Cause
+from gradscope.core.model import TraceData
 
 PKG = pathlib.Path(diagnosis.__file__).parent
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"

@@ -14,7 +14,8 @@ from torch.nn.modules import module as _M
 from torch.optim import optimizer as _O
 
 import gradscope
-from gradscope.watchlog import TraceFileError, read_log
+from gradscope.watch.log import TraceFileError
+from gradscope.watch.log import read_log
 
 
 def line_of(marker: str) -> int:
@@ -322,7 +323,7 @@ def test_a_corrupt_log_gets_one_clear_error(tmp_path, content, msg):
 
 
 def test_non_finite_norms_survive_the_log(tmp_path):
-    from gradscope.watchlog import WatchLog
+    from gradscope.watch.log import WatchLog
 
     path = tmp_path / "w.jsonl"
     log = WatchLog(["a", "b", "c"], path=path)
@@ -491,7 +492,7 @@ def test_a_freeze_between_steps_names_the_line_that_froze(loop, marker, caller, 
 
 
 def test_the_frozen_line_is_in_the_log_and_in_show(tmp_path):
-    from gradscope.watch_render import TimelineTable
+    from gradscope.render.timeline import TimelineTable
     from rich.console import Console
 
     torch.manual_seed(0)
@@ -620,7 +621,7 @@ def test_two_watches_and_a_trace_share_the_parameter_attributes():
 def test_a_failure_recording_a_freeze_is_said_not_swallowed(monkeypatch):
     """If gradscope's own recording of a freeze fails, the user's write still happens and the alert says
     that gradscope failed to record the line (not that the write was of a kind the watch cannot see)."""
-    from gradscope import _watcher
+    from gradscope.watch import _watcher
 
     def broken(self, p, value, f):
         raise RuntimeError("planted failure")

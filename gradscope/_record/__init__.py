@@ -19,17 +19,16 @@ recording. Each component owns its state and is handed what it needs of the othe
 Where a new recorded event kind goes: the component that sees it records it (a torch call: classify
 it in ``_ops``' tables and build its event in ``Calls._post``; a module or registration hook:
 ``Modules``; a backward: ``Backward``; an optimizer step: ``Optim``), appending one
-``gradscope.model.Event`` to the sink with a raw site (the frame walk's tuple) and packed tensor refs
+``gradscope.core.model.Event`` to the sink with a raw site (the frame walk's tuple) and packed tensor refs
 (``_refs._pk``); ``Sync.sync`` turns those into ``Site`` and ``TensorRef`` when the trace is first
-queried. The data model needs the kind added to ``gradscope.model.EVENT_KINDS`` (and, for a cut, its
+queried. The data model needs the kind added to ``gradscope.core.model.EVENT_KINDS`` (and, for a cut, its
 name to ``CUT_KINDS``); its ``detail`` holds plain values (saving makes them JSON-safe: a tuple comes back a
 list), read by the diagnosis (``gradscope.diagnosis``) like every other kind's.
 """
 from __future__ import annotations
 
 from ._graph import PRESENT
-from ._hooks import _install_globals, _remove_globals
-from ._norms import _grad_status
+from ._norms import _grad_status as grad_status
 from ._recorder import Recorder
 
-__all__ = ["PRESENT", "Recorder", "_grad_status", "_install_globals", "_remove_globals"]
+__all__ = ["PRESENT", "Recorder", "grad_status"]

@@ -11,7 +11,7 @@ from functools import partial
 
 import torch
 
-from ..model import BackwardRecord, Event, GradInfo
+from ..core.model import BackwardRecord, Event, GradInfo
 from . import _frames
 from ._compat import backward_hooks, node_sequence_nr, post_accumulate_grad_hooks
 from ._frames import F_BACKWARD

@@ -11,7 +11,7 @@ import sys
 
 import torch
 
-from ..model import Event
+from ..core.model import Event
 from . import _frames
 from ._compat import (
     jit_tracing_state as _jit_tracing, next_sequence_nr as _seq, RECORD_FUNCTION_ENTER as _RF_ENTER,

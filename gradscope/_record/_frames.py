@@ -14,7 +14,7 @@ import sysconfig
 import weakref
 
 
-from ..model import Frame, Site
+from ..core.model import Frame, Site
 from . import _compat as L  # (torch's file layout)
 from ._compat import TORCH_DIR
 
@@ -497,7 +497,7 @@ def return_before_attr(module, attr: str, ran=()) -> Frame | None:
 def attr_definition(module, attr: str) -> Frame | None:
     """The line of the module's class source that assigns the child ``attr`` (``self.extra = nn.Linear(...)``),
     found with ``ast`` in the user's classes of ``type(module).__mro__``; None when not found."""
-    from .. import _source
+    from ..core import _source
 
     for klass in getattr(type(module), "__mro__", ()):
         if klass.__module__.startswith("torch.") or klass is object:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 
-from ..model import BackwardNode
+from ..core.model import BackwardNode
 from . import _frames
 from ._compat import (
     dispatch_stack_len as _dispatch_len, function_stack_len as _stack_len, backward_hooks, ACCUMULATE_GRAD,

@@ -13,7 +13,7 @@ import sys
 
 import torch
 
-from ..model import Event
+from ..core.model import Event
 from . import _frames
 from ._norms import _Own
 from ._ops import _floats, context_of

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch.nn as nn
 
-from .. import _source
-from ..model import Frame
+from ..core import _source
+from ..core.model import Frame
 from . import _frames
 from ._compat import module_hooks, module_parameters
 from ._refs import _GradRef

@@ -9,7 +9,7 @@ import weakref
 import torch
 import torch.nn as nn
 
-from ..model import Event
+from ..core.model import Event
 from . import _frames, _names
 from ._compat import CALL_IMPL_CODE as _CALL_IMPL, module_children, module_parameters
 from ._frames import F_COMPILE, F_INIT, F_OPTIM, F_TORCH

@@ -11,7 +11,7 @@ from torch.overrides import resolve_name
 
 from ._quiet import _without_bump
 
-from ..model import strip_torch_prefix
+from ..core.model import strip_torch_prefix
 from ._compat import PRIVATE_TENSOR_METHODS, PRIVATE_TENSOR_PROPS, set_grad_enabled as _SET_GRAD, tensor_getsets
 from ._frames import (
     F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM,

@@ -8,7 +8,7 @@ from functools import partial
 
 import torch
 
-from ..model import Event
+from ..core.model import Event
 from . import _frames
 from ._active import _active, _dispatch, _suspend_for_step
 from ._compat import version as _version

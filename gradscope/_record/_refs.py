@@ -11,7 +11,7 @@ import sys
 import weakref
 
 
-from ..model import Event, TensorInfo
+from ..core.model import Event, TensorInfo
 from . import _frames, _names
 from ._compat import (
     disable_torch_function as _NO_TF, is_view as _is_view, module_buffers,

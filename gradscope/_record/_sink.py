@@ -2,13 +2,13 @@
 notes, and gradscope's own failures caught while recording)."""
 from __future__ import annotations
 
-from ..model import TraceData
+from ..core.model import TraceData
 from . import _frames
 from ._compat import disable_torch_function as _NO_TF
 
 
 class Sink:
-    """Owns ``data`` (a :class:`~gradscope.model.TraceData`): its ``events`` and ``tensors``, the notes
+    """Owns ``data`` (a :class:`~gradscope.core.model.TraceData`): its ``events`` and ``tensors``, the notes
     on what the trace could not see (``note``) and the internal errors (``internal``)."""
 
     def __init__(self):

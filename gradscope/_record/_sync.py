@@ -7,8 +7,8 @@ from __future__ import annotations
 
 
 
-from ..model import ExceptionInfo, TensorRef
-from ..naming import infer_names
+from ..core.model import ExceptionInfo, TensorRef
+from ..core.naming import infer_names
 from . import _frames
 from ._records import error_key
 from ._refs import _Ref, _tid_of, _ver

@@ -1,5 +1,5 @@
 """The hooks behind ``gradscope.watch`` (the watch's logic, its steps, snapshots and alerts, is in
-``gradscope._watcher``): the recorder's global hooks, kept while the watch may start a trace; the
+``gradscope.watch._watcher``): the recorder's global hooks, kept while the watch may start a trace; the
 global optimizer step pre/post hooks; a post-accumulate-grad hook per watched parameter; a global
 module forward pre hook while the models are being found; the ``requires_grad`` write listener
 (``_flags``). And ``quiet()``, the watch's own arithmetic set apart from autograd and every mode.

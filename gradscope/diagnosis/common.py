@@ -4,11 +4,11 @@ from __future__ import annotations
 import linecache
 import re
 
-from .. import _source
-from ..model import Cause, Event, Site, strip_torch_prefix
+from ..core import _source
+from ..core.model import Cause, Event, Site, strip_torch_prefix
 
 
-#: Event.cut -> Explanation.cause (a view of :class:`~gradscope.model.Cause`: ``Cause(cut).cause``)
+#: Event.cut -> Explanation.cause (a view of :class:`~gradscope.core.model.Cause`: ``Cause(cut).cause``)
 CUT_CAUSE = {str(k): k.cause for k in Cause.cut_kinds()}
 
 

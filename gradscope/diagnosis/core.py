@@ -5,8 +5,8 @@ cuts on other paths, tied weights, one finding for several targets) without touc
 (:mod:`.wording`) makes the public Explanation from each finding at the end."""
 from __future__ import annotations
 
-from ..explanation import Explanation, ParamStatus, StepSummary
-from ..model import Cause, Event
+from ..core.explanation import Explanation, ParamStatus, StepSummary
+from ..core.model import Cause, Event
 from .common import _FLOW_CAUSES, statement_site
 from .errors import failure_finding
 from .finding import Finding, found

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ..explanation import PathStep
-from ..model import Cause, Frame, Site
+from ..core.explanation import PathStep
+from ..core.model import Cause, Frame, Site
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from . import templates_cuts as say_cut  # noqa: F401
 from .common import _EXPLICIT_ITEM, _REWRAP_CODE, _find_in_function, _first_arg, _opname, _sgd_rebind, _short

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import Cause
+from ..core.model import Cause
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from .common import statement_site
 from .finding import Finding, found

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict, deque
 
-from .. import _source
-from ..model import Cause, Event, Frame, Site, TraceData
+from ..core import _source
+from ..core.model import Cause, Event, Frame, Site, TraceData
 from .common import (
     CUT_CAUSE, _ASSIGN, _NO_SAVE, _SAVES_RESULT, _DUNDER_CALLS, _ESCAPES, _MODULE_NAMES, _NOT_FLOW, _NOT_FORWARD, _PARAMETRIZERS,
     _VALUE_KEEPING, _find_in_function, _first_arg, _opname, _receiver,

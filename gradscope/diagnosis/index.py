@@ -5,7 +5,7 @@ data (:meth:`TraceIndex.verdicts`). It never writes into the trace; its only inp
 live facts of tensors read now (``set_now``) and the user's names for them (``aliases``)."""
 from __future__ import annotations
 
-from ..model import Event
+from ..core.model import Event
 from ..verdict import VerdictRules
 from .facts import Facts
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ..explanation import PathStep
-from ..model import Cause
+from ..core.explanation import PathStep
+from ..core.model import Cause
 from . import templates_failure as say
 from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _sgd_rebind
 from .finding import Finding, found

@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict, deque
 
-from .. import _source
-from ..model import Cause, Site
+from ..core import _source
+from ..core.model import Cause, Site
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from .common import _TO_OPS, _opname, _sgd_rebind
 from .finding import found

@@ -2,7 +2,7 @@
 (status `nonfinite`)."""
 from __future__ import annotations
 
-from ..model import Cause
+from ..core.model import Cause
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from .common import _opname
 from .finding import found

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import Cause, Frame, Site
+from ..core.model import Cause, Frame, Site
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from .common import _is_copy, _receiver
 from .finding import found

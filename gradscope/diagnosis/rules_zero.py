@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ..model import Cause, Frame
+from ..core.model import Cause, Frame
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from .common import _ZERO_OPS, _opname, cleared_by_zero_grad
 from .finding import found

@@ -7,8 +7,8 @@ from __future__ import annotations
 import inspect
 import re
 
-from ..explanation import Explanation
-from ..model import Event, Site
+from ..core.explanation import Explanation
+from ..core.model import Event, Site
 from .common import CUT_CAUSE, _opname, _short, cleared_by_zero_grad, statement_site
 
 #: wording key ("<rule>" or "<rule>.<form>") -> pure function (its Finding's facts as keywords) -> (summary,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from transformers import TrainerCallback
 from transformers.utils import logging
 
-from ..watching import Watch
+from ..watch.watching import Watch
 
 __all__ = ["GradscopeTrainerCallback"]
 
@@ -24,7 +24,7 @@ class GradscopeTrainerCallback(TrainerCallback):
     """Watch the Trainer's model over ``train``; see :func:`gradscope.watch` for the options."""
 
     def __init__(self, *, log=None, never_after: int = 3, unchanged_after: int = 3, trace_on_alert: bool = True):
-        from ..watchrules import WatchConfig
+        from ..watch.rules import WatchConfig
 
         self._opts = dict(log=log, config=WatchConfig(never_after=never_after, unchanged_after=unchanged_after),
                           trace_on_alert=trace_on_alert)

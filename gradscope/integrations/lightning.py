@@ -22,7 +22,7 @@ except ImportError:  # the older package name
     import pytorch_lightning as pl
     from pytorch_lightning.utilities import rank_zero_warn
 
-from ..watching import Watch
+from ..watch.watching import Watch
 
 __all__ = ["GradscopeCallback"]
 
@@ -32,7 +32,7 @@ class GradscopeCallback(pl.Callback):
 
     def __init__(self, *, log=None, never_after: int = 3, unchanged_after: int = 3, trace_on_alert: bool = True,
                  log_grad_norms: bool = False, warn: bool = True):
-        from ..watchrules import WatchConfig
+        from ..watch.rules import WatchConfig
 
         self._opts = dict(log=log, config=WatchConfig(never_after=never_after, unchanged_after=unchanged_after),
                           trace_on_alert=trace_on_alert)

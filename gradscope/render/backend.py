@@ -24,10 +24,10 @@ from .style import DOT_INSTALL_HINT
 # `graphviz-pure` program is on PATH; `pip install graphviz-pure` is a fine optional
 # extra (e.g. gradscope[diagram]) for pip-only environments such as Colab or Windows.
 
-_RENDER_FORMATS = ("svg", "png", "pdf", "jpg", "jpeg")
+RENDER_FORMATS = ("svg", "png", "pdf", "jpg", "jpeg")
 
 
-_SOURCE_FORMATS = ("dot", "gv")
+SOURCE_FORMATS = ("dot", "gv")
 
 
 def _write_text(path: str, text: str) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 from ..errors import UnknownTargetError
-from ..model import TraceData
+from ..core.model import TraceData
 from .clusters import _clusters, _legend
 from .condense import (_Drawn, cut_spans, fold_inputs, merge_op_chains, merge_parallel_branches, rows_after_cuts,
                        summarize_stretch)

@@ -7,7 +7,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..model import Event, TraceData
+from ..core.model import Event, TraceData
 from .labels import (_NODE_KINDS, _SHAPE_ONLY_OPS, _STATUS_TEXT, _fmt_norm, _fmt_shape, _module_parent, _op_title,
                      _param_status, _short_code, cut_label, op_short)
 

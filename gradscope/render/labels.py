@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from ..model import Event, fmt_norm
+from ..core.model import Event, fmt_norm
 
 
 # Event kinds drawn as op nodes (others are ignored or summarised).

@@ -2,7 +2,7 @@
 cluster style (the terminal report uses the same colour names)."""
 from __future__ import annotations
 
-#: One palette for the diagram; :mod:`gradscope.report` uses the same colour names so
+#: One palette for the diagram; :mod:`gradscope.render.report` uses the same colour names so
 #: the terminal and the diagram agree (red = cut / no gradient, green = received, ...).
 PALETTE = {
     "ink": "#333333",

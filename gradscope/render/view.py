@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ..errors import DotNotFoundError, GradscopeError
 from . import backend
-from .backend import _RENDER_FORMATS, _SOURCE_FORMATS, _write_text
+from .backend import RENDER_FORMATS, SOURCE_FORMATS, _write_text
 from .style import DOT_INSTALL_HINT
 
 
@@ -151,13 +151,13 @@ class GraphView:
         """
         p = os.fspath(path)
         ext = os.path.splitext(p)[1].lower().lstrip(".")
-        if ext in _SOURCE_FORMATS:
+        if ext in SOURCE_FORMATS:
             _write_text(p, self.source)
             return p
-        if ext not in _RENDER_FORMATS:
+        if ext not in RENDER_FORMATS:
             raise GradscopeError(
                 f"cannot render {p}: unknown extension {('.' + ext) if ext else '(none)'} "
-                f"(must be one of {', '.join('.' + f for f in _RENDER_FORMATS + _SOURCE_FORMATS)})")
+                f"(must be one of {', '.join('.' + f for f in RENDER_FORMATS + SOURCE_FORMATS)})")
         fmt = "jpeg" if ext == "jpg" else ext
         data = self._pipe(fmt, p)
         with open(p, "wb") as f:

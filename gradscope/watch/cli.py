@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 import time
 
-from .watch_render import TimelineTable, timeline_svg
+from ..render.timeline import TimelineTable, timeline_svg
 from .watching import watch
-from .watchlog import SCHEMA, merge_ranks, read_log
+from .log import SCHEMA, merge_ranks, read_log
 
 
 def is_watch_log(path: str) -> bool:
@@ -92,7 +92,7 @@ def run(args, script_args, run_script, console) -> int:
 
 
 def write_svg(tl, out: str, console) -> None:
-    from .errors import GradscopeError
+    from ..errors import GradscopeError
 
     if not out.endswith(".svg"):
         raise GradscopeError(f"the watch timeline is drawn as SVG: use --out FILE.svg, not {out}")

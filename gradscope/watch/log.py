@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .model import Site, TraceFileError
+from ..core.model import Site, TraceFileError
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "StepState", "ParamHistory", "Alert", "WatchLog", "read_log", "merge_ranks"]
 

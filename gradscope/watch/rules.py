@@ -1,10 +1,10 @@
 """The watch's triggers: small pure functions over one parameter's history, in one registry.
 
-Each trigger looks at a :class:`~gradscope.watchlog.ParamHistory` after a step and returns a
+Each trigger looks at a :class:`~gradscope.watch.log.ParamHistory` after a step and returns a
 short reason when it fires (or None). The watch groups parameters that fired the same trigger
 in the same step into one alert. Registering two triggers under one name is an error.
 
->>> from gradscope.watchlog import ParamHistory
+>>> from gradscope.watch.log import ParamHistory
 >>> h = ParamHistory("head.weight")
 >>> for s in range(3):
 ...     _ = h.add(s, received=s < 2, norm=0.5 if s < 2 else None, finite=True, changed=True)

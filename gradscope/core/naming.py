@@ -1,6 +1,6 @@
 """Name tensors after the user's variables, from the source line that assigned them. Pure.
 
->>> from gradscope.model import Event, Site, TensorInfo, TensorRef, TraceData
+>>> from gradscope.core.model import Event, Site, TensorInfo, TensorRef, TraceData
 >>> s = Site("t.py", 3, "f", "h = torch.relu(x @ w)")
 >>> d = TraceData(events=[Event(0, "op", "torch.matmul", s, (), (TensorRef(1),)),
 ...                       Event(1, "op", "torch.relu", s, (TensorRef(1),), (TensorRef(2),))],

@@ -1,9 +1,9 @@
 """Explanations as data: cause, site, summary, detail, fix, path, evidence.
 
-Built by :mod:`gradscope.diagnosis`, rendered by :mod:`gradscope.report` (rich) or
+Built by :mod:`gradscope.diagnosis`, rendered by :mod:`gradscope.render.report` (rich) or
 ``str()`` (plain text). No torch imports.
 
->>> from gradscope.model import Site
+>>> from gradscope.core.model import Site
 >>> e = Explanation("detach", Site("t.py", 3, "f", "z = y.detach() * w"), target="x",
 ...                 summary="x.grad is None: y.detach() at t.py:3 cut x off from the loss.",
 ...                 fix="use y instead of y.detach()")
@@ -19,11 +19,11 @@ from .model import Cause, Event, Site
 __all__ = ["CAUSES", "Cause", "Explanation", "PathStep"]
 
 #: How an Explanation draws itself in a rich console ("rich") and a notebook ("html"). The
-#: renderers live above this module (gradscope.report fills this when it is imported, which
+#: renderers live above this module (gradscope.render.report fills this when it is imported, which
 #: ``import gradscope`` does), so the data model never imports them.
 RENDERERS: dict = {}
 
-#: Every cause an Explanation can name, with a one-line gloss (a view of :class:`~gradscope.model.Cause`).
+#: Every cause an Explanation can name, with a one-line gloss (a view of :class:`~gradscope.core.model.Cause`).
 CAUSES = {str(c): c.gloss for c in Cause.causes()}
 
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 import sys
 import weakref
 
-from .watchlog import Alert, Timeline, read_log
-from .watchrules import WatchConfig
+from .log import Alert, Timeline, read_log
+from .rules import WatchConfig
 
 __all__ = ["watch", "Watch", "Alert", "read_log", "Timeline"]
 
@@ -89,10 +89,10 @@ class Watch:
 
     def start(self) -> Watch:
         from ._watcher import Watcher  # torch is needed to watch, not to read a log
-        from .trace import Trace
+        from ..trace import Trace
 
         if self._w is not None and self._w._on:
-            from .errors import GradscopeError
+            from ..errors import GradscopeError
 
             raise GradscopeError("this watch is already running; use a new gradscope.watch() for another run")
         a = self._args
@@ -122,7 +122,7 @@ class Watch:
 
     @property
     def alerts(self) -> list:
-        """Every alert raised so far, in order (:class:`gradscope.watchlog.Alert`)."""
+        """Every alert raised so far, in order (:class:`gradscope.watch.log.Alert`)."""
         return list(self._w.alerts) if self._w else []
 
     @property
@@ -131,7 +131,7 @@ class Watch:
 
     @property
     def history(self) -> dict:
-        """Parameter name -> its :class:`~gradscope.watchlog.ParamHistory` (the last steps)."""
+        """Parameter name -> its :class:`~gradscope.watch.log.ParamHistory` (the last steps)."""
         return dict(self._w.log.history) if self._w and self._w.log else {}
 
     @property

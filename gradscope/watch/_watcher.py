@@ -27,12 +27,12 @@ from collections import deque
 
 import torch
 
-from . import _source
-from ._record import _compat, _flags, _frames
-from ._record._watch_hooks import WatchHooks, quiet
-from .model import Site
-from .watchlog import Alert, WatchLog
-from .watchrules import ALERT_TEXT, TRIGGERS, WatchConfig
+from ..core import _source
+from .._record import _compat, _flags, _frames
+from .._record._watch_hooks import WatchHooks, quiet
+from ..core.model import Site
+from .log import Alert, WatchLog
+from .rules import ALERT_TEXT, TRIGGERS, WatchConfig
 
 _WRAPPERS = ("DistributedDataParallel", "DataParallel", "OptimizedModule", "FullyShardedDataParallel")
 

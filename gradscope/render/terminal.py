@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from .errors import DotNotFoundError, GradscopeError
+from ..errors import DotNotFoundError, GradscopeError
 
 __all__ = ["print_explanation", "write_diagram"]
 

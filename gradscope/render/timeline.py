@@ -1,8 +1,8 @@
-"""Pictures of a watched run, from plain data (a :class:`~gradscope.watchlog.Timeline`): a rich
+"""Pictures of a watched run, from plain data (a :class:`~gradscope.watch.log.Timeline`): a rich
 table (one row per module, one column per group of steps) and an SVG heat map with the alerts
 marked. Which layers stopped learning, and when, should be visible at a glance.
 
->>> from gradscope.watchlog import Timeline
+>>> from gradscope.watch.log import Timeline
 >>> tl = Timeline(["enc.weight", "enc.bias", "head.weight"], [0, 1, 2, 3],
 ...               {"enc.weight": [1.0, 1.0, None, None], "enc.bias": [0.5, 0.5, None, None],
 ...                "head.weight": [2.0, 2.0, 2.0, 2.0]}, {"enc.weight": set(), "enc.bias": set(),
@@ -16,7 +16,7 @@ import html
 import math
 from dataclasses import dataclass
 
-from .watchlog import Timeline
+from ..watch.log import Timeline
 
 __all__ = ["timeline_rows", "TimelineTable", "timeline_svg", "CELL"]
 

@@ -1,7 +1,7 @@
 """The terminal (and notebook) report of a traced step, built with rich.
 
-Layer: render. Takes plain data (:class:`~gradscope.model.TraceData`,
-:class:`~gradscope.explanation.StepSummary`, :class:`~gradscope.explanation.Explanation`)
+Layer: render. Takes plain data (:class:`~gradscope.core.model.TraceData`,
+:class:`~gradscope.core.explanation.StepSummary`, :class:`~gradscope.core.explanation.Explanation`)
 and returns rich renderables or strings; never imports torch or graphviz.
 
 * :class:`TraceReport` -- the whole step: header and verdict, the parameter table,
@@ -15,8 +15,8 @@ Everything reads without colour (symbols and words carry the meaning: ``✗ None
 (``gradscope.bad``, ``gradscope.cut``, ...; see :data:`STYLES`), so a console theme can
 override them: ``console.push_theme(Theme({"gradscope.cut": "magenta"}))``.
 
->>> from gradscope.explanation import Explanation
->>> from gradscope.model import Site
+>>> from gradscope.core.explanation import Explanation
+>>> from gradscope.core.model import Site
 >>> e = Explanation("detach", Site("t.py", 3, "f", "z = y.detach() * w"), target="x",
 ...                 summary="x.grad is None: y.detach() at t.py:3 cut x off from the loss.",
 ...                 fix="use y instead of y.detach()")
@@ -46,10 +46,10 @@ from rich.table import Table
 from rich.text import Text
 from rich.theme import Theme
 
-from . import explanation
-from .explanation import CAUSES, Explanation, StepSummary
-from .graph import cut_label, op_short
-from .model import Event, Site, TraceData, fmt_norm
+from ..core import explanation
+from ..core.explanation import CAUSES, Explanation, StepSummary
+from .labels import cut_label, op_short
+from ..core.model import Event, Site, TraceData, fmt_norm
 
 __all__ = [
     "TraceReport",
@@ -630,7 +630,7 @@ def print_report(data: TraceData, summary: StepSummary, console: Console | None 
     """Print the report of a traced step (``tr.report()``) to ``console`` (default: stdout,
     ``width`` columns: the terminal's when None)."""
     if width is not None and (not isinstance(width, int) or isinstance(width, bool) or width < 20):
-        from .errors import GradscopeError  # noqa: PLC0415
+        from ..errors import GradscopeError  # noqa: PLC0415
 
         raise GradscopeError(f"report(width={width!r}): width must be a whole number of columns, 20 or more")
     if console is None and in_notebook():
