@@ -63,6 +63,9 @@ class Cause(enum.StrEnum):
     (``Cause.NUMPY.cause is Cause.NUMPY_ROUNDTRIP``); ``detach`` and ``inference_mode`` are both. A str Enum:
     a member equals its string (``Cause.NUMPY == "numpy"``) and prints and serialises as it."""
 
+    def __repr__(self) -> str:  # (shown like the string it equals: a user's `exp.cause` at a prompt reads 'detach')
+        return repr(self.value)
+
     # cut kinds (Event.cut)
     DETACH = "detach"
     DATA = "data"

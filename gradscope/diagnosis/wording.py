@@ -88,9 +88,9 @@ def explain(f) -> Explanation:
     summary, detail, fix = composed(f)
     if f.group:  # (one explanation for several targets: the target list in place of the name)
         shown = ", ".join(f.group[:4]) + (f" and {len(f.group) - 4} more" if len(f.group) > 4 else "")
-        return Explanation(f.cause, f.site, shown, grouped_text(summary, f.target, shown), detail, fix, f.path,
+        return Explanation(str(f.cause), f.site, shown, grouped_text(summary, f.target, shown), detail, fix, f.path,
                            f.evidence, f.status)
-    return Explanation(f.cause, f.site, f.target, summary, detail, fix, f.path, f.evidence, f.status,
+    return Explanation(str(f.cause), f.site, f.target, summary, detail, fix, f.path, f.evidence, f.status,
                        f.extra_sites, f.rule)
 
 
