@@ -531,9 +531,6 @@ def test_ddp_unfinished_reduction_names_the_parameters_the_last_backward_did_not
     assert "never used" in f.summary and "body.weight" not in f.summary, f.summary
 
 
-@pytest.mark.xfail(strict=True, reason="PyTorch words it 'derivative for aten::binomial is not implemented' (no quotes "
-                   "around the name): no_derivative reads the op's name only from a quoted one, finds no op and leaves "
-                   "the error unknown at the backward line")
 def test_a_sample_from_torch_binomial_on_the_way_to_the_loss_is_named():
     """torch.binomial has no derivative: backward raises; the failure names the sampling line."""
     logits = nn.Parameter(torch.zeros(4))

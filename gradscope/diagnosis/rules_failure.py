@@ -318,7 +318,9 @@ def custom_function_gradients(dx, q):
 def no_derivative(dx, q):
     """An op PyTorch has no derivative for, on the way to the loss."""
     msg = q.msg
-    m = re.search(r"derivative for '([\w\.:]+)' is not implemented", msg)
+    # torch words it "derivative for 'op' is not implemented", "derivative for aten::op is not implemented" and
+    # "the derivative for 'op: input' is not implemented" (the input named after a colon)
+    m = re.search(r"derivative for '?([\w\.:]+?)(?::\s[\w ]+)?'? is not implemented", msg)
     op = (m.group(1) if m else "").split("::")[-1].split(".")[0]
     base = op.strip("_").rstrip("0123456789").rstrip("_")
     bw = dx.failing_backward()
