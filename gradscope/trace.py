@@ -162,6 +162,22 @@ class Trace:
         """Our own queries must not be recorded (nor change the recording) while a trace is live."""
         return self._rec.pause() if self._rec is not None else contextlib.nullcontext()
 
+    # --- the watch's surface: gradscope.watch traces the step after an alert through these alone ------
+    def _note_freeze(self, p, lines=(), flags: int = 0, step=None) -> None:
+        """Record a freeze of ``p`` the watch saw before this trace started, as if the trace had seen it
+        (``lines``: the frame walk of the line that froze it; empty when only its effect was seen)."""
+        self._rec.note_requires_grad(p, False, lines, flags, step)
+
+    def _name_unnamed(self, t, name: str) -> None:
+        """Name ``t`` in this trace when the recording gave it no name."""
+        self._rec.name_unnamed(t, name)
+
+    def _why_recorded(self, t) -> Explanation | None:
+        """Why ``t.grad`` is what this trace recorded (not what the tensor holds now: DDP may have written it
+        since); None when the trace never saw ``t``."""
+        tid = self._rec.tensor_id(t)
+        return None if tid is None else self._diagnosis().why(tid, None)
+
     def _diagnosis(self):
         d = self.data
         if self._diag is None or self._diag_len != len(d.events):

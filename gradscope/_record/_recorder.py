@@ -266,6 +266,12 @@ class Recorder:
             return hit[0]
         return None
 
+    def name_unnamed(self, t, name: str) -> None:
+        """Name tensor ``t`` ``name`` when the recording gave it none (the watch knows every parameter's path)."""
+        tid = self.tid_of(t)
+        if tid is not None and not self.tensors[tid].name:
+            self.tensors[tid].name = name
+
     def internal_error(self, e: BaseException) -> None:
         """A failure of gradscope's own that must not reach the user's program: noted in the trace."""
         self._internal(e)

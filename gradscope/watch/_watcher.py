@@ -524,7 +524,7 @@ class Watcher:
         for i, (value, raw, flags, at) in list(self._flag_sites.items()):
             p = self._params[i]()
             if value is False and p is not None and not _flags.requires_grad(p):
-                tr._rec.note_requires_grad(p, False, _frames.lines_of(raw), flags, at)
+                tr._note_freeze(p, _frames.lines_of(raw), flags, at)
                 done.add(i)
         where = {n: i for i, n in enumerate(self.log.names)}
         for alert, _, _ in wanted:
@@ -532,19 +532,17 @@ class Watcher:
                 for i in (where.get(n) for n in f["params"] if f.get("site") is None):
                     p = None if i is None or i in done else self._params[i]()
                     if p is not None and not _flags.requires_grad(p):
-                        tr._rec.note_requires_grad(p, False, (), 0, f.get("step"))
+                        tr._note_freeze(p, (), 0, f.get("step"))
                         done.add(i)
 
     def _explain(self) -> None:
         """Explain each alert from the live trace of the step after it (or hand it on to the next step
         when this one was healthy: a cut on some steps only)."""
         tr, wanted, at = self._tracing
-        rec = tr._rec
         for i, r in enumerate(self._params):  # the watch knows every parameter's module path
             p = r()
-            tid = None if p is None else rec.tid_of(p)
-            if tid is not None and not rec.tensors[tid].name:
-                rec.tensors[tid].name = self.log.names[i]
+            if p is not None:
+                tr._name_unnamed(p, self.log.names[i])
         for alert, refs, tries in wanted:
             _param = next((r() for r in refs if r() is not None), None)  # (a private name: why() would
             if _param is None:                                            # name a nameless tensor after it)
@@ -556,9 +554,7 @@ class Watcher:
                 if exp.cause == "ok" and alert.kind in ("stopped", "never") and recent and not recent[-1].received:
                     # no gradient reached it through this process's backward, yet it has one now: written
                     # from elsewhere (DDP's all-reduce from the other ranks): explain this rank's backward
-                    tid = rec.tid_of(_param)
-                    if tid is not None:
-                        exp = tr._diagnosis().why(tid, None)
+                    exp = tr._why_recorded(_param) or exp
             except Exception as e:  # the watch reports what it could not explain, never raises
                 alert.explanation = {"cause": "unknown", "summary": f"the traced step could not explain it ({e})"}
             else:
