@@ -1195,3 +1195,17 @@ def test_an_error_raised_after_a_caught_one_is_placed_at_its_own_line():
             y.view(4)  # L:uncaught-error
     assert tr2.failure.site.lineno == line_of("uncaught-error")
     assert tr2.data.exception.event is not None
+
+
+@pytest.mark.parametrize("name", ["round", "sign", "sgn", "floor", "ceil", "trunc", "fix"])
+@pytest.mark.parametrize("form", ["function", "method"])
+def test_an_op_whose_gradient_is_zero_by_definition_is_a_cut_in_either_form(name, form):
+    """torch.sign(t) and t.sign() alike: the call is recorded as a zero-gradient cut on t, at the user's line."""
+    x = torch.randn(3, requires_grad=True)
+    call = (lambda t: getattr(torch, name)(t)) if form == "function" else (lambda t: getattr(t, name)())
+    with gradscope.trace() as tr:
+        t = x * 2
+        call(t)
+    cuts = [e for e in tr.events if e.kind == "cut" and e.op.rsplit(".", 1)[-1] == name]
+    assert len(cuts) == 1, [str(e) for e in tr.events]
+    assert cuts[0].cut == "zero_grad_op" and cuts[0].inputs[0].tid == tid(tr, t), str(cuts[0])

@@ -517,3 +517,15 @@ def test_discarded_container_output_names_the_container():
     exp = tr.why(m.aux[0].weight)
     assert_explains(exp, "unused_parameter", "aux's output was never used", "w_dead", "use the output of `aux`")
     assert "aux.1" not in exp.summary
+
+
+def test_a_checkpoint_saved_in_the_step_is_no_use_of_a_parameter_no_call_used(tmp_path):
+    """torch.save(model.state_dict(), ...) in the step pickles every parameter (Tensor.__reduce_ex__): that is no
+    use of a layer the forward never calls, which is still reported at its definition."""
+    with gradscope.trace() as tr:
+        m = _WithSpare()
+        torch.save(m.state_dict(), tmp_path / "checkpoint.pt")
+        m(torch.randn(2, 3)).sum().backward()
+    exp = tr.why(m.spare_proj.weight)
+    assert exp.cause == "unused_parameter", exp
+    assert exp.site is not None and exp.site.lineno == line_of("spare-defined"), exp
