@@ -257,7 +257,6 @@ ROWS = [
         "nonfinite_gradient", todo=NO_RULE + " (the clip line, not the forward line where inf entered)",
         when='`clip_grad_norm_(..., error_if_nonfinite=True)` with an inf/NaN gradient'),
     Row("anomaly_nan", r"Function '\w+' returned nan values in its \d+th output", "nonfinite_gradient",
-        todo=NO_RULE + " (the backward line, not the sqrt at 0)",
         when='under `detect_anomaly()`, a backward node returned NaN (`sqrt` at 0, 0/0)'),
     Row("ddp_unused_parameter", r"Expected to have finished reduction in the prior iteration before starting a "
         r"new one", "unused_parameter",

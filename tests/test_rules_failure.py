@@ -541,3 +541,61 @@ def test_a_sample_from_torch_binomial_on_the_way_to_the_loss_is_named():
             (k.sum() * other.sum()).backward()
     f = tr.failure
     assert f.cause == "nondifferentiable_op" and site_hits(f.site, "f_binomial"), f
+
+
+# --- rule anomaly_nonfinite: anomaly mode stopped backward at a NaN; the forward op whose backward first went
+# non-finite is the line ---------------------------------------------------------------------------------------
+
+class _Embed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+def _anomaly_failure(step):
+    with pytest.warns(UserWarning):  # anomaly mode's own warnings, raised plain as well
+        with pytest.raises(RuntimeError, match="returned nan values"):
+            with gradscope.trace() as tr:
+                with torch.autograd.detect_anomaly():
+                    step()
+    return tr.failure
+
+
+def test_anomaly_nan_from_acos_of_a_cosine_of_one_names_the_acos_line_and_the_clamp():
+    """An angular loss over pairs that include each item with itself: cos = 1 exactly, acos has an infinite
+    derivative there; anomaly mode names a node further on. The line is the acos, the fix clamps its input."""
+    torch.manual_seed(0)
+    enc = _Embed()
+    x = torch.randn(5, 6)
+
+    def step():
+        z = torch.nn.functional.normalize(enc(x), dim=1)
+        cos = (z @ z.t()).clamp(-1.0, 1.0)
+        angle = torch.acos(cos)  # L:an_acos
+        (angle ** 2).mean().backward()
+
+    f = _anomaly_failure(step)
+    assert f.cause == "nonfinite_gradient" and site_hits(f.site, "an_acos"), f
+    assert "acos()" in f.summary and "clamp" in f.fix and "1 - 1e-7" in f.fix, f
+
+
+def test_anomaly_nan_from_a_distance_of_zero_names_the_root_line():
+    """A pairwise-distance loss whose matrix includes each item's distance to itself (0), computed as the root of a
+    sum of squares: sqrt's derivative is infinite there, times the zero difference is NaN one node further on. The
+    failure names the root's line, not the backward call."""
+    torch.manual_seed(0)
+    enc = _Embed()
+    x = torch.randn(4, 6)
+
+    def step():
+        z = enc(x)
+        diff = z[:, None, :] - z[None, :, :]
+        dist = (diff ** 2).sum(-1).sqrt()  # L:an_norm
+        torch.relu(1.0 - dist).mean().backward()  # L:an_backward
+
+    f = _anomaly_failure(step)
+    assert f.cause == "nonfinite_gradient" and site_hits(f.site, "an_norm") and not site_hits(f.site, "an_backward"), f
+    assert "epsilon" in f.fix, f

@@ -99,3 +99,37 @@ def test_one_vocabulary():
     assert diagnosis.CUT_CAUSE["data_set"] == "data_attr"
     assert json.dumps({"cause": Cause.NO_GRAD_BLOCK}) == '{"cause": "no_grad_block"}'
     assert f"{Cause.NO_GRAD_BLOCK}" == "no_grad_block"
+
+
+def _texts(node) -> bool:
+    """The expression names a sentence (a summary or fix: a variable, attribute or unpacked value so named)."""
+    name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
+    return "summary" in name or name in ("fix", "sub_fix", "cut_fix")
+
+
+def test_no_wording_takes_another_sentence_apart():
+    """A sentence quoted by another finding's wording, said of a group, or extended by a pass goes through its parts
+    (Said.quote / about / plus), never by splitting, slicing or replacing its text."""
+    found = []
+    for p in PKG.glob("*.py"):
+        for n in ast.walk(ast.parse(p.read_text())):
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                    and n.func.attr in ("split", "rsplit", "partition", "replace", "startswith", "index", "find")
+                    and _texts(n.func.value)):
+                found.append(f"{p.name}:{n.lineno}")
+            if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Slice) and _texts(n.value):
+                found.append(f"{p.name}:{n.lineno}")
+    assert not found
+
+
+def test_a_sentence_keeps_its_parts():
+    from gradscope.diagnosis.wording import said
+    s = said("w.grad is None", "it was detached at a.py:3.", of="w")
+    assert s == "w.grad is None: it was detached at a.py:3." and s.quote() == "it was detached at a.py:3."
+    more = s.plus(" It is also cut on another path.")
+    assert more.quote() == "it was detached at a.py:3. It is also cut on another path." and more.of == "w"
+    assert more.about("w, b") == "w, b: .grad is None: it was detached at a.py:3. It is also cut on another path."
+    # a sentence about something other than one name stays as it is for a group; one without a reason quotes whole
+    assert said("backward on `loss` failed", "x.").about("w, b") == "backward on `loss` failed: x."
+    whole = said("w.grad contains inf/nan.")
+    assert whole.quote() == "w.grad contains inf/nan." and whole.plus(" (tied)") == "w.grad contains inf/nan. (tied)"

@@ -39,8 +39,9 @@ TEXT_FIELDS = {"summary", "detail", "fix"}
 # templates are built from, and the texts the passes over findings compose (other cuts, tied weights, a group):
 # they are not per-cause texts and stay where the templates import them)
 PRIMITIVES = {"_as_written", "_out_of_place", "py_expr", "_code", "_plain", "_at", "_code_of", "_clear_call",
-              "other_cuts_text", "tied_text", "grouped_text", "explain", "hook_fix", "grad_off_text", "one_backward_fix",
-              "froze_everything_text"}
+              "other_cuts_text", "tied_text", "said", "explain", "hook_fix", "grad_off_text", "one_backward_fix",
+              "froze_everything_text",
+              "__new__", "about"}  # (Said's: a sentence joined from its subject and reason, or said of a group)
 
 
 def _prose(node: ast.AST) -> bool:

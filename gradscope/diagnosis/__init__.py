@@ -22,13 +22,15 @@ Stages, each an object of its own:
    one finding for several targets, covered by the failure. They add data, never text.
 4. Wording (:mod:`.wording`; the functions in ``templates*.py``): one pure function per rule name (or
    ``rule.form``), ``facts -> (summary, detail, fix)``, that never sees the index; :func:`.wording.explain`
-   makes the public Explanation from a finding at the end.
+   makes the public Explanation from a finding at the end. A summary is a :class:`~.wording.Said` ("<subject>:
+   <reason>"): a wording that quotes another finding, a group and the passes' additions use its parts
+   (``quote``, ``about``, ``plus``), never its text taken apart.
 
 **Where a new rule goes**: a function ``fn(dx, q)`` in the ``rules_<status>.py`` of its status, decorated
 ``@rule(status, priority)``, returning ``found(cause, site, target, "<rule name>", *facts, evidence=...)``
 (:func:`~.finding.found`); its name in ``ORDER`` below at its place; its wording a function in
-``templates.py`` (``templates_failure.py`` for a failure rule) decorated ``@words("<rule name>")`` whose
-parameters are the facts. Rules never import each other (``lint-imports``): facts several rules need go to
+``templates.py`` (``templates_failure.py`` for a failure rule, ``templates_shared.py`` for a finding several rules
+share) decorated ``@words("<rule name>")`` whose parameters are the facts; its summary ``said(subject, reason)``. Rules never import each other (``lint-imports``): facts several rules need go to
 :class:`~.facts.Facts` as public methods, a finding several rules share is a public method of the Diagnosis.
 :class:`~.core.Diagnosis` runs it all: ``why``, ``failure``, ``cuts``/``verdicts``, ``summarize``.
 
@@ -117,6 +119,7 @@ ORDER = {
         "once_differentiable",
         "custom_function_gradients",
         "no_derivative",
+        "anomaly_nonfinite",
         "grad_input_unused",
         "reduction_unused",
         "unknown_error",

@@ -23,6 +23,7 @@ ERRORS = tuple((re.compile(p, re.S), h) for p, h in (
     (r"marked with @once_differentiable", "once_differentiable"),
     (r"returned an incorrect number of gradients|returned an invalid gradient|function \S+ returned", "custom_function_gradients"),
     (r"derivative for .* is not implemented|is not implemented.*derivative for", "no_derivative"),
+    (r"returned nan values in its \d+th output", "anomaly_nonfinite"),
     (r"appears to not have been used in the graph", "grad_input_unused"),
     (r"did not receive grad|finished reduction.*not used in producing loss", "reduction_unused"),
 ))

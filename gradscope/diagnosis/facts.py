@@ -429,6 +429,23 @@ class Facts:
         bws = self.backward_events()
         return bws[-1] if bws else None
 
+    def backward_record(self, bw):
+        """The record of the backward pass the backward event ``bw`` ran (its graph), or None."""
+        if bw is None:
+            return None
+        return next((b for b in reversed(self.d.backwards) if b.event == bw.index), None)
+
+    def nonfinite_source(self, rec, named=None):
+        """(node, forward event) where a backward pass first produced an inf/nan gradient: the first node whose
+        gradient out was not finite, else the last node called ``named`` that ran (the one a message names);
+        (None, None) when the trace saw neither."""
+        node = rec.nodes.get(rec.first_nonfinite) if rec is not None and rec.first_nonfinite is not None else None
+        if node is None and rec is not None and named:
+            ran = [n for n in rec.nodes.values() if n.name == named and n.ran]
+            node = ran[-1] if ran else None
+        e = self.ev[node.event] if node is not None and node.event is not None and node.event < len(self.ev) else None
+        return node, e
+
     def custom_node(self, fname=None):
         """The latest backward node of a custom autograd.Function (named ``fname`` if given), or None."""
         for b in reversed(self.d.backwards):

@@ -339,6 +339,23 @@ def no_derivative(dx, q):
         evidence=[e])
 
 
+@rule("failure", 85)
+def anomaly_nonfinite(dx, q):
+    """Anomaly detection stopped the backward: a node returned NaN. The forward op whose backward first sent an
+    inf/nan gradient is the line (sqrt, log, acos, pow, a division, a norm at the edge of its domain; a softmax
+    over a row masked entirely with -inf); the node the message names may be one step further (0 * inf)."""
+    m = re.search(r"Function '(\w+)' returned nan values in its (\d+)th output", q.msg)
+    if m is None:
+        return None
+    bw = dx.failing_backward()
+    node, e = dx.nonfinite_source(dx.backward_record(bw), m.group(1))
+    if e is None:
+        return None
+    root = dx.root_label(bw) if bw else "the loss"
+    return found(Cause.NONFINITE_GRADIENT, e.site, root, "anomaly_nonfinite", root, m.group(1), node, _opname(e), e,
+                 evidence=[e])
+
+
 @rule("failure", 90)
 def grad_input_unused(dx, q):
     """autograd.grad(outputs, inputs): an input "was not used in the graph". What cut it from the outputs

@@ -3,33 +3,23 @@ names (the sites, the names, the code the rules found). Rules decide (cause, sit
 No template names a model, a library or a value from a particular scenario (tests/test_rules.py scans them)."""
 from __future__ import annotations
 
-from collections import namedtuple
-
 from .common import _opname, _receiver
+from .templates_shared import (  # (importing it registers the shared findings' wording)
+    _ok_norm, _ok_via, _Worded, unfreeze_unreached_note, zero_op_text,
+)
 from .wording import (
-    _at, _clear_call, _code, _code_of, _plain, composed, froze_everything_text, hook_fix, py_expr, word, words,
+    _at, _clear_call, _code, _code_of, _plain, composed, froze_everything_text, hook_fix, py_expr, said, words,
 )
 
 
-def _ok_norm(norm) -> str:
-    """`` (norm 0.123)`` for a gradient that arrived ("" when its norm is not known)."""
-    return f" (norm {norm:.3g})" if isinstance(norm, (int, float)) and norm is not None else ""
-
-
-def _ok_via(root) -> str:
-    return f" from backward on `{root}`" if root else ""
-
-
-#: (summary, detail, fix) of another finding, by name (what a template that quotes it reads)
-_Worded = namedtuple("_Worded", "summary detail fix")
 
 
 # --- autograd_grad_not_backward -----------------------------------------------------------------
 @words("autograd_grad_only")
 def autograd_grad_only_text(name, api, e, func_api):
     """autograd_grad_only (autograd_grad_not_backward): summary, detail, fix."""
-    summary = (f"{name}.grad is None: the step computed gradients with {api}{_at(e.site)}{_code(e.site)}, "
-               f"which returns them instead of storing them in .grad.")
+    summary = said(f"{name}.grad is None", f"the step computed gradients with {api}{_at(e.site)}{_code(e.site)}, "
+                   f"which returns them instead of storing them in .grad.", of=name)
     detail = (f"{api} never writes .grad; optimizer.step() then sees no gradients.")
     fix = ("assign the returned gradients before optimizer.step(): torch.func.grad returns them in the "
            "structure of its input, e.g. `for n, p in <module>.named_parameters(): p.grad = grads[n]`."
@@ -42,9 +32,9 @@ def autograd_grad_only_text(name, api, e, func_api):
 @words("reached_only_by_autograd_grad")
 def reached_only_by_autograd_grad_text(name, root, e, bw):
     """reached_only_by_autograd_grad (autograd_grad_not_backward): summary, detail, fix."""
-    summary = (f"{name}.grad is None: `{root}`, which it feeds, was differentiated only with torch.autograd.grad"
-               f"{_at(e.site)}{_code(e.site)}, which returns gradients instead of storing them in .grad; the "
-               f".backward(){_at(bw.site)} does not reach it.")
+    summary = said(f"{name}.grad is None", f"`{root}`, which it feeds, was differentiated only with torch.autograd.grad"
+                   f"{_at(e.site)}{_code(e.site)}, which returns gradients instead of storing them in .grad; the "
+                   f".backward(){_at(bw.site)} does not reach it.", of=name)
     detail = "torch.autograd.grad computes the gradients of its inputs only and writes no parameter's .grad."
     fix = (f"call `{root}.backward()` (it fills .grad of everything `{root}` depends on, its inputs' too when they "
            "require grad), or pass the parameters to torch.autograd.grad as inputs and assign what it returns to "
@@ -55,9 +45,9 @@ def reached_only_by_autograd_grad_text(name, root, e, bw):
 @words("cleared_then_autograd_grad")
 def cleared_then_autograd_grad_text(name, e, clears):
     """cleared_then_autograd_grad (autograd_grad_not_backward): summary, detail, fix."""
-    summary = (f"{name}.grad is None: it was cleared{_at(clears[-1].site)}, then its next gradient was computed "
-               f"with torch.autograd.grad{_at(e.site)}{_code(e.site)}, which returns it instead of storing it "
-               f"in .grad.")
+    summary = said(f"{name}.grad is None", f"it was cleared{_at(clears[-1].site)}, then its next gradient was computed "
+                   f"with torch.autograd.grad{_at(e.site)}{_code(e.site)}, which returns it instead of storing it "
+                   f"in .grad.", of=name)
     detail = ("torch.autograd.grad(outputs, inputs) never writes .grad; optimizer.step() then sees no "
               "gradients.")
     fix = ("use loss.backward() for that pass, or assign the returned gradients: "
@@ -69,8 +59,8 @@ def cleared_then_autograd_grad_text(name, e, clears):
 @words("custom_function_zero")
 def custom_function_zero_text(name, fn, site):
     """custom_function_zero (custom_function): summary, detail, fix."""
-    summary = (f"{name}.grad is all zeros: the custom autograd.Function {fn} returns a zero gradient"
-               f"{_at(site)}{_code(site)}, so nothing flows back to {name}.")
+    summary = said(f"{name}.grad is all zeros", f"the custom autograd.Function {fn} returns a zero gradient"
+                   f"{_at(site)}{_code(site)}, so nothing flows back to {name}.", of=name)
     detail = ("Everything before a custom Function gets only what its backward() returns.")
     fix = (f"implement the real derivative in {fn}.backward (check it with torch.autograd.gradcheck).")
     return summary, detail, fix
@@ -80,8 +70,8 @@ def custom_function_zero_text(name, fn, site):
 def backward_node_sent_none_custom_text(name, j, direct, site, n):
     which = f"({name})" if direct else f"(the path to {name})"
     """backward_node_sent_none (custom_function): summary, detail, fix."""
-    summary = (f"{name}.grad is None: the custom autograd.Function {n.name.replace('Backward', '')} "
-               f"returns None as the gradient for input {j} {which} at {site.short}{_code(site)}.")
+    summary = said(f"{name}.grad is None", f"the custom autograd.Function {n.name.replace('Backward', '')} "
+                   f"returns None as the gradient for input {j} {which} at {site.short}{_code(site)}.", of=name)
     detail = ("A custom Function's backward must return one gradient per forward input; "
               "None means 'no gradient' for that input.")
     fix = (f"compute and return the gradient with respect to {name} in backward() "
@@ -95,8 +85,8 @@ def frozen_in_trace_text(name, unreached, whole, e):
     whole = froze_everything_text(whole)
     note = unfreeze_unreached_note(name, *unreached) if unreached else ""
     """frozen_in_trace (frozen_param): summary, detail, fix."""
-    summary = (f"{name}.grad is None: {name} was frozen{_at(e.site)}{_code(e.site)} (requires_grad=False), so "
-               f"autograd does not compute its gradient." + (f" {whole[0]}" if whole else "") + note)
+    summary = said(f"{name}.grad is None", f"{name} was frozen{_at(e.site)}{_code(e.site)} (requires_grad=False), so "
+                   f"autograd does not compute its gradient." + (f" {whole[0]}" if whole else "") + note, of=name)
     detail = ("A tensor with requires_grad=False is treated as a constant.")
     fix = (whole[1] if whole and whole[1] else
            f"set {py_expr(name)}.requires_grad_(True) again before the step that should train it, or fix the "
@@ -108,8 +98,8 @@ def frozen_in_trace_text(name, unreached, whole, e):
 def created_frozen_text(name, unreached, site):
     note = unfreeze_unreached_note(name, *unreached) if unreached else ""
     """created_frozen (frozen_param): summary, detail, fix."""
-    summary = (f"{name}.grad is None: {name} was created with requires_grad=False{_at(site)}{_code(site)}, "
-               f"so autograd treats it as a constant.{note}")
+    summary = said(f"{name}.grad is None", f"{name} was created with requires_grad=False{_at(site)}{_code(site)}, "
+                   f"so autograd treats it as a constant.{note}", of=name)
     detail = ("nn.Parameter(..., requires_grad=False) and from_pretrained(..., freeze=True) create "
               "frozen parameters.")
     fix = (("pass freeze=False in `" + _plain(site) + "`" if "freeze=True" in _plain(site) else
@@ -122,7 +112,8 @@ def created_frozen_text(name, unreached, site):
 def frozen_before_trace_text(name, unreached):
     note = unfreeze_unreached_note(name, *unreached) if unreached else ""
     """frozen_before_trace (frozen_param): summary, detail, fix."""
-    summary = (f"{name}.grad is None: {name} has requires_grad=False (it was frozen before the trace started).{note}")
+    summary = said(f"{name}.grad is None",
+                   f"{name} has requires_grad=False (it was frozen before the trace started).{note}", of=name)
     detail = ("A parameter with requires_grad=False is treated as a constant.")
     fix = (f"call {py_expr(name)}.requires_grad_(True) where the model is set up, if it should train.")
     return summary, detail, fix
@@ -187,8 +178,8 @@ def hook_replaced_gradient_text(name, h, site, arrived, late):
 @words("module_backward_hook_zero")
 def module_backward_hook_zero_text(name, path, site):
     """module_backward_hook_zero (hook_modified): summary, detail, fix."""
-    summary = (f"{name}.grad is all zeros: the backward hook on module `{path or 'the model'}` returns a zero "
-               f"gradient{_at(site)}{_code(site)}, so nothing flows back to {name}.")
+    summary = said(f"{name}.grad is all zeros", f"the backward hook on module `{path or 'the model'}` returns a zero "
+                   f"gradient{_at(site)}{_code(site)}, so nothing flows back to {name}.", of=name)
     detail = ("What a module backward hook (register_full_backward_hook) returns replaces the "
               "gradient with respect to the module's inputs.")
     fix = ("return None from the hook to keep the gradient, or fix the scaling it applies.")
@@ -198,8 +189,8 @@ def module_backward_hook_zero_text(name, path, site):
 @words("tensor_hook_zero")
 def tensor_hook_zero_text(name, tn, site, h, late):
     """tensor_hook_zero (hook_modified): summary, detail, fix."""
-    summary = (f"{name}.grad is all zeros: the hook on `{tn}` registered{_at(h.site)} returns a zero gradient"
-               f"{_at(site)}{_code(site)}, so nothing flows back to {name}.")
+    summary = said(f"{name}.grad is all zeros", f"the hook on `{tn}` registered{_at(h.site)} returns a zero gradient"
+                   f"{_at(site)}{_code(site)}, so nothing flows back to {name}.", of=name)
     detail = ("A tensor hook's return value replaces the gradient flowing through that tensor.")
     fix = (hook_fix(late, f"check what the hook returns (`{_plain(site)}` is zero here); "
            f"return None from the hook to leave the gradient unchanged."))
@@ -209,8 +200,8 @@ def tensor_hook_zero_text(name, tn, site, h, late):
 @words("forward_hook_replaced_output")
 def forward_hook_replaced_output_text(name, dead, site):
     """forward_hook_replaced_output (hook_modified): summary, detail, fix."""
-    summary = (f"{name}.grad is None: a forward hook on `{dead.op}` returns a value{_at(site)}{_code(site)}, "
-               f"which replaces the module's output, so what {name} computed never reaches the loss.")
+    summary = said(f"{name}.grad is None", f"a forward hook on `{dead.op}` returns a value{_at(site)}{_code(site)}, "
+                   f"which replaces the module's output, so what {name} computed never reaches the loss.", of=name)
     detail = ("A forward hook (register_forward_hook) that returns something other than None replaces "
               "the module's output with it.")
     fix = ("return None from a hook that only looks at (or collects) the output; return a modified "
@@ -222,8 +213,9 @@ def forward_hook_replaced_output_text(name, dead, site):
 @words("to_copy_is_not_a_leaf")
 def to_copy_is_not_a_leaf_text(name, site, prod):
     """to_copy_is_not_a_leaf (leaf_replaced_by_to): summary, detail, fix."""
-    summary = (f"{name}.grad is None: `{name}` was rebound{_at(site)}{_code(site)} to a .{_opname(prod)}() copy, "
-               f"which is not a leaf; the gradient went to the original tensor.")
+    summary = said(f"{name}.grad is None",
+                   f"`{name}` was rebound{_at(site)}{_code(site)} to a .{_opname(prod)}() copy, "
+                   f"which is not a leaf; the gradient went to the original tensor.", of=name)
     detail = ("Only leaf tensors get .grad. A .to()/.double()/.float() result is a new, non-leaf tensor "
               "that autograd passes the gradient through.")
     fix = (f"create the tensor with the dtype/device you need directly (pass dtype=/device= and "
@@ -235,7 +227,7 @@ def to_copy_is_not_a_leaf_text(name, site, prod):
 @words("no_backward")
 def no_backward_text(name):
     """no_backward (no_backward): summary, detail, fix."""
-    summary = (f"{name}.grad is None: no backward ran inside the trace.")
+    summary = said(f"{name}.grad is None", "no backward ran inside the trace.", of=name)
     detail = ("Gradients are only computed by loss.backward() (or torch.autograd.backward).")
     fix = ("call loss.backward() inside the traced block.")
     return summary, detail, fix
@@ -244,9 +236,10 @@ def no_backward_text(name):
 @words("manual_update_rebind")
 def manual_update_rebind_text(name, w, site):
     """manual_update_rebind (no_grad_block): summary, detail, fix."""
-    summary = (f"{name}.grad is None: `{w}` was rebound{_at(site)}{_code(site)} to the result of a manual update "
-               f"made under no_grad, a new tensor that does not require grad; the leaf that trained is no longer "
-               f"the one `{w}` names.")
+    summary = said(f"{name}.grad is None",
+                   f"`{w}` was rebound{_at(site)}{_code(site)} to the result of a manual update "
+                   f"made under no_grad, a new tensor that does not require grad; the leaf that trained is no longer "
+                   f"the one `{w}` names.", of=name)
     detail = ("Under no_grad an out-of-place update creates a new tensor without history and rebinds the "
               "name; the original leaf keeps its gradient but is not updated.")
     fix = (f"update it in place under no_grad so it stays the leaf that requires grad: `{w} -= lr * "
@@ -257,8 +250,8 @@ def manual_update_rebind_text(name, w, site):
 @words("retain_grad_after_backward")
 def retain_grad_after_backward_text(name, site, rg):
     """retain_grad_after_backward (non_leaf_no_retain_grad): summary, detail, fix."""
-    summary = (f"{name}.grad is None: `{name}` is not a leaf (computed{_at(site)}{_code(site)}) and "
-               f"retain_grad() was called only after backward{_at(rg[0].site)}, which is too late.")
+    summary = said(f"{name}.grad is None", f"`{name}` is not a leaf (computed{_at(site)}{_code(site)}) and "
+                   f"retain_grad() was called only after backward{_at(rg[0].site)}, which is too late.", of=name)
     detail = ("retain_grad() asks autograd to keep the gradient in later backward passes; it cannot "
               "recover one that already ran.")
     fix = (f"call `{name}.retain_grad()` right after `{name}` is computed, before loss.backward().")
@@ -277,8 +270,9 @@ def non_leaf_text(name, site, computed):
         fix = (f"apply the arithmetic inside the Parameter: {inside}; as written, `{name}` is a computed "
                f"tensor that the module does not register and the optimizer never sees (retain_grad() would "
                f"show a .grad, but it would still never train).")
-    summary = (f"{name}.grad is None: `{name}` is not a leaf (it was computed{_at(site)}{_code(site)}), and PyTorch "
-               f"only fills .grad of leaves unless retain_grad() is called.")
+    summary = said(f"{name}.grad is None",
+                   f"`{name}` is not a leaf (it was computed{_at(site)}{_code(site)}), and PyTorch "
+                   f"only fills .grad of leaves unless retain_grad() is called.", of=name)
     detail = ("Gradient flows through non-leaf tensors but is not stored on them by default.")
     return summary, detail, fix
 
@@ -287,8 +281,8 @@ def non_leaf_text(name, site, computed):
 @words("first_nonfinite_node")
 def first_nonfinite_node_text(name, op, node, site):
     """first_nonfinite_node (nonfinite_gradient): summary, detail, fix."""
-    summary = (f"{name}.grad contains inf/nan: the first non-finite gradient came from {node.name} "
-               f"({op}{_at(site)}{_code(site)}).")
+    summary = said(f"{name}.grad contains inf/nan", f"the first non-finite gradient came from {node.name} "
+                   f"({op}{_at(site)}{_code(site)}).")
     detail = ("Backward through this operation produced inf or nan from finite inputs "
               "(e.g. sqrt or log at 0, division by zero, overflow).")
     fix = ("guard the operation (add an epsilon, clamp its input) or use a numerically stable form.")
@@ -298,7 +292,7 @@ def first_nonfinite_node_text(name, op, node, site):
 @words("nonfinite_unknown")
 def nonfinite_unknown_text(name):
     """nonfinite_unknown (nonfinite_gradient): summary, detail, fix."""
-    summary = (f"{name}.grad contains inf/nan.")
+    summary = said(f"{name}.grad contains inf/nan.")
     detail = ("The trace did not see which node produced it.")
     fix = ("check the loss and inputs for inf/nan.")
     return summary, detail, fix
@@ -309,9 +303,9 @@ def nonfinite_unknown_text(name):
 def unfrozen_after_optimizer_built_text(name, norm, root, u):
     """unfrozen_after_optimizer_built (ok): summary, detail, fix."""
     n, via = _ok_norm(norm), _ok_via(root)
-    summary = (f"{name}.grad is set and non-zero{n}: gradient flows{via}; but no optimizer in the trace holds "
-               f"{name}: it was frozen when the optimizer's parameters were chosen and unfrozen only later"
-               f"{_at(u.site)}{_code(u.site)}, so optimizer.step() never updates it.")
+    summary = said(f"{name}.grad is set and non-zero{n}", f"gradient flows{via}; but no optimizer in the trace holds "
+                   f"{name}: it was frozen when the optimizer's parameters were chosen and unfrozen only later"
+                   f"{_at(u.site)}{_code(u.site)}, so optimizer.step() never updates it.", of=name)
     detail = ("An optimizer keeps the parameter list it was given; unfreezing a parameter afterwards "
               "does not add it (e.g. `[p for p in model.parameters() if p.requires_grad]`).")
     fix = ("add the unfrozen parameters with optimizer.add_param_group({'params': ...}), or build the "
@@ -323,8 +317,8 @@ def unfrozen_after_optimizer_built_text(name, norm, root, u):
 def not_in_any_optimizer_text(name, norm, root):
     """not_in_any_optimizer (ok): summary, detail, fix."""
     n, via = _ok_norm(norm), _ok_via(root)
-    summary = (f"{name}.grad is set and non-zero{n}: gradient flows{via}; but no optimizer in the trace holds "
-               f"{name}, so optimizer.step() never updates it.")
+    summary = said(f"{name}.grad is set and non-zero{n}", f"gradient flows{via}; but no optimizer in the trace holds "
+                   f"{name}, so optimizer.step() never updates it.", of=name)
     detail = ("model.parameters() only lists registered parameters: modules kept in a plain Python list or "
               "dict, or tensors stored as plain attributes, are not registered.")
     fix = ("register it (nn.ModuleList / nn.ModuleDict / nn.ParameterList, or nn.Parameter as a module "
@@ -336,7 +330,7 @@ def not_in_any_optimizer_text(name, norm, root):
 def gradient_flows_text(name, norm, root):
     """gradient_flows (ok): summary, detail, fix."""
     n, via = _ok_norm(norm), _ok_via(root)
-    summary = (f"{name}.grad is set and non-zero{n}: gradient flows{via}.")
+    summary = said(f"{name}.grad is set and non-zero{n}", f"gradient flows{via}.", of=name)
     detail = ""
     fix = ("nothing to fix.")
     return summary, detail, fix
@@ -345,8 +339,8 @@ def gradient_flows_text(name, norm, root):
 @words("other_instance_in_forward")
 def other_instance_in_forward_text(name, mine, site):
     """other_instance_in_forward (param_recreated): summary, detail, fix."""
-    summary = (f"{name}.grad is None: the forward uses another {mine['class']} instance (created"
-               f"{_at(site)}{_code(site)}), not the one this parameter belongs to.")
+    summary = said(f"{name}.grad is None", f"the forward uses another {mine['class']} instance (created"
+                   f"{_at(site)}{_code(site)}), not the one this parameter belongs to.", of=name)
     detail = ("The optimizer (or your code) holds parameters of an instance the forward no longer uses.")
     fix = ("build the optimizer from the model that runs the forward, after all layers are replaced.")
     return summary, detail, fix
@@ -355,8 +349,8 @@ def other_instance_in_forward_text(name, mine, site):
 @words("other_instance_in_forward.newer")
 def other_instance_in_forward_newer_text(name, mine, site):
     """other_instance_in_forward (param_recreated): summary, detail, fix."""
-    summary = (f"{name}.grad is None: it belongs to a second {mine['class']} instance created"
-               f"{_at(site)}{_code(site)}, which the optimizer holds; the forward uses the first one.")
+    summary = said(f"{name}.grad is None", f"it belongs to a second {mine['class']} instance created"
+                   f"{_at(site)}{_code(site)}, which the optimizer holds; the forward uses the first one.", of=name)
     detail = ("An optimizer built from the parameters of a new instance updates parameters the "
               "forward never uses.")
     fix = (f"in `{_plain(site)}`, pass the parameters of the {mine['class']} that runs the forward "
@@ -367,9 +361,9 @@ def other_instance_in_forward_newer_text(name, mine, site):
 @words("used_before_requires_grad")
 def used_before_requires_grad_text(name, site, uses, late):
     """used_before_requires_grad (requires_grad_false): summary, detail, fix."""
-    summary = (f"{name}.grad is None: `{name}` was created{_at(site)}{_code(site)} without requires_grad and "
-               f"used{_at(uses[0].site)} before requires_grad was turned on{_at(late[0].site)}, so the recorded "
-               f"graph does not contain it.")
+    summary = said(f"{name}.grad is None", f"`{name}` was created{_at(site)}{_code(site)} without requires_grad and "
+                   f"used{_at(uses[0].site)} before requires_grad was turned on{_at(late[0].site)}, so the recorded "
+                   f"graph does not contain it.", of=name)
     detail = ("Autograd records an operation only if an input requires grad at the moment it runs.")
     fix = (f"create `{name}` with requires_grad=True (or call requires_grad_() before the forward pass).")
     return summary, detail, fix
@@ -378,8 +372,9 @@ def used_before_requires_grad_text(name, site, uses, late):
 @words("buffer")
 def buffer_text(name, site):
     """buffer (requires_grad_false): summary, detail, fix."""
-    summary = (f"{name}.grad is None: `{name}` is a buffer of the model (created{_at(site)}{_code(site)}), not a "
-               f"parameter: buffers are state that autograd treats as constants.")
+    summary = said(f"{name}.grad is None",
+                   f"`{name}` is a buffer of the model (created{_at(site)}{_code(site)}), not a "
+                   f"parameter: buffers are state that autograd treats as constants.", of=name)
     detail = ("Buffers (running statistics, position ids, masks) are saved with the model but never "
               "trained; only nn.Parameter attributes get gradients.")
     fix = (f"nothing to fix if `{name}` is state; if it should train, make it an nn.Parameter "
@@ -390,8 +385,9 @@ def buffer_text(name, site):
 @words("created_without_requires_grad")
 def created_without_requires_grad_text(name, site):
     """created_without_requires_grad (requires_grad_false): summary, detail, fix."""
-    summary = (f"{name}.grad is None: `{name}` was created{_at(site)}{_code(site)} without requires_grad=True, so "
-               f"autograd treats it as a constant.")
+    summary = said(f"{name}.grad is None",
+                   f"`{name}` was created{_at(site)}{_code(site)} without requires_grad=True, so "
+                   f"autograd treats it as a constant.", of=name)
     detail = ("Only tensors created with requires_grad=True (or made to require it) get a gradient.")
     fix = (f"create it with requires_grad=True, or call `{name}.requires_grad_()` right after creating it "
            f"(as a leaf: not after an arithmetic operation).")
@@ -402,9 +398,9 @@ def created_without_requires_grad_text(name, site):
 @words("backward_node_sent_none.compiled")
 def backward_node_sent_none_compiled_text(name, site):
     """backward_node_sent_none (unknown): summary, detail, fix."""
-    summary = (f"{name}.grad is None: it is an input of the torch.compile'd region{_at(site)}, and that "
-               f"region sent it no gradient (judged from the gradients that arrived); whether it is "
-               f"unused or cut off happens inside compiled code, whose lines this backend hides.")
+    summary = said(f"{name}.grad is None", f"it is an input of the torch.compile'd region{_at(site)}, and that "
+                   f"region sent it no gradient (judged from the gradients that arrived); whether it is "
+                   f"unused or cut off happens inside compiled code, whose lines this backend hides.", of=name)
     detail = ("A backend that compiles the backward too (aot_eager, inductor) runs the forward as "
               "one graph, so gradscope sees neither its source lines nor the operation that "
               "stopped the gradient.")
@@ -417,7 +413,7 @@ def backward_node_sent_none_compiled_text(name, site):
 @words("unknown_error")
 def unknown_error_text(x, msg):
     """unknown_error (unknown): summary, detail, fix."""
-    summary = (f"The traced step raised {x.type}: {msg.splitlines()[0] if msg else ''}")
+    summary = said(f"The traced step raised {x.type}", f"{msg.splitlines()[0] if msg else ''}")
     detail = ("gradscope has no rule for this error; the site is where it was raised.")
     fix = ("see the error message.")
     return summary, detail, fix
@@ -426,8 +422,8 @@ def unknown_error_text(x, msg):
 @words("hooked_module_not_called")
 def hooked_module_not_called_text(name, owner, site):
     """hooked_module_not_called (unused_parameter): summary, detail, fix."""
-    summary = (f"{name}.grad is None: it is used only by a forward hook on `{owner}`, and `{owner}` was run"
-               f"{_at(site)}{_code(site)} without calling the module (its .forward(...)), which skips its hooks.")
+    summary = said(f"{name}.grad is None", f"it is used only by a forward hook on `{owner}`, and `{owner}` was run"
+                   f"{_at(site)}{_code(site)} without calling the module (its .forward(...)), which skips its hooks.", of=name)
     detail = ("Hooks run in Module.__call__; calling module.forward(x) directly runs the layer but none of "
               "its forward hooks.")
     fix = (f"call the module itself (`{owner.rsplit('.', 1)[-1]}(x)`), not its .forward(x).")
@@ -437,8 +433,8 @@ def hooked_module_not_called_text(name, owner, site):
 @words("returned_input")
 def returned_input_text(name, e, site):
     """returned_input (unused_parameter): summary, detail, fix."""
-    summary = (f"{name}.grad is None: {e.op} returned its input unchanged{_at(site)}{_code(site)}, so its "
-               f"layers (including {name}) never ran.")
+    summary = said(f"{name}.grad is None", f"{e.op} returned its input unchanged{_at(site)}{_code(site)}, so its "
+                   f"layers (including {name}) never ran.", of=name)
     detail = ("A parameter that is not used in the forward gets no gradient (and DDP complains "
               "about unused parameters).")
     fix = (f"check the condition under which `{_plain(site)}` returns the input unchanged.")
@@ -448,9 +444,9 @@ def returned_input_text(name, e, site):
 @words("never_used")
 def never_used_text(name, dsite, called, mod):
     """never_used (unused_parameter): summary, detail, fix."""
-    summary = (f"{name}.grad is None: {name} was never used by any torch call in the traced step"
-               + ("" if called or mod is None else f" (module `{mod}` was never called)")
-               + (f"; it is defined{_at(dsite)}{_code(dsite)}" if dsite else "") + ".")
+    summary = said(f"{name}.grad is None", f"{name} was never used by any torch call in the traced step"
+                   + ("" if called or mod is None else f" (module `{mod}` was never called)")
+                   + (f"; it is defined{_at(dsite)}{_code(dsite)}" if dsite else "") + ".", of=name)
     detail = ("A parameter that takes no part in the forward gets no gradient.")
     fix = (f"call `{mod}` in forward, or leave it out of the model/optimizer." if mod else
            f"use {name} in the forward, or leave it out of the optimizer.")
@@ -460,8 +456,8 @@ def never_used_text(name, dsite, called, mod):
 @words("never_used.guarded")
 def never_used_guarded_text(name, read, guard):
     """never_used (unused_parameter) behind a skip: summary, detail, fix."""
-    summary = (f"{name}.grad is None: {name} was never used by any torch call in the traced step; the line that "
-               f"reads it{_at(read)}{_code(read)} did not get to use it: `{guard.code}`{_at(guard)} comes first.")
+    summary = said(f"{name}.grad is None", f"{name} was never used by any torch call in the traced step; the line that "
+                   f"reads it{_at(read)}{_code(read)} did not get to use it: `{guard.code}`{_at(guard)} comes first.", of=name)
     detail = "A parameter that takes no part in the forward gets no gradient."
     fix = (f"check the condition at `{guard.code}`: while it holds, {name} takes no part in the loss (fix the "
            f"condition, or leave {name} out of the optimizer for that case).")
@@ -472,8 +468,9 @@ def never_used_guarded_text(name, read, guard):
 def result_discarded_text(name, site, dead):
     what = f"{dead.op}'s output" if dead is not None and dead.kind == "module" else "its result"
     """result_discarded (unused_parameter): summary, detail, fix."""
-    summary = (f"{name}.grad is None: {name} was used{_at(site)}{_code(site)}, but {what} was never used afterwards, "
-               f"so it does not reach the loss.")
+    summary = said(f"{name}.grad is None",
+                   f"{name} was used{_at(site)}{_code(site)}, but {what} was never used afterwards, "
+                   f"so it does not reach the loss.", of=name)
     detail = ("A result that is computed and then discarded contributes nothing to the loss.")
     fix = (f"use the output of `{dead.op}`{_at(site)} in what the loss is computed from (assign it and pass it "
            f"on), or remove `{dead.op}`." if dead is not None and dead.kind == "module" else
@@ -487,7 +484,7 @@ def result_discarded_text(name, site, dead):
 @words("zero_unknown")
 def zero_unknown_text(name):
     """zero_unknown (zero_gradient): summary, detail, fix."""
-    summary = (f"{name}.grad is all zeros.")
+    summary = said(f"{name}.grad is all zeros.", of=name)
     detail = ("The trace did not record which operation zeroed it.")
     fix = ("check activations for dead units and saturated clamps.")
     return summary, detail, fix
@@ -497,8 +494,8 @@ def zero_unknown_text(name):
 def zeroing_op_text(name, op, site, node, e, is_nd, single, hinge):
     """zeroing_op (cause): summary, detail, fix; the detail and fix by :func:`zero_op_text`."""
     why, fix = zero_op_text(e, op, is_nd, single, hinge)
-    summary = (f"{name}.grad is all zeros: gradient reaches {op}{_at(site)}{_code(site)} but comes out as zero "
-               f"({node.name}), so nothing flows back to {name}.")
+    summary = said(f"{name}.grad is all zeros", f"gradient reaches {op}{_at(site)}{_code(site)} but comes out as zero "
+                   f"({node.name}), so nothing flows back to {name}.", of=name)
     detail = (why)
     fix = (fix)
     return summary, detail, fix
@@ -509,292 +506,7 @@ def zeroing_op_text(name, op, site, node, e, is_nd, single, hinge):
 def backward_failed_text(name, f):
     """backward_failed (f.cause): summary, detail, fix; ``f``: the failure's finding."""
     f = _Worded(*composed(f))
-    summary = (f"{name}.grad is None: the backward that should have reached it failed. {f.summary}")
+    summary = said(f"{name}.grad is None", f"the backward that should have reached it failed. {f.summary}", of=name)
     detail = (f.detail)
     fix = (f.fix)
     return summary, detail, fix
-
-
-# === the texts of the helpers the rules share (data-path cuts, clears, hooks, replaced parameters) ===
-
-# --- frozen_param -------------------------------------------------------------------------------
-@words("unfreeze_kept_away")
-def unfreeze_kept_away_text(name, on, site, guard, reached):
-    """unfreeze_kept_away (frozen_param): the unfreeze ``on`` ran for ``reached`` other parameters, but the condition
-    ``guard`` (at ``site``) kept it from reaching ``name``. Summary, detail, fix."""
-    head = (f"the unfreeze{_at(on.site)}{_code(on.site)} ran for {reached} other parameter(s), but the "
-            f"condition{_at(site)}{_code(site)} kept it from reaching {name}, which stays frozen")
-    summary = (f"{name}.grad is None: {head}, so autograd treats it as a constant.")
-    detail = ("A parameter with requires_grad=False gets no gradient; an unfreeze only changes the parameters it "
-              "is applied to.")
-    fix = (f"unfreeze without that condition for the parameters that should train (the condition `"
-           f"{guard.rstrip(':')}` is false for {name}), e.g. set requires_grad on every parameter you mean "
-           f"to train.")
-    return summary, detail, fix
-
-
-def unfreeze_unreached_note(name, on, reached):
-    """unfreeze_kept_away with no guard in sight: the note added to the freeze's explanation."""
-    return (f" (An unfreeze ran{_at(on.site)}{_code(on.site)} for {reached} other "
-            f"parameter(s), but it did not reach {name}.)")
-
-
-# --- hook_modified ------------------------------------------------------------------------------
-@words("post_accumulate_hook_cleared")
-def post_accumulate_hook_cleared_text(name, steps, site, arrived, h):
-    """post_accumulate_hook_cleared (hook_modified): summary, detail, fix."""
-    where = " before the trace" if h.detail.get("before_trace") else _at(h.site)
-    summary = (f"{name}.grad is None: backward delivered a gradient"
-               f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the post-accumulate-grad hook"
-               f"{' `' + h.detail['hook'].rsplit('.', 1)[-1] + '`' if h.detail.get('hook') else ''} registered{where} cleared .grad{_at(site)}{_code(site)}"
-               + (" after stepping the optimizer inside backward" if steps else "") + ".")
-    detail = ("A post-accumulate-grad hook runs right after the gradient is stored in .grad; a hook that "
-              "steps the optimizer and sets .grad to None (optimizer-in-backward) leaves no .grad to read "
-              "after backward.")
-    fix = (f"read or clip {name}'s gradient inside that hook (before it clears .grad), or remove the hook "
-           f"when you step the optimizer after backward yourself.")
-    return summary, detail, fix
-
-
-# --- inplace_saved_tensor -----------------------------------------------------------------------
-@words("corrupting_write")
-def corrupting_write_text(name, status, orig, w, saver):
-    how = ".data"
-    got = {"zero": "all zeros", "nonfinite": "inf/nan", "received": "computed from overwritten values"}.get(
-        status, "wrong")
-    """corrupting_write (inplace_saved_tensor): summary, detail, fix."""
-    summary = (f"{name}.grad is {got}: {_opname(w)}(){_at(w.site)}{_code(w.site)} wrote into `{orig}` through {how} "
-               f"after {_opname(saver)}(){_at(saver.site)} saved it for backward, so backward used the overwritten "
-               f"values; PyTorch does not notice writes through {how}.")
-    detail = ("Autograd saves some inputs and results of an operation to compute its gradient. A write "
-              "through .data changes them without bumping the version autograd checks, so the gradient is "
-              "silently wrong instead of an error.")
-    fix = (f"do not write into `{orig}` through {how} while the graph that saved it is still "
-           f"to be used: compute a new tensor instead (out of place), or make the change after backward.")
-    return summary, detail, fix
-
-
-# --- nondifferentiable_op -----------------------------------------------------------------------
-@words("data_cut.custom_forward")
-def data_cut_custom_forward_text(name, cls, nx):
-    """data_cut (nondifferentiable_op): summary, detail, fix."""
-    summary = (f"{name}.grad is None: the result of {cls}{_at(nx.site)}{_code(nx.site)} does not require grad "
-               f"although its input did: its forward ran without autograd recording it.")
-    detail = ("A custom Function's output gets a grad_fn only through Function.apply, and only if it is not "
-              "marked non-differentiable.")
-    fix = ("call the Function through .apply(...) (not .forward(...)), and do not mark outputs that should "
-           "carry gradient with ctx.mark_non_differentiable().")
-    return summary, detail, fix
-
-
-@words("data_cut.custom_marked")
-def data_cut_custom_marked_text(name, cls, site):
-    """data_cut (nondifferentiable_op): summary, detail, fix."""
-    summary = (f"{name}.grad is None: the custom autograd.Function {cls} marks its output non-differentiable"
-               f"{_at(site)}{_code(site)}, so autograd treats that output as a constant and never calls its "
-               f"backward.")
-    detail = ("ctx.mark_non_differentiable() is for outputs that cannot have a gradient (integer indices, "
-              "masks); a marked output gets no grad_fn.")
-    fix = ("remove ctx.mark_non_differentiable(...) for outputs that should carry gradient; the "
-           "Function's backward() is then used (a straight-through estimator needs no mark).")
-    return summary, detail, fix
-
-
-# --- not_trained --------------------------------------------------------------------------------
-@words("not_trained")
-def not_trained_text(name, status, trainable, use, first, inner):
-    """not_trained (not_trained): a parameter the step does not train; ``trainable``: the trace saw an optimizer
-    hold something; ``use``: "no_grad" (used only with grad disabled, ``first``: the first such line), "unused"
-    or "grad" (its own finding ``inner`` says how). Summary, detail, fix."""
-    now = "None" if status == "none" else ("all zeros" if status == "zero" else "not finite")
-    held = "no optimizer in the trace holds it" if trainable else "the trace saw no optimizer step"
-    inner = _Worded(*word(inner))
-    if use == "no_grad":
-        how = f"it was only used with gradients disabled (first{_at(first)}{_code(first)})"
-    elif use == "unused":
-        how = "the step never used it"
-    else:
-        how = inner.summary.split(": ", 1)[-1].rstrip(".")
-    summary = (f"{name}.grad is {now}, but this step does not train {name}: {held} and {how}. That is how a target "
-               f"network, an EMA teacher or a model being evaluated is used.")
-    detail = (inner.summary)
-    fix = (f"nothing to fix unless {name} should train; then "
-           + ("hand it to an optimizer (its param_groups), and " if trainable else "") + inner.fix)
-    return summary, detail, fix
-
-
-# --- ok -----------------------------------------------------------------------------------------
-@words("cleared_after_use")
-def cleared_after_use_text(name, status, root, norm, readers, clear, fill):
-    """cleared_after_use (ok): backward from ``root`` filled it (``fill``), ``readers`` read it, then ``clear``
-    cleared it. Summary, detail, fix."""
-    n = _ok_norm(norm)
-    seen = []
-    for r in readers:
-        what = (f"{_receiver(_code_of(r), '.step(') or r.op.split('.')[0]}.step(){_at(r.site)}"
-                if r.kind == "optimizer_step" else f"clipping{_at(r.site)}")
-        if what not in seen:
-            seen.append(what)
-    by = f", {' and '.join(seen[:2])} read it" if seen else ""
-    how = "set it back to None" if clear.kind == "grad_set" else "zeroed it"
-    now = "None" if status == "none" else "all zeros"
-    summary = (f"{name}.grad is {now} now, as it should be: backward from `{root}`{_at(fill.site)} filled it{n}{by}, "
-               f"then {_clear_call(clear)}{_at(clear.site)} {how} for the next step. Gradient flows.")
-    detail = ("Clearing gradients after their consumers (optimizer.step(), clipping, logging) have read them is "
-              "correct; only a read that finds them cleared is a bug.")
-    fix = ("nothing to fix.")
-    return summary, detail, fix
-
-
-# --- param_recreated ----------------------------------------------------------------------------
-@words("param_replaced")
-def param_replaced_text(name, attr, e, rewrapped, lhs):
-    """param_replaced (param_recreated): the module_set ``e`` replaced (or tied) ``attr``; ``rewrapped``: by a new
-    nn.Parameter around the old values, assigned to ``lhs``. Summary, detail, fix."""
-    if e.detail.get("tied"):
-        fix = "tie the weights before creating the optimizer (or create it again after tying)."
-    elif rewrapped:
-        fix = (f"change the values in place so the optimizer keeps its Parameter: "
-               f"`with torch.no_grad(): {lhs}.clamp_(...)` (or .copy_(new_values)), not a new "
-               f"nn.Parameter.")
-    else:
-        fix = ("create the optimizer after replacing layers (or add the new parameters with "
-               "optimizer.add_param_group), and drop the old module's parameters.")
-    summary = (f"{name}.grad is None: {attr} was "
-               + (f"tied to `{e.detail['tied_to']}`" if e.detail.get("tied_to") else
-                  f"replaced by a new {e.detail.get('new_class')}")
-               + f"{_at(e.site)}{_code(e.site)}; the forward uses the new one, while this parameter belongs to the "
-               f"old instance (which the optimizer may still hold).")
-    detail = ("Parameters are objects: an optimizer built before the replacement keeps updating the old "
-              "module's parameters, which no longer take part in the forward.")
-    return summary, detail, fix
-
-
-@words("stale_optimizer")
-def stale_optimizer_text(name, made, info, opt, mods):
-    shown = ", ".join(f"`{m}`" for m in mods[:3]) + (", …" if len(mods) > 3 else "")
-    """stale_optimizer (param_recreated): summary, detail, fix."""
-    summary = (f"{name}.grad is None: the optimizer holds this parameter ({'x'.join(map(str, info.shape)) or 'scalar'}), "
-               f"which no module of the model uses any more, while the forward trains {shown}, which no optimizer holds"
-               + (f" (created{_at(made)}{_code(made)})" if made else "")
-               + ": the optimizer was built before those layers were replaced or added.")
-    detail = ("An optimizer keeps the Parameter objects it was given; layers replaced or added afterwards are "
-              "not in it, and the replaced ones no longer take part in the forward.")
-    fix = (f"build the optimizer after the model is complete, or add the new parameters: "
-           f"`{opt}.add_param_group({{'params': {py_expr(mods[0])}.parameters()}})`.")
-    return summary, detail, fix
-
-
-@words("data_cut.copied_into_new_param")
-def data_cut_copied_into_new_param_text(name, new, site, x):
-    """data_cut (param_recreated): summary, detail, fix."""
-    summary = (f"{name}.grad is None: its values were copied{_at(x.site)}{_code(x.site)} into a new parameter "
-               f"({new}) created{_at(site)}{_code(site)}; the forward uses the new one, while the optimizer holds "
-               f"this one.")
-    detail = ("Rebuilding a model and loading a state_dict into it creates new Parameter objects; an "
-              "optimizer built earlier keeps the old ones, which no longer take part in the forward.")
-    fix = ("build the optimizer after the model is rebuilt and loaded, or load the state into the existing "
-           "model (model.load_state_dict(...)) instead of a new instance.")
-    return summary, detail, fix
-
-
-# --- zero_gradient ------------------------------------------------------------------------------
-@words("zeroed_after_backward")
-def zeroed_after_backward_text(name, op, e):
-    """zeroed_after_backward (zero_gradient): summary, detail, fix."""
-    summary = (f"{name}.grad is all zeros: backward filled it, then {op}{_at(e.site)}{_code(e.site)} scaled it to "
-               f"zero.")
-    detail = ("The gradient was multiplied by zero after backward.")
-    fix = (f"check the factor in `{_plain(e.site)}`: it scales the gradient to zero"
-           + (" (max_norm must be > 0)" if "clip" in op else "") + ".")
-    return summary, detail, fix
-
-
-@words("retained_zeroed")
-def retained_zeroed_text(name, op, zn, e):
-    """retained_zeroed (zero_gradient): summary, detail, fix."""
-    summary = (f"{name}.grad is all zeros: gradient reaches {op}{_at(e.site)}{_code(e.site)} but comes out as "
-               f"zero ({zn.name}), so nothing flows back to {name}.")
-    detail = (_zero_reason(op))
-    fix = (_zero_fix(op, e.site))
-    return summary, detail, fix
-
-
-# --- unused_parameter: a child module skipped by an early return or a partial loop -----------------
-@words("skipped_child")
-def skipped_child_text(name, cpath, info, f, site):
-    """skipped_child (unused_parameter): `cpath` never ran; ``f``: the return (or loop) line at ``site``."""
-    detail = ("A module that is skipped in the forward gets no gradient for its parameters "
-              "(and DDP reports them as unused).")
-    if info.get("loop"):
-        return (f"{name}.grad is None: `{cpath}` was never called: the loop{_at(site)}{_code(site)} goes "
-                f"over only part of `{info['loop']}` ({info.get('ran')} of its {info.get('of')} modules ran).",
-                detail,
-                f"loop over all of `{info['loop']}` (check the slice, or a zip with a shorter list).")
-    return (f"{name}.grad is None: `{cpath}` was never called: "
-            + ("the forward" if f.function.endswith("forward") else f"`{f.function.rsplit('.', 1)[-1]}`")
-            + f" returned early{_at(site)}{_code(site)} before reaching it.",
-            detail,
-            f"check the condition under which `{_plain(site)}` runs: it returns before `{cpath}` is called.")
-
-
-# --- zero_gradient: the op whose backward zeroed it -------------------------------------------------
-def zero_op_text(e, op, is_nd, single, hinge):
-    """(why, fix) for the op ``e`` (``op``) whose backward zeroed the gradient; ``is_nd``: its derivative is zero
-    almost everywhere (a sample, round/sign); ``single``: a softmax over a class dimension of size 1; ``hinge``:
-    a relu/clamp that is a hinge inside the loss."""
-    if is_nd and op.startswith("normal"):
-        why = "torch.normal(mean, std) draws a sample; PyTorch defines its gradient as zero"
-        fix = ("reparameterise: `mean + std * torch.randn_like(std)` (or "
-               "torch.distributions.Normal(mean, std).rsample()), so gradients reach mean and std.")
-    elif is_nd and op.startswith(("bernoulli", "poisson", "binomial", "multinomial")):
-        why = f"{op}() draws a random sample; PyTorch defines its gradient as zero"
-        fix = ("use a relaxed sample (torch.distributions.RelaxedBernoulli(...).rsample(), gumbel-sigmoid) "
-               "or a straight-through estimator `p + (torch.bernoulli(p) - p).detach()`.")
-    elif is_nd:
-        why = f"{op}() has a zero derivative almost everywhere"
-        f = op if op in ("round", "sign", "floor", "ceil", "trunc", "heaviside") else "round"
-        what_kept = {"sign": "sign", "heaviside": "step"}.get(f, f"{f}ed value").replace("trunced", "truncated")
-        fix = (f"use a straight-through estimator: `x + (torch.{f}(x) - x).detach()` keeps the {what_kept} "
-               f"in the forward and passes the gradient through unchanged.")
-    elif single:
-        why = (f"{op}() over a class dimension of size 1: the softmax of a single logit is always 1, so "
-               f"the loss is constant and its gradient is exactly zero.")
-        fix = ("for one output unit use BCEWithLogitsLoss (binary), or give the model one output per "
-               "class for cross_entropy (with integer class labels).")
-    elif hinge:
-        why = (f"{op}() here is a hinge inside the loss (max(0, ...)): every term was <= 0, so the "
-               f"loss is exactly 0 and sends no gradient back (all examples already satisfy it).")
-        fix = (f"check the margin in `{_plain(e.site)}` (it must be positive for the hinge to "
-               f"give gradient) or use harder examples (hard-negative mining).")
-    else:
-        why = _zero_reason(op)
-        fix = _zero_fix(op, e.site)
-    return why, fix
-
-
-def _zero_reason(op):
-    """The detail for an op whose backward zeroed the gradient (when no more specific one applies)."""
-    if "relu" in op:
-        return ("Every input to this ReLU was negative, so it passes back no gradient (a dead ReLU): "
-                "often from a large negative bias or a too-high learning rate.")
-    if "clamp" in op or "clip" in op or "hardtanh" in op:
-        return "Every value was outside the clamp range, so the clamp passes back no gradient (saturated)."
-    if "mask" in op or "mul" in op or "where" in op:
-        return "The gradient was multiplied by zero (a mask or gate that is all zero)."
-    if "embedding" in op:
-        return ("The rows looked up got no gradient: the embedding's padding_idx row never gets one, so when "
-                "every index is the padding index, the whole gradient is zero.")
-    return "This operation's gradient was exactly zero for this input."
-
-
-def _zero_fix(op, site=None):
-    """The fix for an op whose backward zeroed the gradient (when no more specific one applies)."""
-    code = f" `{_plain(site)}`" if _plain(site) else ""
-    if "relu" in op:
-        return f"check the initialisation of the layer before{code} (its bias), or use LeakyReLU/GELU."
-    if "clamp" in op or "clip" in op or "hardtanh" in op:
-        return f"check the scale of the values entering{code}: every one was outside the clamp range."
-    if "embedding" in op:
-        return f"check the indices passed to{code}: every one is the padding index."
-    return f"check the values entering{code or ' this operation'}."

@@ -3,16 +3,18 @@ explanation, filled from the user's own code and names; the decisions stay in th
 from __future__ import annotations
 
 from .common import _opname
+from .templates_shared import nonfinite_reason_fix
 from .wording import (
-    _at, _code, _out_of_place, _plain, composed, froze_everything_text, grad_off_text, one_backward_fix, word, words,
+    _at, _code, _out_of_place, _plain, composed, froze_everything_text, grad_off_text, one_backward_fix, said, word,
+    words,
 )
 
 
 @words("no_grad_fn.autograd_grad")
 def no_grad_fn_autograd_grad_text(root, e):
     """no_grad_fn (autograd_grad_not_backward): summary, detail, fix."""
-    summary = (f"backward on `{root}` failed: it is built from gradients returned by torch.autograd.grad"
-               f"{_at(e.site)}{_code(e.site)} without create_graph=True, so they carry no graph to differentiate.")
+    summary = said(f"backward on `{root}` failed", f"it is built from gradients returned by torch.autograd.grad"
+                   f"{_at(e.site)}{_code(e.site)} without create_graph=True, so they carry no graph to differentiate.")
     detail = ("autograd.grad returns plain tensors unless create_graph=True records the backward pass itself.")
     fix = ("pass create_graph=True to torch.autograd.grad when the gradients are used in a loss (gradient "
            "penalties, meta-learning).")
@@ -22,8 +24,8 @@ def no_grad_fn_autograd_grad_text(root, e):
 @words("backward_twice")
 def backward_twice_text(bw, prev):
     """backward_twice (backward_twice): summary, detail, fix."""
-    summary = (f"backward{_at(bw.site if bw else None)} ran through a graph that an earlier backward"
-               f"{_at(prev.site if prev else None)} already freed.")
+    summary = said(f"backward{_at(bw.site if bw else None)} ran through a graph that an earlier backward"
+                   f"{_at(prev.site if prev else None)} already freed.")
     detail = ("After backward, autograd frees the saved tensors of the graph. Running backward again through any "
               "part of it fails, e.g. when a hidden state is carried across steps without detach().")
     fix = ("detach state carried between steps (`<state> = <state>.detach()`), recompute the forward, or pass "
@@ -34,9 +36,10 @@ def backward_twice_text(bw, prev):
 @words("backward_twice.carried")
 def backward_twice_carried_text(name, bw, p, prev, e):
     """backward_twice (backward_twice): summary, detail, fix."""
-    summary = (f"backward{_at(bw.site)} failed: `{name}` was computed{_at(p.site if p else None)} before the earlier "
-               f"backward{_at(prev.site)} and is used again{_at(e.site)}{_code(e.site)} without detach(), so the new "
-               f"backward runs into the freed graph.")
+    summary = said(f"backward{_at(bw.site)} failed",
+                   f"`{name}` was computed{_at(p.site if p else None)} before the earlier "
+                   f"backward{_at(prev.site)} and is used again{_at(e.site)}{_code(e.site)} without detach(), so the new "
+                   f"backward runs into the freed graph.")
     detail = ("After backward, autograd frees the saved tensors of the graph. A tensor carried into the next "
               "step (an RNN hidden state, a running statistic) still points into that freed graph.")
     fix = (f"detach the carried state before reusing it (`{name} = {name}.detach()`), or pass "
@@ -47,8 +50,9 @@ def backward_twice_carried_text(name, bw, p, prev, e):
 @words("backward_twice.shared")
 def backward_twice_shared_text(name, bw, p, prev, roots):
     """backward_twice (backward_twice): summary, detail, fix."""
-    summary = (f"backward{_at(bw.site)} failed: `{name}` (computed{_at(p.site)}) feeds more than one loss, and the "
-               f"earlier backward{_at(prev.site)} already freed the graph behind it.")
+    summary = said(f"backward{_at(bw.site)} failed",
+                   f"`{name}` (computed{_at(p.site)}) feeds more than one loss, and the "
+                   f"earlier backward{_at(prev.site)} already freed the graph behind it.")
     detail = ("Each backward frees the graph it ran through; a second loss built on the same shared "
               "part cannot backpropagate through it again.")
     fix = (one_backward_fix(roots))
@@ -59,8 +63,8 @@ def backward_twice_shared_text(name, bw, p, prev, roots):
 def once_differentiable_text(fn, cg, site):
     """once_differentiable (custom_function): ``cg``: the backward calls made with create_graph=True."""
     where = f" (create_graph=True{_at(cg[-1].site)}{_code(cg[-1].site)})" if cg and cg[-1].site else ""
-    summary = (f"backward failed: {fn}.backward{_at(site)} is decorated with @once_differentiable, but the step "
-               f"differentiates through it a second time{where}.")
+    summary = said("backward failed", f"{fn}.backward{_at(site)} is decorated with @once_differentiable, but the step "
+                   f"differentiates through it a second time{where}.")
     detail = ("@once_differentiable runs backward without recording a graph, so its result cannot be "
               "differentiated again (gradient penalties, double backward, meta-learning).")
     fix = (f"remove @once_differentiable and write {fn}.backward with differentiable torch operations, or keep "
@@ -71,8 +75,9 @@ def once_differentiable_text(fn, cg, site):
 @words("custom_function_gradients")
 def custom_function_gradients_text(first, site, node):
     """custom_function_gradients (custom_function): summary, detail, fix."""
-    summary = (f"backward failed in the custom autograd.Function {node.name.replace('Backward', '')}: its backward "
-               f"returns{_at(site)}{_code(site)} gradients that do not match its forward inputs ({first}).")
+    summary = said(f"backward failed in the custom autograd.Function {node.name.replace('Backward', '')}",
+                   f"its backward "
+                   f"returns{_at(site)}{_code(site)} gradients that do not match its forward inputs ({first}).")
     detail = ("backward() must return exactly one gradient (or None) per input of forward(), each with the shape "
               "of that input.")
     fix = ("return one value per forward input, in order, with matching shapes (None for inputs that need no "
@@ -85,9 +90,9 @@ def no_grad_fn_frozen_text(whole, root, e, names):
     whole = froze_everything_text(whole)
     """no_grad_fn (frozen_param): summary, detail, fix."""
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-    summary = (f"backward on `{root}` failed: nothing in it requires grad because {shown} "
-               f"{'was' if len(names) == 1 else 'were'} frozen{_at(e.site)}{_code(e.site)} and never unfrozen."
-               + (f" {whole[0]}" if whole else ""))
+    summary = said(f"backward on `{root}` failed", f"nothing in it requires grad because {shown} "
+                   f"{'was' if len(names) == 1 else 'were'} frozen{_at(e.site)}{_code(e.site)} and never unfrozen."
+                   + (f" {whole[0]}" if whole else ""))
     detail = ("With every parameter frozen (requires_grad=False) and the other inputs detached, the loss has no "
               "grad_fn, so backward has nothing to differentiate.")
     fix = (whole[1] if whole and whole[1] else
@@ -99,8 +104,8 @@ def no_grad_fn_frozen_text(whole, root, e, names):
 @words("no_grad_fn.frozen_params")
 def no_grad_fn_frozen_params_text(root, names):
     """no_grad_fn (frozen_param): summary, detail, fix."""
-    summary = (f"backward on `{root}` failed: its parameters ({', '.join(names[:3])}) have "
-               f"requires_grad=False.")
+    summary = said(f"backward on `{root}` failed", f"its parameters ({', '.join(names[:3])}) have "
+                   f"requires_grad=False.")
     detail = ""
     fix = ("unfreeze the parameters that should train.")
     return summary, detail, fix
@@ -109,8 +114,8 @@ def no_grad_fn_frozen_params_text(root, names):
 @words("inference_tensor_saved")
 def inference_tensor_saved_text(site, e):
     """inference_tensor_saved (inference_mode): summary, detail, fix."""
-    summary = (f"backward cannot use a tensor created under torch.inference_mode(){_at(site)}{_code(site)}: "
-               f"{_opname(e) if e else 'an operation'}{_at(e.site if e else None)} tried to save it for backward.")
+    summary = said(f"backward cannot use a tensor created under torch.inference_mode(){_at(site)}{_code(site)}",
+                   f"{_opname(e) if e else 'an operation'}{_at(e.site if e else None)} tried to save it for backward.")
     detail = ("Inference tensors have no version counter and cannot be saved for backward.")
     fix = ("compute it outside torch.inference_mode() when it takes part in training (cloning it only hides "
            "the problem: the clone has no history).")
@@ -135,8 +140,9 @@ def inplace_modified_saved_tensor_text(e, tname, view, se, node, retained):
     saved_txt = f"; {_opname(se)}{_at(se.site)} saved it for backward" if se is not None else (
         f" (saved by {node})" if node else "")
     who = " (inside optimizer.step())" if e.context == "optimizer" and not op.endswith(".step()") else ""
-    summary = (f"backward failed: {op}{who}{_at(e.site)}{_code(e.site)} modified {what} in place after it was saved "
-               f"for backward{saved_txt}.")
+    summary = said("backward failed",
+                   f"{op}{who}{_at(e.site)}{_code(e.site)} modified {what} in place after it was saved "
+                   f"for backward{saved_txt}.")
     detail = ("Autograd saves some inputs/outputs of an operation to compute its gradient; writing into them "
               "afterwards (+=, x[...] = v, add_, relu(inplace=True), optimizer.step()) makes the saved value wrong, "
               "so backward refuses to run.")
@@ -155,8 +161,9 @@ def inplace_modified_saved_tensor_text(e, tname, view, se, node, retained):
 @words("inplace_modified_saved_tensor.unseen")
 def inplace_modified_saved_tensor_unseen_text(msg):
     """inplace_modified_saved_tensor (inplace_saved_tensor): summary, detail, fix."""
-    summary = ("backward failed: a tensor saved for backward was modified in place, but the trace did not see the write "
-               "(it may have happened through .data, NumPy, or outside the traced block).")
+    summary = said("backward failed",
+                   "a tensor saved for backward was modified in place, but the trace did not see the write "
+                   "(it may have happened through .data, NumPy, or outside the traced block).")
     detail = (msg.splitlines()[0])
     fix = ("look for in-place writes (+=, x[...] =, add_, relu_(inplace=True)) on "
            "tensors used earlier in the forward.")
@@ -166,7 +173,8 @@ def inplace_modified_saved_tensor_unseen_text(msg):
 @words("no_derivative")
 def no_derivative_text(op, e):
     """no_derivative (nondifferentiable_op): summary, detail, fix."""
-    summary = (f"backward failed: {_opname(e)}(){_at(e.site)}{_code(e.site)} has no derivative in PyTorch ('{op}').")
+    summary = said("backward failed",
+                   f"{_opname(e)}(){_at(e.site)}{_code(e.site)} has no derivative in PyTorch ('{op}').")
     detail = ("Some operations (unique, sort indices, bucketize, ...) have no gradient formula; backward "
               "cannot pass through them.")
     fix = ("keep this operation out of the path to the loss (compute it on a detached copy), or use a "
@@ -177,8 +185,9 @@ def no_derivative_text(op, e):
 @words("numpy_of_grad_tensor")
 def numpy_of_grad_tensor_text(what, e):
     """numpy_of_grad_tensor (numpy_roundtrip): summary, detail, fix."""
-    summary = (f"numpy() failed{_at(e.site if e else None)}{_code(e.site if e else None)}: `{what}` requires grad, and a "
-               f"NumPy array cannot carry gradients.")
+    summary = said(f"numpy() failed{_at(e.site if e else None)}{_code(e.site if e else None)}",
+                   f"`{what}` requires grad, and a "
+                   f"NumPy array cannot carry gradients.")
     detail = ("PyTorch refuses to convert a tensor that is part of the autograd graph, because the NumPy result "
               "would silently cut gradient flow.")
     fix = (f"for logging/plotting: `{what}.detach().cpu().numpy()`; if the result feeds the loss, keep the "
@@ -189,8 +198,8 @@ def numpy_of_grad_tensor_text(what, e):
 @words("no_grad_fn")
 def no_grad_fn_text(names, root):
     """no_grad_fn (requires_grad_false): summary, detail, fix."""
-    summary = (f"backward on `{root}` failed: none of the tensors it was computed from requires grad"
-               + (f" ({', '.join(names[:3])})" if names else "") + ".")
+    summary = said(f"backward on `{root}` failed", "none of the tensors it was computed from requires grad"
+                   + (f" ({', '.join(names[:3])})" if names else "") + ".")
     detail = ""
     fix = ("create the parameters with requires_grad=True (or use nn.Parameter).")
     return summary, detail, fix
@@ -199,9 +208,9 @@ def no_grad_fn_text(names, root):
 @words("no_grad_fn.source")
 def no_grad_fn_source_text(root, what, made):
     """no_grad_fn (requires_grad_false) at the creation of the one floating-point input: summary, detail, fix."""
-    summary = (f"backward on `{root}` failed: none of the tensors it was computed from requires grad; its only "
-               f"floating-point input, {what}, was created{_at(made.site)}{_code(made.site)} without "
-               f"requires_grad.")
+    summary = said(f"backward on `{root}` failed", f"none of the tensors it was computed from requires grad; its only "
+                   f"floating-point input, {what}, was created{_at(made.site)}{_code(made.site)} without "
+                   f"requires_grad.")
     detail = "Nothing else it was computed from could carry a gradient (integer tensors and Python numbers cannot)."
     fix = (f"create {what} with requires_grad=True (`{made.op}(..., requires_grad=True)`), or make it an "
            f"nn.Parameter of the model if it is meant to be learned.")
@@ -211,9 +220,9 @@ def no_grad_fn_source_text(root, what, made):
 @words("no_grad_fn.unseen_cut")
 def no_grad_fn_unseen_cut_text(root, names):
     """no_grad_fn (unknown): summary, detail, fix."""
-    summary = (f"backward on `{root}` failed: `{root}` does not require grad, although it was computed from "
-               f"{', '.join(names[:3])}, which do; the trace did not see where the connection "
-               f"was cut.")
+    summary = said(f"backward on `{root}` failed", f"`{root}` does not require grad, although it was computed from "
+                   f"{', '.join(names[:3])}, which do; the trace did not see where the connection "
+                   f"was cut.")
     detail = ("Something between them dropped the graph without a recorded call: code outside the traced "
               "block, an extension op, or a value rebuilt from Python numbers.")
     fix = (f"print `.requires_grad` / `.grad_fn` of the intermediate results between "
@@ -224,7 +233,7 @@ def no_grad_fn_unseen_cut_text(root, names):
 @words("grad_input_unused")
 def grad_input_unused_text():
     """grad_input_unused (unused_parameter): summary, detail, fix."""
-    summary = ("torch.autograd.grad failed: one of the inputs was not used to compute the outputs.")
+    summary = said("torch.autograd.grad failed", "one of the inputs was not used to compute the outputs.")
     detail = ""
     fix = ("pass allow_unused=True, or remove that input.")
     return summary, detail, fix
@@ -236,9 +245,10 @@ def reduction_unused_text(names, e, sub):
     (its finding)."""
     sub_summary, _, sub_fix = composed(sub)
     shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-    reason = sub_summary.split(": ", 1)[1] if ": " in sub_summary else sub_summary
-    summary = (f"DistributedDataParallel stopped{_at(e.site if e else None)}: {len(names)} parameter(s) did not receive "
-               f"a gradient in the previous iteration: {shown}; {reason}")
+    reason = sub_summary.quote()
+    summary = said(f"DistributedDataParallel stopped{_at(e.site if e else None)}",
+                   f"{len(names)} parameter(s) did not receive "
+                   f"a gradient in the previous iteration: {shown}; {reason}")
     detail = ("DDP waits for a gradient for every parameter it holds; a parameter the forward did not use "
               "never gets one, so the reduction of the previous iteration never finished.")
     fix = (sub_fix.rstrip(".") + "; if skipping it is intended, pass find_unused_parameters=True to "
@@ -264,11 +274,12 @@ def no_grad_fn_cut_text(off, root, what, site, se, labels, cut):
     off, cut_fix = grad_off_text(off), word(cut)[2]
     what, fix = _cut_loop(what, se, labels, cut_fix)
     same = labels or [what]
-    summary = (f"backward on `{root}` failed: `{root}` does not require grad because {what} was computed while grad "
-               f"was switched off{_at(site)}{_code(site)}; {off}." if off else
-               f"backward on `{root}` failed: `{root}` does not require grad because {what} "
-               f"{'were' if len(same) > 1 else 'was'} cut off from autograd"
-               f"{_at(site)}{_code(site)} ({_opname(se)}), and nothing else in it requires grad.")
+    summary = said(f"backward on `{root}` failed",
+                   f"`{root}` does not require grad because {what} was computed while grad "
+                   f"was switched off{_at(site)}{_code(site)}; {off}." if off else
+                   f"`{root}` does not require grad because {what} "
+                   f"{'were' if len(same) > 1 else 'was'} cut off from autograd"
+                   f"{_at(site)}{_code(site)} ({_opname(se)}), and nothing else in it requires grad.")
     detail = ("backward() needs a result with a grad_fn; every path from a trainable tensor to it was cut.")
     fix = (fix)
     return summary, detail, fix
@@ -279,9 +290,9 @@ def no_grad_fn_rebind_text(root, w, site, se, labels, cut):
     """no_grad_fn (cause): summary, detail, fix; ``cut``: the cut's own finding (its fix)."""
     cut_fix = word(cut)[2]
     fix = _cut_loop("", se, labels, cut_fix)[1]
-    summary = (f"backward on `{root}` failed: `{w}` was rebound{_at(site)}{_code(site)} to the result of "
-               f"an update made under no_grad, a new tensor that does not require grad, so `{root}` computed "
-               f"from it has no grad_fn.")
+    summary = said(f"backward on `{root}` failed", f"`{w}` was rebound{_at(site)}{_code(site)} to the result of "
+                   f"an update made under no_grad, a new tensor that does not require grad, so `{root}` computed "
+                   f"from it has no grad_fn.")
     detail = ("Under no_grad, `w = w - lr * w.grad` creates a new tensor without history and rebinds the "
               "name; the original leaf that required grad is no longer used.")
     fix = (fix)
@@ -291,8 +302,9 @@ def no_grad_fn_rebind_text(root, w, site, se, labels, cut):
 @words("no_grad_fn.outside_torch")
 def no_grad_fn_outside_torch_text(root, what, site, cut):
     """no_grad_fn (cause): summary, detail, fix."""
-    summary = (f"backward on `{root}` failed: `{root}` has no autograd history (it was built outside torch); the "
-               f"last value that left autograd before it was {what}{_at(site)}{_code(site)}.")
+    summary = said(f"backward on `{root}` failed",
+                   f"`{root}` has no autograd history (it was built outside torch); the "
+                   f"last value that left autograd before it was {what}{_at(site)}{_code(site)}.")
     detail = ("backward() needs a result with a grad_fn; a tensor rebuilt from NumPy or Python numbers "
               "has none.")
     fix = word(cut)[2]
@@ -304,7 +316,21 @@ def grad_input_unused_cut_text(name, cut):
     """grad_input_unused (the cut's cause): the input ``name`` of autograd.grad was cut from the outputs; ``cut``:
     that cut's finding (its summary after the name, its detail and fix)."""
     summary, detail, fix = word(cut)
-    head = f"{name}.grad is None: "
-    body = summary[len(head):] if summary.startswith(head) else summary
+    body = summary.quote() if summary.of == name else summary
     return (f"torch.autograd.grad failed: the input `{name}` was not used to compute the outputs with history: {body}",
             detail, fix)
+
+
+@words("anomaly_nonfinite")
+def anomaly_nonfinite_text(root, named, node, op, e):
+    """anomaly_nonfinite (nonfinite_gradient): anomaly mode stopped backward at the node ``named`` (its NaN); ``node``
+    (of the forward event ``e``, op ``op``) sent the first inf/nan gradient."""
+    why, fix = nonfinite_reason_fix(op)
+    where = f"the backward of {op}(){_at(e.site)}{_code(e.site)}"
+    summary = said(f"backward on `{root}` failed",
+                   f"anomaly detection found NaN in the gradient returned by {where}." if node.name == named else
+                   f"anomaly detection found NaN in {named}; the first non-finite gradient came from {where} "
+                   f"({node.name}).")
+    detail = (f"{why[0].upper()}{why[1:]}. Anomaly mode stops at the first NaN a backward node returns; the forward "
+              "line of the node that first sent inf or nan is the one to guard.")
+    return summary, detail, fix

@@ -17,6 +17,40 @@ WORDING: dict = {}
 _SIGNATURES: dict = {}
 
 
+class Said(str):
+    """A summary sentence that keeps its two parts: ``subject`` (what it is about: "w.grad is None", "backward on
+    `loss` failed") and ``reason`` (what follows the colon), its text being "<subject>: <reason>"; a sentence
+    made of a subject only has ``reason`` None. ``of``: the name a "<name>.grad is ..." subject begins with, so
+    that the sentence can be said of several targets at once (:meth:`about`). Another finding's wording quotes
+    :meth:`quote`; passes append with :meth:`plus`. Nothing takes the text apart."""
+
+    def __new__(cls, subject: str, reason: str | None = None, of: str | None = None):
+        s = super().__new__(cls, subject if reason is None else f"{subject}: {reason}")
+        s.subject, s.reason, s.of = subject, reason, of
+        return s
+
+    def quote(self) -> str:
+        """What another sentence quotes of this one: its reason (all of it for a sentence without one)."""
+        return str(self) if self.reason is None else self.reason
+
+    def plus(self, text: str) -> Said:
+        """The sentence with ``text`` appended (to its reason, or its subject when it has no reason)."""
+        if self.reason is None:
+            return Said(self.subject + text, None, self.of)
+        return Said(self.subject, self.reason + text, self.of)
+
+    def about(self, shown: str) -> Said:
+        """The same sentence said of several targets (``shown``: their names) in place of the one it names."""
+        if self.of is None:
+            return self
+        return Said(f"{shown}: {self.subject[len(self.of):]}", self.reason)
+
+
+def said(subject: str, reason: str | None = None, *, of: str | None = None) -> Said:
+    """A summary sentence: "<subject>: <reason>" (see :class:`Said`); ``of``: the name the subject begins with."""
+    return Said(subject, reason, of)
+
+
 class WordingConflict(ValueError):
     """Two wording functions registered under one key."""
 
@@ -67,19 +101,13 @@ def tied_text(also) -> str:
     return f" ({', '.join(f'`{a}`' for a in also[:3])} is the same Parameter: the weights are tied.)"
 
 
-def grouped_text(summary: str, target: str, shown: str) -> str:
-    """One summary for several targets with the same cause and site: the first one's, naming them all."""
-    head = f"{target}.grad is"
-    return summary.replace(head, f"{shown}: .grad is", 1) if summary.startswith(target) else summary
-
-
 def composed(f) -> tuple:
     """(summary, detail, fix) of a Finding with what the passes added (other cuts, tied names)."""
     summary, detail, fix = word(f)
     if f.other_cuts:
-        summary, fix = summary + other_cuts_text(f.other_cuts), fix + OTHER_CUTS_FIX
+        summary, fix = summary.plus(other_cuts_text(f.other_cuts)), fix + OTHER_CUTS_FIX
     if f.tied:
-        summary = summary + tied_text(f.tied)
+        summary = summary.plus(tied_text(f.tied))
     return summary, detail, fix
 
 
@@ -88,9 +116,9 @@ def explain(f) -> Explanation:
     summary, detail, fix = composed(f)
     if f.group:  # (one explanation for several targets: the target list in place of the name)
         shown = ", ".join(f.group[:4]) + (f" and {len(f.group) - 4} more" if len(f.group) > 4 else "")
-        return Explanation(str(f.cause), f.site, shown, grouped_text(summary, f.target, shown), detail, fix, f.path,
+        return Explanation(str(f.cause), f.site, shown, str(summary.about(shown)), detail, fix, f.path,
                            f.evidence, f.status)
-    return Explanation(str(f.cause), f.site, f.target, summary, detail, fix, f.path, f.evidence, f.status,
+    return Explanation(str(f.cause), f.site, f.target, str(summary), detail, fix, f.path, f.evidence, f.status,
                        f.extra_sites, f.rule)
 
 
