@@ -599,3 +599,189 @@ def test_anomaly_nan_from_a_distance_of_zero_names_the_root_line():
     f = _anomaly_failure(step)
     assert f.cause == "nonfinite_gradient" and site_hits(f.site, "an_norm") and not site_hits(f.site, "an_backward"), f
     assert "epsilon" in f.fix, f
+
+
+# --- rule raised_here: an error whose cause is the line that raised it (rules_raised.RAISED) ------------------------
+# One program per cause, each its own code shape (a trainer, a model method, a helper): the explanation names the
+# cause, the line that raised, and a fix that is not "see the error message".
+
+class _Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.body(x)))
+
+
+def _leaf_inplace():
+    m = _Scorer()
+    m(torch.randn(2, 4)).sum().backward()
+    for p in m.parameters():
+        p.sub_(0.01 * p.grad)  # L:leaf_inplace
+
+
+def _leaf_inplace_view():
+    m = _Scorer()
+    m.head.bias[0] = 0.0  # L:leaf_inplace_view
+
+
+def _out_argument():
+    m = _Scorer()
+    feats = torch.empty(3, 4)
+    torch.mul(m.body.weight[:3], 2.0, out=feats)  # L:out_argument
+
+
+def _multi_output_view_inplace():
+    m = _Scorer()
+    h = m.body(torch.randn(2, 4))
+    left, right = h.split(2, dim=1)
+    left.tanh_()  # L:multi_output_view_inplace
+    (left * right).sum().backward()
+
+
+def _resize_requires_grad():
+    h = _Scorer().body(torch.randn(3, 4))
+    h.resize_(12)  # L:resize_requires_grad
+
+
+def _detach_view_inplace():
+    h = _Scorer().body(torch.randn(3, 4))
+    first = h[0]
+    first.detach_()  # L:detach_view_inplace
+
+
+def _gradient_shape_mismatch():
+    scores = _Scorer()(torch.randn(5, 4))
+    scores.backward(torch.ones(5))  # L:gradient_shape_mismatch
+
+
+def _gradient_count_mismatch():
+    m = _Scorer()
+    out = m(torch.randn(2, 4))
+    losses = [out.sum(), out.mean(), (out ** 2).mean()]
+    torch.autograd.backward(losses, [torch.tensor(1.0)])  # L:gradient_count_mismatch
+
+
+def _integer_requires_grad():
+    labels = torch.tensor([0, 1, 1])
+    labels.requires_grad = True  # L:integer_requires_grad
+
+
+def _requires_grad_non_leaf():
+    m = _Scorer()
+    feats = m.body(torch.randn(2, 4))
+    feats.requires_grad_(False)  # L:requires_grad_non_leaf
+
+
+def _mixed_backward_hooks():
+    m = _Scorer()
+    m.head.register_full_backward_hook(lambda mod, gi, go: None)
+    m.head.register_backward_hook(lambda mod, gi, go: None)  # L:mixed_backward_hooks
+    m(torch.randn(2, 4)).sum().backward()
+
+
+def _grad_assignment_mismatch():
+    m = _Scorer()
+    m.head.weight.grad = torch.zeros(4, 1)  # L:grad_assignment_mismatch
+
+
+class _Rescaled(nn.Linear):
+    def rescale(self):
+        self.weight = self.weight * 0.5  # L:parameter_assigned_tensor
+
+
+def _parameter_assigned_tensor():
+    _Rescaled(3, 3).rescale()
+
+
+class _OldSquare(torch.autograd.Function):
+    def forward(self, x):
+        return x * x
+
+    def backward(self, g):
+        return 2 * g
+
+
+def _legacy_function():
+    m = _Scorer()
+    _OldSquare()(m.body(torch.randn(2, 4))).sum().backward()  # L:legacy_function
+
+
+def _optimizer_params():
+    m = _Scorer()
+    torch.optim.AdamW(m.children(), lr=1e-3)  # L:optimizer_params
+
+
+def _backward_in_transform():
+    m = _Scorer()
+
+    def per_sample(x):
+        loss = m(x[None]).sum()
+        loss.backward()  # L:backward_in_transform
+        return loss
+
+    torch.func.vmap(per_sample)(torch.randn(3, 4))
+
+
+def _item_in_transform():
+    m = _Scorer()
+
+    def clipped(x):
+        s = m(x[None]).sum()
+        return s * 0 if s.item() > 100 else s  # L:item_in_transform
+
+    torch.func.vmap(clipped)(torch.randn(3, 4))
+
+
+def _jit_constant_requires_grad():
+    temperature = torch.tensor(2.0, requires_grad=True)
+
+    def calibrated(logits):
+        return logits / temperature  # L:jit_constant_requires_grad
+
+    torch.jit.trace(calibrated, torch.randn(2, 3))
+
+
+_RAISED = {
+    "leaf_inplace": (_leaf_inplace, "torch.no_grad()"),
+    "leaf_inplace_view": (_leaf_inplace_view, "torch.no_grad()"),
+    "out_argument": (_out_argument, "assign the result"),
+    "multi_output_view_inplace": (_multi_output_view_inplace, "clone()"),
+    "resize_requires_grad": (_resize_requires_grad, "reshape"),
+    "detach_view_inplace": (_detach_view_inplace, ".detach()"),
+    "gradient_shape_mismatch": (_gradient_shape_mismatch, "ones_like"),
+    "gradient_count_mismatch": (_gradient_count_mismatch, "one gradient per output"),
+    "integer_requires_grad": (_integer_requires_grad, "float"),
+    "requires_grad_non_leaf": (_requires_grad_non_leaf, ".detach()"),
+    "mixed_backward_hooks": (_mixed_backward_hooks, "register_full_backward_hook"),
+    "grad_assignment_mismatch": (_grad_assignment_mismatch, "shape and dtype"),
+    "parameter_assigned_tensor": (_parameter_assigned_tensor, "parametrize"),
+    "legacy_function": (_legacy_function, ".apply("),
+    "optimizer_params": (_optimizer_params, ".parameters()"),
+    "backward_in_transform": (_backward_in_transform, "torch.func.grad"),
+    "item_in_transform": (_item_in_transform, "torch.where"),
+    "jit_constant_requires_grad": (_jit_constant_requires_grad, "input"),
+}
+
+
+@pytest.mark.parametrize("tag", sorted(_RAISED))
+def test_an_error_raised_at_its_cause_names_the_cause_the_line_and_the_fix(tag):
+    step, fix_has = _RAISED[tag]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (deprecated hooks, jit)
+        try:
+            step()
+        except Exception as e:
+            plain = type(e)
+        else:
+            pytest.fail("the program runs plain without the error")
+        with pytest.raises(plain):
+            with gradscope.trace() as tr:
+                step()
+    f = tr.failure
+    cause = "leaf_inplace" if tag == "leaf_inplace_view" else tag
+    assert f.cause == cause and site_hits(f.site, tag), f
+    assert fix_has in f.fix and "see the error message" not in f.fix, f.fix
+    assert f.summary.startswith(("backward", "the ", "torch.", "_")) or "failed:" in f.summary, f.summary

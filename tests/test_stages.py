@@ -133,3 +133,23 @@ def test_a_sentence_keeps_its_parts():
     assert said("backward on `loss` failed", "x.").about("w, b") == "backward on `loss` failed: x."
     whole = said("w.grad contains inf/nan.")
     assert whole.quote() == "w.grad contains inf/nan." and whole.plus(" (tied)") == "w.grad contains inf/nan. (tied)"
+
+
+def test_every_wording_says_its_summary_with_its_parts():
+    """Each wording function returns its summary as ``said(subject, reason)`` (directly, or through a variable
+    assigned from it), so that another finding can quote its reason and a group can be named in its subject."""
+    loose = []
+    for p in PKG.glob("*.py"):
+        for fn in ast.walk(ast.parse(p.read_text())):
+            if not (isinstance(fn, ast.FunctionDef) and any(
+                    isinstance(d, ast.Call) and getattr(d.func, "id", "") == "words" for d in fn.decorator_list)):
+                continue
+            made = {n.targets[0].id: n.value for n in ast.walk(fn)
+                    if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)}
+            for r in (n for n in ast.walk(fn) if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple)):
+                first = r.value.elts[0]
+                if isinstance(first, ast.Name):
+                    first = made.get(first.id, first)
+                if not (isinstance(first, ast.Call) and getattr(first.func, "id", "") == "said"):
+                    loose.append(f"{p.name}:{r.lineno} {fn.name}")
+    assert not loose

@@ -122,6 +122,7 @@ ORDER = {
         "anomaly_nonfinite",
         "grad_input_unused",
         "reduction_unused",
+        "raised_here",
         "unknown_error",
     ),
 }

@@ -10,6 +10,7 @@ from .common import statement_site
 from .finding import Finding, found
 from .registry import Query, REGISTRY, rule
 from . import rules_failure  # noqa: F401  (registers the failure rules this table names)
+from . import rules_raised  # (registers raised_here; its table's messages)
 
 
 #: PyTorch's error messages -> the rule that explains them (first match that returns an explanation wins;
@@ -26,6 +27,7 @@ ERRORS = tuple((re.compile(p, re.S), h) for p, h in (
     (r"returned nan values in its \d+th output", "anomaly_nonfinite"),
     (r"appears to not have been used in the graph", "grad_input_unused"),
     (r"did not receive grad|finished reduction.*not used in producing loss", "reduction_unused"),
+    (rules_raised.ANY.pattern, "raised_here"),  # the errors whose cause is the line that raised them
 ))
 _ERRORS = ERRORS  # (the name the tests and older callers use)
 

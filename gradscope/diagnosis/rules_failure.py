@@ -351,9 +351,8 @@ def anomaly_nonfinite(dx, q):
     node, e = dx.nonfinite_source(dx.backward_record(bw), m.group(1))
     if e is None:
         return None
-    root = dx.root_label(bw) if bw else "the loss"
-    return found(Cause.NONFINITE_GRADIENT, e.site, root, "anomaly_nonfinite", root, m.group(1), node, _opname(e), e,
-                 evidence=[e])
+    return found(Cause.NONFINITE_GRADIENT, e.site, dx.root_label(bw) if bw else "the loss", "anomaly_nonfinite",
+                 dx.root_label(bw) if bw else "the loss", m.group(1), node, _opname(e), e, evidence=[e])
 
 
 @rule("failure", 90)

@@ -136,16 +136,16 @@ def cleared_before_read_text(name, e, read, zeroed, shared):
     else:
         reader = f"{_code(read.site).strip() or 'a read'}{_at(read.site)} read it and found {found}"
     if shared:
-        return (f"{name}.grad is None: backward filled it, then {via}{_at(e.site)}{_code(e.site)} set it back "
-                f"to None, and {reader}: {name} is in the param_groups of {shared} optimizers, so "
-                f"this zero_grad() clears it too.",
+        return (said(f"{name}.grad is None", f"backward filled it, then {via}{_at(e.site)}{_code(e.site)} set it "
+                     f"back to None, and {reader}: {name} is in the param_groups of {shared} optimizers, so "
+                     f"this zero_grad() clears it too.", of=name),
                 "Each optimizer's zero_grad() clears every parameter it holds; an optimizer built from "
                 "model.parameters() holds the other model's parameters as well.",
                 "give each optimizer only the parameters of the model it trains (build it from that "
                 "model's .parameters(), not from a container that holds both).")
     what = "wrote zeros into it" if zeroed else "set it back to None"
-    return (f"{name}.grad is {'all zeros' if zeroed else 'None'}: backward filled it, then {via}{_at(e.site)}"
-            f"{_code(e.site)} {what} before its consumer: {reader}.",
+    return (said(f"{name}.grad is {'all zeros' if zeroed else 'None'}", f"backward filled it, then {via}"
+                 f"{_at(e.site)}{_code(e.site)} {what} before its consumer: {reader}.", of=name),
             ("zero_grad() (set_to_none=False) writes zeros into the existing .grad tensors" if zeroed else
              "zero_grad() sets gradients to None by default (set_to_none=True)")
             + "; anything that reads them after it and before the next backward (clipping, logging, "
@@ -159,11 +159,11 @@ def hook_replaced_gradient_text(name, h, site, arrived, late):
     """hook_replaced_gradient (hook_modified): the hook ``h`` (its body at ``site``) replaced or zeroed a non-zero
     gradient (norm ``arrived``; -1: sent, not measured). Summary, detail, fix."""
     post = bool(h.detail.get("post_accumulate"))
-    return (f"{name}.grad is all zeros: backward delivered a non-zero gradient"
-            f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the "
-            f"{'post-accumulate-grad ' if post else ''}hook {h.detail.get('hook', '')} registered"
-            f"{' before the trace' if h.detail.get('before_trace') else _at(h.site)} "
-            f"{'zeroed .grad' if post else 'replaced it'}{_at(site)}{_code(site)}.",
+    return (said(f"{name}.grad is all zeros", "backward delivered a non-zero gradient"
+                 f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the "
+                 f"{'post-accumulate-grad ' if post else ''}hook {h.detail.get('hook', '')} registered"
+                 f"{' before the trace' if h.detail.get('before_trace') else _at(h.site)} "
+                 f"{'zeroed .grad' if post else 'replaced it'}{_at(site)}{_code(site)}.", of=name),
             ("A post-accumulate-grad hook runs after the gradient is stored in .grad and can change it in "
              "place (pruning masks, optimizer-in-backward)." if post else
              "Tensor hooks run before the gradient is accumulated into .grad; what the hook returns "

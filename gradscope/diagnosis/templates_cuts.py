@@ -3,7 +3,7 @@ summary, the detail and the fix, filled from the user's code and names the cut r
 from __future__ import annotations
 
 from .common import _opname, _short
-from .wording import _as_written, _at, _code, grad_off_text, words
+from .wording import _as_written, _at, _code, grad_off_text, said, words
 
 
 def _detach(f):
@@ -191,4 +191,4 @@ def cut_text(cause, name, root, returned, **found):
                  off_by=grad_off_text(found.get("off_by")))
     head, detail, fix = _BY_CAUSE.get(cause, _other)(found)
     tail = f"so backward from `{root}` stops there." if returned else f"and `{root}` never received it back with history."
-    return f"{name}.grad is None: {head}, {tail}", detail, fix
+    return said(f"{name}.grad is None", f"{head}, {tail}", of=name), detail, fix

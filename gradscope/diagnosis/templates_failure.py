@@ -317,8 +317,8 @@ def grad_input_unused_cut_text(name, cut):
     that cut's finding (its summary after the name, its detail and fix)."""
     summary, detail, fix = word(cut)
     body = summary.quote() if summary.of == name else summary
-    return (f"torch.autograd.grad failed: the input `{name}` was not used to compute the outputs with history: {body}",
-            detail, fix)
+    return (said("torch.autograd.grad failed", f"the input `{name}` was not used to compute the outputs with history: "
+                 f"{body}"), detail, fix)
 
 
 @words("anomaly_nonfinite")

@@ -242,13 +242,14 @@ def skipped_child_text(name, cpath, info, f, site):
     detail = ("A module that is skipped in the forward gets no gradient for its parameters "
               "(and DDP reports them as unused).")
     if info.get("loop"):
-        return (f"{name}.grad is None: `{cpath}` was never called: the loop{_at(site)}{_code(site)} goes "
-                f"over only part of `{info['loop']}` ({info.get('ran')} of its {info.get('of')} modules ran).",
+        return (said(f"{name}.grad is None", f"`{cpath}` was never called: the loop{_at(site)}{_code(site)} goes "
+                     f"over only part of `{info['loop']}` ({info.get('ran')} of its {info.get('of')} modules ran).",
+                     of=name),
                 detail,
                 f"loop over all of `{info['loop']}` (check the slice, or a zip with a shorter list).")
-    return (f"{name}.grad is None: `{cpath}` was never called: "
-            + ("the forward" if f.function.endswith("forward") else f"`{f.function.rsplit('.', 1)[-1]}`")
-            + f" returned early{_at(site)}{_code(site)} before reaching it.",
+    return (said(f"{name}.grad is None", f"`{cpath}` was never called: "
+                 + ("the forward" if f.function.endswith("forward") else f"`{f.function.rsplit('.', 1)[-1]}`")
+                 + f" returned early{_at(site)}{_code(site)} before reaching it.", of=name),
             detail,
             f"check the condition under which `{_plain(site)}` runs: it returns before `{cpath}` is called.")
 

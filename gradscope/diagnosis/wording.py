@@ -81,8 +81,9 @@ def facts_for(key: str, *args, **kw) -> dict:
 
 
 def word(f) -> tuple:
-    """(summary, detail, fix) of a Finding, by its wording function."""
-    return WORDING[f.wording](**f.facts)
+    """(summary, detail, fix) of a Finding, by its wording function (its summary a :class:`Said`)."""
+    summary, detail, fix = WORDING[f.wording](**f.facts)
+    return (summary if isinstance(summary, Said) else Said(summary)), detail, fix
 
 
 def other_cuts_text(extra) -> str:

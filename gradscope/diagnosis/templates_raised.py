@@ -1,0 +1,225 @@
+"""Templates of :func:`.rules_raised.raised_here`, one per form: the errors PyTorch raises at the line that is
+their cause. Each gets the line (``site``), the op the trace saw raise there (``op``, or None), the tensor it was
+given (``tensor``: its name, or None) and the message's own values (``got``)."""
+from __future__ import annotations
+
+from .wording import _at, _code, said, words
+
+
+def _failed(site, op, what="the call") -> str:
+    """"<op>() at <line> (`code`) failed" (``what`` in place of the op where the trace saw no call raise)."""
+    return f"{op + '()' if op else what}{_at(site)}{_code(site)} failed"
+
+
+def _named(tensor, default) -> str:
+    return f"`{tensor}`" if tensor and not (tensor[0] == "t" and tensor[1:].isdigit()) else default
+
+
+@words("raised_here.leaf")
+def leaf_text(site, op, tensor, got):
+    """raised_here (leaf_inplace): an in-place op on a leaf that requires grad, with grad recorded."""
+    summary = said(_failed(site, op), f"it writes in place into {_named(tensor, 'a leaf tensor')}, which requires grad "
+                   "(a parameter or an input you want the gradient of), while autograd is recording.")
+    detail = ("Autograd cannot record an in-place change of a leaf whose gradient it has to compute: the values the "
+              "gradient is for would be gone. Initialisations and hand-written updates belong outside the graph.")
+    fix = ("for an initialisation or an update, run it under `with torch.no_grad():` (or use `torch.nn.init.*`, which "
+           "does); if it is part of the computation, use the out-of-place op (`<w> = <w> * <scale>`, not `<w> *= <scale>`).")
+    return summary, detail, fix
+
+
+@words("raised_here.leaf_view")
+def leaf_view_text(site, op, tensor, got):
+    """raised_here (leaf_inplace): an in-place write into a view (a slice, a row) of a leaf that requires grad."""
+    summary = said(_failed(site, op), f"it writes in place into a view (a slice) of {_named(tensor, 'a leaf tensor')}, "
+                   "which requires grad, while autograd is recording.")
+    detail = ("A slice of a parameter is a view of it: writing into the view writes into the leaf, which autograd "
+              "cannot record for a tensor whose gradient it has to compute.")
+    fix = ("when it sets values once (a padding row, a masked column), do it under `with torch.no_grad():`; when the "
+           "mask is part of the model, multiply by a mask instead (`<w> = <w> * <mask>`), or use the layer's own option "
+           "(nn.Embedding's padding_idx).")
+    return summary, detail, fix
+
+
+@words("raised_here.out_argument")
+def out_argument_text(site, op, tensor, got):
+    """raised_here (out_argument): ``torch.fn(..., out=buf)`` with an input that requires grad."""
+    fn = got[0] if got else (op or "the function")
+    summary = said(_failed(site, op, fn + "()"), f"{fn}() was given an out= buffer, and one of its inputs requires grad; "
+                   "a result written into out= has no history.")
+    detail = ("Functions called with out=... write into an existing tensor and do not support autograd; PyTorch refuses "
+              "rather than silently cut the gradient.")
+    fix = (f"assign the result instead (`<buf> = torch.{fn}(...)`, or `<acc> = <acc> + ...` for a running sum); keep the "
+           "preallocated buffer only for values computed under `torch.no_grad()`.")
+    return summary, detail, fix
+
+
+@words("raised_here.multi_output_view")
+def multi_output_view_text(site, op, tensor, got):
+    """raised_here (multi_output_view_inplace): an in-place op on one of the views split/chunk/unbind returned."""
+    node = got[0] if got else "split"
+    plain = (op or "").rstrip("_")
+    summary = said(_failed(site, op), f"it modifies in place one of the views {node} returned (split, chunk and unbind "
+                   "return several views of one tensor), which autograd does not allow.")
+    detail = ("The pieces share their base's memory; an in-place change of one of them would have to rewrite the "
+              "backward of the others, so PyTorch forbids it.")
+    fix = (f"use the out-of-place form (`<x> = <x>.{plain}()`" + (")" if plain else "") + ", or clone the piece first "
+           "(`<x> = <x>.clone()`) before changing it in place." if plain else
+           "use the out-of-place form of the op, or clone the piece first (`<x> = <x>.clone()`).")
+    return summary, detail, fix
+
+
+@words("raised_here.resize")
+def resize_text(site, op, tensor, got):
+    """raised_here (resize_requires_grad): ``resize_`` of a tensor that requires grad."""
+    summary = said(_failed(site, op), f"resize_() changes the storage of {_named(tensor, 'a tensor')}, which requires "
+                   "grad; autograd cannot follow it.")
+    detail = "resize_ reallocates the tensor's memory in place; there is no gradient through it."
+    fix = "use `<x>.reshape(...)`, `<x>.view(...)` or `<x>.flatten(...)`, which keep the graph."
+    return summary, detail, fix
+
+
+@words("raised_here.detach_view")
+def detach_view_text(site, op, tensor, got):
+    """raised_here (detach_view_inplace): ``detach_()`` of a view."""
+    summary = said(_failed(site, op), f"detach_() was called on {_named(tensor, 'a view')}, a view of another tensor "
+                   "(a slice or a piece of a hidden state); views cannot be detached in place.")
+    detail = "Detaching a view in place would change its base's history too."
+    fix = "use the out-of-place form: `<h> = <h>.detach()` (detach the whole state, or the piece you keep)."
+    return summary, detail, fix
+
+
+@words("raised_here.gradient_shape")
+def gradient_shape_text(site, op, tensor, got):
+    """raised_here (gradient_shape_mismatch): ``backward(gradient=g)`` with ``g`` of another shape."""
+    k, gshape, oshape = (list(got) + ["?", "?", "?"])[:3]
+    summary = said(_failed(site, op, "backward"), f"the gradient given for output {k} has shape {gshape}, but the "
+                   f"output has shape {oshape}.")
+    detail = "backward(gradient=g) needs one gradient of exactly the output's shape (the vector of a vector-Jacobian product)."
+    fix = ("pass a gradient of the output's shape (`<out>.backward(torch.ones_like(<out>))`), or reduce the output to the "
+           "scalar loss first (`<out>.sum().backward()`, `<out>.mean().backward()`).")
+    return summary, detail, fix
+
+
+@words("raised_here.gradient_count")
+def gradient_count_text(site, op, tensor, got):
+    """raised_here (gradient_count_mismatch): ``torch.autograd.backward(outputs, grads)`` with counts that differ."""
+    n, g = (list(got) + ["?", "?"])[:2]
+    summary = said(_failed(site, op, "backward"), f"it was given {n} outputs and {g} gradients: one gradient per "
+                   "output is needed.")
+    detail = "torch.autograd.backward pairs outputs and gradients one to one (None is allowed for a scalar output)."
+    fix = ("pass one gradient per output (None for a scalar loss), or add the losses and call backward once "
+           "(`(<a> + <b>).backward()`).")
+    return summary, detail, fix
+
+
+@words("raised_here.integer_requires_grad")
+def integer_requires_grad_text(site, op, tensor, got):
+    """raised_here (integer_requires_grad): requires_grad on an integer or bool tensor."""
+    summary = said(_failed(site, op), f"{_named(tensor, 'the tensor')} holds integers (or bools), and only floating-"
+                   "point and complex tensors can require grad.")
+    detail = "There is no gradient with respect to an integer: ids, labels and masks are constants to autograd."
+    fix = ("ask for the gradient of a float tensor computed from it instead: for token ids, their embeddings "
+           "(`<e> = <embedding>(<ids>); <e>.retain_grad()`); for a mask, a float mask (`<mask>.float().requires_grad_()`).")
+    return summary, detail, fix
+
+
+@words("raised_here.non_leaf_flag")
+def non_leaf_flag_text(site, op, tensor, got):
+    """raised_here (requires_grad_non_leaf): requires_grad set on a computed tensor."""
+    summary = said(_failed(site, op, "setting requires_grad"), f"{_named(tensor, 'the tensor')} is computed (not a "
+                   "leaf), and requires_grad can only be changed on leaves.")
+    detail = "A computed tensor requires grad because something it came from does; its flag follows its inputs."
+    fix = ("to stop the gradient through it use `<h> = <h>.detach()`; to freeze a layer, set the flag on its parameters "
+           "(`for p in <layer>.parameters(): p.requires_grad_(False)`).")
+    return summary, detail, fix
+
+
+@words("raised_here.mixed_hooks")
+def mixed_hooks_text(site, op, tensor, got):
+    """raised_here (mixed_backward_hooks): one module with both kinds of backward hook."""
+    summary = said(_failed(site, op, "registering the hook"), "the module has a register_backward_hook hook and a "
+                   "register_full_backward_hook hook; a module can use only one kind.")
+    detail = "register_backward_hook is the old, deprecated kind; the two cannot be mixed on one module."
+    fix = "register both with `<module>.register_full_backward_hook(...)` (the old kind also gives wrong grad_input for most modules)."
+    return summary, detail, fix
+
+
+@words("raised_here.grad_assignment")
+def grad_assignment_text(site, op, tensor, got):
+    """raised_here (grad_assignment_mismatch): ``p.grad = g`` with ``g`` of another size or dtype."""
+    what = f"of size {got[0]}" if got and got[0][:1] == "[" else (f"of dtype {got[0]}" if got else "that does not match")
+    summary = said(_failed(site, op, "the .grad assignment"), f"the gradient assigned is {what}, which does not "
+                   "match the tensor it is assigned to.")
+    detail = ".grad must have the shape and dtype of its tensor (optimizers update the tensor with it element by element)."
+    fix = ("assign a gradient of the tensor's shape and dtype (`p.grad = g.to(p.dtype)`; when copying between models, "
+           "pair the parameters by name and check their shapes).")
+    return summary, detail, fix
+
+
+@words("raised_here.parameter_assigned")
+def parameter_assigned_text(site, op, tensor, got):
+    """raised_here (parameter_assigned_tensor): a computed tensor assigned to a registered Parameter's attribute."""
+    attr = got[1] if len(got) > 1 else "the parameter"
+    summary = said(_failed(site, op, "the assignment"), f"`{attr}` is a registered nn.Parameter of the module, and "
+                   "a computed tensor cannot take its place.")
+    detail = ("An attribute that holds a Parameter accepts only a Parameter (or None): a computed tensor would drop it "
+              "from parameters() and from the optimizer.")
+    fix = (f"compute the value in forward and use it without storing it (`<w> = self.{attr} / self.{attr}.norm()`), use "
+           f"`torch.nn.utils.parametrize`, or change it in place under `torch.no_grad()` (`self.{attr}.div_(...)`).")
+    return summary, detail, fix
+
+
+@words("raised_here.legacy_function")
+def legacy_function_text(site, op, tensor, got):
+    """raised_here (legacy_function): an autograd.Function with an instance ``forward``, called as ``Fn()(x)``."""
+    summary = said(_failed(site, op, "the call"), "it calls an autograd.Function written the old way (an instance "
+                   "with a non-static forward), which PyTorch no longer runs.")
+    detail = "Custom autograd Functions define forward and backward as static methods and are called through .apply."
+    fix = ("make forward and backward static methods taking the context first (`<ctx>.save_for_backward(...)` in forward) and "
+           "call it as `<Fn>.apply(<x>)`, not `<Fn>()(<x>)`.")
+    return summary, detail, fix
+
+
+@words("raised_here.optimizer_params")
+def optimizer_params_text(site, op, tensor, got):
+    """raised_here (optimizer_params): an optimizer given modules or a single tensor."""
+    given = got[0] if got else "something else"
+    summary = said(_failed(site, op, "building the optimizer"), f"the optimizer was given {given} where it needs an "
+                   "iterable of tensors (or of parameter-group dicts).")
+    detail = "An optimizer holds tensors: a module is not one, and a single tensor is not a list of them."
+    fix = ("pass the parameters: `torch.optim.Adam(<model>.parameters())`, several modules as "
+           "`[*<a>.parameters(), *<b>.parameters()]`, one tensor as `[<w>]`.")
+    return summary, detail, fix
+
+
+@words("raised_here.backward_in_transform")
+def backward_in_transform_text(site, op, tensor, got):
+    """raised_here (backward_in_transform): ``backward()`` inside vmap/grad."""
+    summary = said(_failed(site, op, "backward"), "backward() was called inside a torch.func transform (vmap, grad), "
+                   "which does not support it.")
+    detail = "Inside a transform, gradients are computed by the transform itself (torch.func.grad / vjp), not by .grad."
+    fix = ("return the loss from the function and take its gradient with the transform: "
+           "`torch.func.vmap(torch.func.grad(<loss_fn>))` (per-sample gradients); call backward() outside it.")
+    return summary, detail, fix
+
+
+@words("raised_here.item_in_transform")
+def item_in_transform_text(site, op, tensor, got):
+    """raised_here (item_in_transform): ``.item()`` inside vmap."""
+    summary = said(_failed(site, op, "item"), ".item() was called inside vmap, where a tensor holds a batch of "
+                   "values and has no single Python number.")
+    detail = "vmap runs the function on all samples at once; a Python branch on one value cannot be batched."
+    fix = ("keep it a tensor inside the function (`torch.where(<loss> > <limit>, <a>, <b>)` in place of `if <loss>.item() > <limit>:`), "
+           "and log or branch outside vmap.")
+    return summary, detail, fix
+
+
+@words("raised_here.jit_constant")
+def jit_constant_text(site, op, tensor, got):
+    """raised_here (jit_constant_requires_grad): torch.jit.trace met a captured tensor that requires grad."""
+    summary = said(_failed(site, op, "torch.jit.trace"), "the traced function uses a tensor that requires grad but "
+                   "is neither an input nor a parameter, so the trace would freeze it as a constant.")
+    detail = "A constant in a traced graph has no gradient; PyTorch refuses instead of silently cutting it."
+    fix = ("pass the tensor as an input of the traced function, or hold it as an nn.Parameter of a module you trace; "
+           "detach it if it is not meant to train.")
+    return summary, detail, fix
