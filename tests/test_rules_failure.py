@@ -785,3 +785,53 @@ def test_an_error_raised_at_its_cause_names_the_cause_the_line_and_the_fix(tag):
     assert f.cause == cause and site_hits(f.site, tag), f
     assert fix_has in f.fix and "see the error message" not in f.fix, f.fix
     assert f.summary.startswith(("backward", "the ", "torch.", "_")) or "failed:" in f.summary, f.summary
+
+
+# --- rule plain_container_error: an error a plain container explains ----------------------------------------------
+
+class _Tower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = (nn.Conv1d(2, 4, 3), nn.Conv1d(4, 4, 3))  # L:tower_tuple
+        self.pool = nn.AdaptiveAvgPool1d(1)
+
+    def forward(self, x):
+        for c in self.convs:
+            x = torch.relu(c(x))
+        return self.pool(x).flatten(1)
+
+
+def test_a_dtype_error_inside_a_layer_of_a_plain_tuple_names_the_tuple():
+    """`.double()` converts the registered layers only; a conv kept in a plain tuple meets a double input."""
+    model = _Tower().double()
+    with pytest.raises(RuntimeError):
+        with gradscope.trace() as tr:
+            model(torch.randn(2, 2, 9, dtype=torch.float64)).sum().backward()
+    f = tr.failure
+    assert f.cause == "unregistered_container" and site_hits(f.site, "tower_tuple"), f
+    assert "plain tuple" in f.summary and "nn.ModuleList" in f.fix, f
+
+
+def test_an_optimizer_over_a_model_whose_layers_are_all_in_a_plain_list_names_the_list():
+    class Policy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = [nn.Linear(3, 16), nn.Linear(16, 2)]  # L:policy_list
+
+    def make_agent():
+        policy = Policy()
+        return policy, torch.optim.RMSprop(policy.parameters(), lr=1e-3)
+
+    with pytest.raises(ValueError, match="empty parameter list"):
+        with gradscope.trace() as tr:
+            make_agent()
+    f = tr.failure
+    assert f.cause == "unregistered_container" and site_hits(f.site, "policy_list"), f
+
+
+def test_a_dtype_error_with_registered_layers_is_not_blamed_on_a_container():
+    lin = nn.Linear(3, 2)
+    with pytest.raises(RuntimeError):
+        with gradscope.trace() as tr:
+            lin(torch.randn(4, 3, dtype=torch.float64))
+    assert tr.failure.cause != "unregistered_container"

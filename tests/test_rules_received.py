@@ -130,7 +130,22 @@ def test_a_parameter_unfrozen_after_the_optimizer_was_built_from_trainable_ones_
 
 # --- rule not_in_any_optimizer: It gets a gradient, but no optimizer holds it (not registered). ----------------------
 
-def test_a_layer_kept_in_a_plain_list_gets_gradients_but_no_optimizer_holds_it():
+def test_a_free_parameter_the_optimizer_was_not_given_gets_gradients_but_no_optimizer_holds_it():
+    """A learnable temperature made next to the model and used in the loss, but the optimizer was built from the
+    model's parameters only: the gradient arrives (ok), with the note that nothing trains it."""
+    m = nn.Linear(4, 3)
+    temperature = nn.Parameter(torch.ones(()))
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        opt.zero_grad()
+        F.cross_entropy(m(torch.randn(5, 4)) / temperature, torch.tensor([0, 1, 2, 0, 1])).backward()
+        opt.step()
+    exp = tr.why(temperature)
+    assert exp.cause == "ok" and "no optimizer in the trace holds" in exp.summary, exp
+    assert "no optimizer" not in tr.why(m.weight).summary
+
+
+def test_a_layer_kept_in_a_plain_list_gets_gradients_but_is_not_registered():
     class M(nn.Module):
         def __init__(self):
             super().__init__()
@@ -147,7 +162,7 @@ def test_a_layer_kept_in_a_plain_list_gets_gradients_but_no_optimizer_holds_it()
         m(torch.randn(3, 4)).sum().backward()
         opt.step()
     exp = tr.why(m.extra[0].weight)
-    assert exp.cause == "ok" and "no optimizer in the trace holds" in exp.summary and "nn.ModuleList" in exp.fix
+    assert exp.cause == "unregistered_container" and "nn.ModuleList" in exp.fix, exp
     assert "no optimizer" not in tr.why(m.inp.weight).summary
 
 
@@ -212,3 +227,82 @@ def test_ok():
     assert "0.weight" in exp.summary
     assert site_hits(exp.site, "ok_loss")
     assert exp.fix
+
+
+# --- rule plain_container: a layer kept in a plain list or dict of its model, that no optimizer holds ----------------
+
+class _Ensemble(nn.Module):
+    """A trunk and per-task heads; the heads sit in a plain dict built in a loop."""
+
+    def __init__(self, tasks):
+        super().__init__()
+        self.trunk = nn.Linear(6, 8)
+        self.heads = {}  # L:pc_dict
+        for t in tasks:
+            self.heads[t] = nn.Linear(8, 1)
+
+    def forward(self, x, task):
+        return self.heads[task](torch.tanh(self.trunk(x)))
+
+
+class _Blocks(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.stem = nn.Linear(5, 5)
+        self.blocks = [nn.Linear(5, 5) for _ in range(n)]  # L:pc_list
+
+    def forward(self, x):
+        x = self.stem(x)
+        for b in self.blocks:
+            x = x + torch.relu(b(x))
+        return x
+
+
+def test_a_head_in_a_plain_dict_that_the_optimizer_misses_names_the_dict_line():
+    model = _Ensemble(["price", "volume"])
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    with gradscope.trace() as tr:
+        opt.zero_grad()
+        loss = model(torch.randn(4, 6), "price").pow(2).mean()
+        loss.backward()
+        opt.step()
+    exp = tr.why(model.heads["price"].weight)
+    assert exp.cause == "unregistered_container" and site_hits(exp.site, "pc_dict"), exp
+    assert "nn.ModuleDict" in exp.fix and "`model.heads` is a plain Python dict" in exp.summary, exp
+    # the registered trunk trains: no problem for it
+    assert tr.why(model.trunk.weight).cause == "ok"
+
+
+def test_blocks_in_a_plain_list_without_an_optimizer_are_named_at_the_list():
+    """A hand-written update over parameters(): the blocks get gradients, but parameters() never gives them."""
+    model = _Blocks(2)
+    with gradscope.trace() as tr:
+        model(torch.randn(3, 5)).sum().backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= 0.01 * p.grad
+    exp = tr.why(model.blocks[1].bias)
+    assert exp.cause == "unregistered_container" and site_hits(exp.site, "pc_list"), exp
+    assert "nn.ModuleList" in exp.fix, exp
+    assert tr.why(model.stem.weight).cause == "ok"
+
+
+def test_layers_in_a_module_list_are_not_a_plain_container():
+    class Fine(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+            self.names = ["a", "b"]  # a plain list of strings: nothing to say
+
+        def forward(self, x):
+            for b in self.blocks:
+                x = b(x)
+            return x
+
+    model = Fine()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        model(torch.randn(2, 4)).sum().backward()
+        opt.step()
+    assert tr.why(model.blocks[1].weight).cause == "ok"
+    assert tr.data.meta["plain_containers"] == []

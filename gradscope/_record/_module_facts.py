@@ -9,6 +9,7 @@ from ..core import _source
 from ..core.model import Frame
 from . import _frames
 from ._compat import module_hooks, module_parameters
+from ._containers import resolved, scan
 from ._refs import _GradRef
 
 
@@ -59,6 +60,17 @@ class ModuleFacts:
                 owners[str(tid)] = {"class": cls, "attr": attr, "site": site.to_json() if site else None}
         self._data.meta["param_owner"] = owners
         self._module_facts()
+        self._data.meta["plain_containers"] = self._plain_containers()
+
+    def _plain_containers(self):
+        """Modules kept in plain lists, tuples and dicts of the models the trace saw (looked at when each was
+        first called, and in the entry frame's variables at stop): see :mod:`._containers`."""
+        eng = self._engine
+        mods = eng.modules
+        var, eng.var_modules = eng.var_modules, {}  # (no reference to the user's modules stays)
+        for m, name in var.values():
+            scan(m, name, mods.containers, mods.container_seen, self._internal)
+        return resolved(mods.containers, eng.tid_of)
 
     def _left_models(self):
         """Tids of parameters the trace saw that no called model holds now (a submodule replaced in

@@ -11,6 +11,7 @@ import torch.nn as nn
 
 from ..core.model import Event
 from . import _frames, _names
+from ._containers import scan
 from ._compat import CALL_IMPL_CODE as _CALL_IMPL, module_children, module_parameters
 from ._frames import F_COMPILE, F_INIT, F_OPTIM, F_TORCH
 from ._ops import _T, _CTX_FLAGS, _tensors, context_of
@@ -67,6 +68,9 @@ class Modules:
         self._built: dict = {}  # id(param) -> (its path, the class of the module holding that path): models built here
         # module_set events made before the model's root was seen ([LateAttr]): their paths are filled in at stop
         self.late_attrs: list = []
+        # modules kept in plain lists/dicts of the models called (see _containers), and the ids looked at
+        self.containers: list = []
+        self.container_seen: set = set()
 
     def begin(self, entry):
         self.entry = entry
@@ -247,6 +251,7 @@ class Modules:
         self._live = live
         self.roots[new] = None
         self._root_of[id(root)] = new
+        scan(root, var or new.cls, self.containers, self.container_seen, self._sink.internal)  # (while alive)
         full = inside
         for r in gone:
             self._forget(r)
@@ -298,10 +303,18 @@ class Modules:
         """Releasing failed: every reference on module tensors is forgotten."""
         self.param_names, self.param_src, self.param_owner, self.late_attrs = {}, {}, {}, []
 
+    def scan_frame(self, f):
+        """The plain containers of the models in the variables of user frame ``f`` (a frame the block's error
+        left: a model built there and never called is gone by stop)."""
+        for k, v in list(_frames.locals_of(f).items()):
+            if isinstance(v, nn.Module) and not k.startswith("_"):
+                scan(v, k, self.containers, self.container_seen, self._sink.internal)
+
     def forget(self):
         """After the recording's conversion: the live maps of the model's modules."""
         self.mod_path._d.clear()
         self._root_held, self._root_of, self._live = {}, {}, []
+        self.containers, self.container_seen = [], set()
 
     def callers(self, f):
         """The user frame that called user frame ``f`` (None at the traced block's own frame)."""

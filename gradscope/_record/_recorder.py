@@ -44,6 +44,7 @@ from ._hooks import _install_globals, _remove_globals
 from ._lineage import Lineage
 from ._modules import Modules
 from ._ops import _P, _SKIP, _T
+from torch.nn import Module as _M
 from ._optim import Optim
 from ._refs import Identity
 from ._saved import Saved
@@ -108,6 +109,7 @@ class Recorder:
         self._names_frame = None  # the frame whose variables name the tensors asked about (see variable_name)
         self._var_names: dict | None = None  # at stop: tid -> that frame's variable for it
         self._var_params: dict = {}  # at stop: id(parameter the trace had not seen) -> (its variable, its mark)
+        self.var_modules: dict = {}  # at stop, until the module facts are taken: id -> (module, its variable)
         self._suspended = False  # taken off the mode stack during optimizer.step()
         self._leave_pending = False  # recording ended (steps=/max_events=): leave at the next chance
         self._left_stack = False  # off the mode stack for good
@@ -282,13 +284,16 @@ class Recorder:
         f, self._names_frame = self._names_frame, None
         names: dict = {}
         params: dict = {}
-        self._var_names, self._var_params = names, params
+        mods: dict = {}  # the modules in those variables (their plain containers are looked at: _containers)
+        self._var_names, self._var_params, self.var_modules = names, params, mods
         if f is None:
             return
         tid_of = self.tid_of
         for scope in (_frames.locals_of(f), f.f_globals):
             for k, v in list(scope.items()):
                 if k.startswith("_") or not isinstance(v, _T):
+                    if isinstance(v, _M) and not k.startswith("_"):
+                        mods.setdefault(id(v), (v, k))
                     continue
                 tid = tid_of(v)
                 if tid is not None:

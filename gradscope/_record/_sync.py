@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..core.model import ExceptionInfo, TensorRef
 from ..core.naming import infer_names
 from . import _frames
+from ._containers import resolved
 from ._records import error_key
 from ._refs import _Ref, _tid_of, _ver
 
@@ -130,9 +131,12 @@ class Sync:
             co = tb.tb_frame.f_code
             if _frames.category(co) == _frames.USER:
                 raw.append((id(co), tb.tb_lineno))
+                self._engine.modules.scan_frame(tb.tb_frame)  # (its models' plain containers, while alive)
             tb = tb.tb_next
         if raw:
             site = _frames.make_site(tuple(reversed(raw)))
+        if self._engine.modules.containers:  # (stop took them already: those the error's frames added as well)
+            self._data.meta["plain_containers"] = resolved(self._engine.modules.containers, self._engine.tid_of)
         # the event that raised it: the last call that raised, if this is that error (or wraps it), not one
         # the program caught before
         event, c = None, exc

@@ -70,6 +70,7 @@ class Cause(enum.StrEnum):
     BACKWARD_IN_TRANSFORM = "backward_in_transform"
     ITEM_IN_TRANSFORM = "item_in_transform"
     JIT_CONSTANT_REQUIRES_GRAD = "jit_constant_requires_grad"
+    UNREGISTERED_CONTAINER = "unregistered_container"
     OK = "ok"
     NOT_TRAINED = "not_trained"
     UNKNOWN = "unknown"
@@ -180,6 +181,7 @@ _CAUSE_GLOSS = {
     Cause.BACKWARD_IN_TRANSFORM: "backward() was called inside a torch.func transform (vmap, grad)",
     Cause.ITEM_IN_TRANSFORM: ".item() was called inside vmap",
     Cause.JIT_CONSTANT_REQUIRES_GRAD: "torch.jit.trace met a tensor that requires grad as a constant",
+    Cause.UNREGISTERED_CONTAINER: "layers kept in a plain list or dict: parameters(), .to() and optimizers never see them",
     Cause.OK: "the gradient is there and non-zero",
     Cause.NOT_TRAINED: "not trained by this step (no optimizer holds it; used only under no_grad, or not at all)",
     Cause.UNKNOWN: "the trace does not hold enough evidence",

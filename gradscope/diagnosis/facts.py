@@ -429,6 +429,19 @@ class Facts:
         bws = self.backward_events()
         return bws[-1] if bws else None
 
+    def plain_containers(self) -> list:
+        """Modules kept in plain lists, tuples and dicts of the models the trace saw (the recorder's
+        ``meta["plain_containers"]``: owner, class, attr, kind, the assigning line, members)."""
+        return self.d.meta.get("plain_containers") or []
+
+    def container_of(self, tid):
+        """(container, member) holding the parameter ``tid`` in a plain container, or None."""
+        for c in self.plain_containers():
+            for m in c["members"]:
+                if tid in m["params"]:
+                    return c, m
+        return None
+
     def backward_record(self, bw):
         """The record of the backward pass the backward event ``bw`` ran (its graph), or None."""
         if bw is None:

@@ -314,6 +314,10 @@ def custom_function_gradients(dx, q):
         evidence=[bw] if bw else [])
 
 
+#: aten names the messages use -> the name the op is called by in Python (``torch.special.gammainc`` runs igamma)
+_ATEN_AS_CALLED = {"igamma": "gammainc", "igammac": "gammaincc"}
+
+
 @rule("failure", 80)
 def no_derivative(dx, q):
     """An op PyTorch has no derivative for, on the way to the loss."""
@@ -327,7 +331,7 @@ def no_derivative(dx, q):
     roots = (bw.detail.get("roots") or bw.input_ids()) if bw else []
     anc = dx.ancestors(roots, before=bw.index if bw else None) if roots else set()
     cand = []
-    for key in (base, base.split("_")[0]):
+    for key in (base, _ATEN_AS_CALLED.get(base, base), base.split("_")[0]):
         cand = [dx.ev[i] for i in sorted(anc) if key and key in _opname(dx.ev[i]).lower()]
         if cand:
             break
