@@ -244,6 +244,7 @@ def attr_name(f, stop, t, frames: int = 4, memo: dict | None = None):
 
 
 _MODEL, _TENSORS, _NONE, _FAILED = "model", "tensors", "none", "failed"
+_CO_OPTIMIZED = 0x0001  # (a function's code; a module-level frame's f_locals is its globals)
 _IS_TENSOR = torch.Tensor.__instancecheck__  # (C: type.__instancecheck__)
 
 
@@ -254,11 +255,15 @@ def _candidates(f, stop, frames):
     scopes = []
     g = f.f_globals
     while f is not None and frames > 0:
-        scopes.append(locals_of(f).items())
+        # (a module-level frame of these globals: its locals are them, None here; see below)
+        scopes.append(None if not f.f_code.co_flags & _CO_OPTIMIZED and f.f_locals is g else locals_of(f).items())
         frames -= 1
         if f is stop:
             break
         f = first_user_frame(f.f_back, stop)
+    if scopes and scopes[-1] is None:
+        scopes.pop()  # (last before the globals, which yield the same names in the same order)
+    scopes = [list(g.items()) if s is None else s for s in scopes]
     scopes.append(list(g.items()))
     done = set()
     for items in scopes:

@@ -286,8 +286,11 @@ class Recorder:
         if f is None:
             return
         tid_of = self.tid_of
-        for scope in (_frames.locals_of(f), f.f_globals):
-            for k, v in list(scope.items()):
+        g = f.f_globals
+        # (a module-level frame's locals are its globals: read once; a function frame's f_locals is not read here)
+        module_level = not f.f_code.co_flags & _CO_OPTIMIZED and f.f_locals is g
+        for scope in ((list(g.items()),) if module_level else (_frames.locals_of(f).items(), list(g.items()))):
+            for k, v in scope:
                 if k.startswith("_") or not isinstance(v, _T):
                     continue
                 tid = tid_of(v)
@@ -327,6 +330,9 @@ class _Pause:
         if self.was:
             self.rec.calls.on = True
         return False
+
+
+_CO_OPTIMIZED = 0x0001  # (a function's code: its frame's f_locals is a snapshot, see _frames.locals_of)
 
 
 def _names_in(frame, t) -> str | None:
