@@ -2,7 +2,7 @@
 transparent: see ``_recorder``).
 
 ``Recorder`` (``_recorder``) is the composition root: it builds the components, pushes their thin
-TorchFunctionMode (``Mode``, which forwards every call to ``Calls.handle``) and starts and stops the
+TorchFunctionMode (``Mode``, which hands every call to ``Calls``) and starts and stops the
 recording. Each component owns its state and is handed what it needs of the others when it is built:
 
 - ``Sink`` (``_sink``): the trace's data (``events``, ``tensors``, backwards, notes, internal errors);

@@ -56,9 +56,9 @@ class Backward:
             self._internal(e)
             return func(*args, **kwargs)
         try:
-            # (from the user's line, above _other_call, handle and the mode: a warning torch.autograd.grad
+            # (from the user's line, above _other_call and the mode: a warning torch.autograd.grad
             # raises with stacklevel=2 points there, as plain; see _caller)
-            out = _caller(sys._getframe(4))(func, args, kwargs)
+            out = _caller(sys._getframe(3))(func, args, kwargs)
         except BaseException as e:
             for h in handles:
                 h.remove()

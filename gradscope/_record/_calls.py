@@ -1,4 +1,4 @@
-"""Call recording: the TorchFunctionMode handler and the event each torch call becomes.
+"""Call recording: the event each torch call the mode hands over becomes (``_record``, ``_other_call``).
 
 ``Calls`` owns the switches the hot path reads (``on``, ``in_opt``), the zero_grad() bracket (``zg``),
 the leaves whose .grad was cleared (``cleared``) and the hooks seen registered; it binds, at
@@ -21,9 +21,9 @@ from ._frames import (
     F_CLIP, F_COMPILE, F_INIT, F_TORCH,
 )
 from ._ops import (
-    _is_compiling, _T, _SKIP, _DETACH, _CONVERT, _BACKWARD, _ZERO_GRAD_OPS, _CAST_NAMES, _SHAPE_ONLY,
+    _T, _DETACH, _CONVERT, _BACKWARD, _ZERO_GRAD_OPS, _CAST_NAMES, _SHAPE_ONLY,
     _POST_ACC_HOOK, _DATA_SET, _SPECIAL, _NAMES, _name, _short, _C_OP, _C_INPLACE, _C_IGNORE,
-    _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET, _C_PASS, _FCODE, _classify, _ZERO_GRAD_DETAIL, _CTX_FLAGS,
+    _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET, _C_PASS, _ZERO_GRAD_DETAIL, _CTX_FLAGS,
     _NO_DETAIL, _tensors, context_of,
 )
 from ._records import error_key
@@ -34,7 +34,7 @@ _LEAF_GET = torch.Tensor.is_leaf.__get__
 
 
 class Calls:
-    """Records each torch call the mode forwards (``handle``) as an event."""
+    """Records each torch call the mode hands over (``_record``, ``_other_call``) as an event."""
 
     def __init__(self, sink, engine, identity, modules, saved, lineage, backward, *, max_events, eager_compile):
         self._sink = sink
@@ -73,25 +73,7 @@ class Calls:
         if not cleared:
             self._watch = False
 
-    # --- the mode --------------------------------------------------------------------------
-    def handle(self, func, types, args=(), kwargs=None):
-        """The mode's ``__torch_function__`` (``_recorder.Mode`` forwards every call here)."""
-        if kwargs is None:
-            kwargs = {}
-        # (while some .grad is cleared since backward filled it, .grad reads are watched: one that finds
-        # None is evidence, see _grad_read; otherwise property reads cost what they always did)
-        # (.grad reads are not in _SKIP: they are watched while some .grad is cleared since backward
-        # filled it, see _grad_read, and they can warn, see _WARNS)
-        if not self.on or self.in_opt or func in _SKIP or _is_compiling():
-            # (inside optimizer.step() its writes are summarised when it ends)
-            return func(*args, **kwargs)
-        code = _FCODE.get(func)
-        if code is None:
-            code = _classify(func)
-        if code > _C_INPLACE:  # profiler markers, grad-mode switches, backward calls
-            return self._other_call(code, func, args, kwargs)
-        return self._record(code, func, args, kwargs)
-
+    # --- the mode's calls (``_recorder.Mode.__torch_function__`` classifies each and calls one of these) ---
     def _record(self, code, func, args, kwargs):
         """Call ``func`` and record it as an event (its inputs before, its outputs after)."""
         if _jit_tracing() is not None:
@@ -145,7 +127,7 @@ class Calls:
 
     def _other_call(self, code, func, args, kwargs):
         if code == _C_PASS:
-            return _caller(sys._getframe(3))(func, args, kwargs)  # (from the caller's line: see _WARNS)
+            return _caller(sys._getframe(2))(func, args, kwargs)  # (from the caller's line: see _WARNS)
         if code == _C_GRAD_GET:
             # only a non-leaf's .grad read warns (from C++): that one runs from the line that read it (see
             # _caller), a leaf's (every parameter's) stays one C call
@@ -153,7 +135,7 @@ class Calls:
                 leaf = len(args) == 1 and not kwargs and _LEAF_GET(args[0])
             except RuntimeError:  # (a stale no-grad view: see _is_leaf)
                 leaf = False
-            out = func(*args) if leaf else _caller(sys._getframe(3))(func, args, kwargs)
+            out = func(*args) if leaf else _caller(sys._getframe(2))(func, args, kwargs)
             if not self._watch:
                 return out
             if out is None and self.cleared:
@@ -234,7 +216,7 @@ class Calls:
         clear = self.cleared.get(tid) if tid is not None else None
         if clear is None:
             return
-        f = sys._getframe(4)  # the frame that read .grad (above _grad_read, _other_call, handle, the mode)
+        f = sys._getframe(3)  # the frame that read .grad (above _grad_read, _other_call and the mode)
         cat = _frames.category(f.f_code)
         if cat != _frames.USER and not cat & F_CLIP:
             return  # torch's own bookkeeping (Module.zero_grad checks `p.grad is not None`), not a consumer
@@ -255,7 +237,7 @@ class Calls:
         ins = _tensors(args, [])
         if kwargs:
             _tensors(kwargs, ins)
-        cf = sys._getframe(4)  # the frame that made the call (above _pre, _record, handle and the mode)
+        cf = sys._getframe(3)  # the frame that made the call (above _pre, _record and the mode)
         raw, flags = self._where(cf)
         grad_on = torch.is_grad_enabled()
         kind = "op"

@@ -17,6 +17,7 @@ The recorder calls this when a module tree is first entered and at sync, never p
 """
 from __future__ import annotations
 
+import os
 import sys
 from itertools import repeat as _repeat
 from operator import is_ as _is
@@ -24,8 +25,8 @@ from operator import is_ as _is
 import torch
 import torch.nn as nn
 
-from ._compat import module_buffers, module_children, module_parameters
-from ._frames import first_user_frame, locals_of
+from ._compat import TORCH_DIR, module_buffers, module_children, module_parameters
+from ._frames import GS_DIR, STDLIB_DIR, first_user_frame, locals_of
 
 __all__ = ["walk", "unwrap", "find_root", "attr_name", "join"]
 
@@ -206,8 +207,7 @@ def attr_name(f, stop, t, frames: int = 4, memo: dict | None = None):
 
     ``memo``: a dict the caller keeps for a stretch in which the user's frames and objects cannot
     change (one ``Optimizer.zero_grad()``: every parameter it clears is first seen there, and each
-    would otherwise walk every model and scan every namespace in reach - ``torch``'s included -
-    again). It keeps what the search has read of each object, so a later search is a few lookups."""
+    would otherwise walk every model and scan every namespace in reach again). It keeps what the search has read of each object, so a later search is a few lookups."""
     if f is None:
         return None
     if memo is None:
@@ -244,6 +244,7 @@ def attr_name(f, stop, t, frames: int = 4, memo: dict | None = None):
 
 
 _MODEL, _TENSORS, _NONE, _FAILED = "model", "tensors", "none", "failed"
+_CO_OPTIMIZED = 0x0001  # (a function's code; a module-level frame's f_locals is its globals)
 _IS_TENSOR = torch.Tensor.__instancecheck__  # (C: type.__instancecheck__)
 
 
@@ -254,11 +255,15 @@ def _candidates(f, stop, frames):
     scopes = []
     g = f.f_globals
     while f is not None and frames > 0:
-        scopes.append(locals_of(f).items())
+        # (a module-level frame of these globals: its locals are them, None here; see below)
+        scopes.append(None if not f.f_code.co_flags & _CO_OPTIMIZED and f.f_locals is g else locals_of(f).items())
         frames -= 1
         if f is stop:
             break
         f = first_user_frame(f.f_back, stop)
+    if scopes and scopes[-1] is None:
+        scopes.pop()  # (last before the globals, which yield the same names in the same order)
+    scopes = [list(g.items()) if s is None else s for s in scopes]
     scopes.append(list(g.items()))
     done = set()
     for items in scopes:
@@ -271,6 +276,32 @@ def _candidates(f, stop, frames):
             yield k, v
 
 
+_ModuleType = type(sys)
+_LIBRARY: dict = {}  # id(module object) -> (it, whether it is a library's: see _library_module)
+
+
+def _library_module(v) -> bool:
+    """Is ``v`` a module object of torch, gradscope or the standard library (built-in ones included)?
+    attr_name does not search their namespaces (``torch``: ~1500 attributes, read at every trace whose
+    model is a global): a user's tensor is never named ``torch.x``. A user's own module (``cfg.scale``,
+    a file outside those) is searched like any object. Answered once per module object."""
+    hit = _LIBRARY.get(id(v))
+    if hit is not None and hit[0] is v:
+        return hit[1]
+    try:
+        fn = v.__dict__.get("__file__")
+        if isinstance(fn, str):
+            fn = os.path.abspath(fn)
+            lib = fn.startswith((GS_DIR, TORCH_DIR)) or (
+                fn.startswith(STDLIB_DIR) and "site-packages" not in fn and "dist-packages" not in fn)
+        else:  # (no file: a built-in module such as sys or time, else a namespace package: the user's)
+            lib = v.__dict__.get("__name__") in sys.builtin_module_names
+    except Exception:  # (an odd module object: searched as before)
+        lib = False
+    _LIBRARY[id(v)] = (v, lib)  # (keeps the module object alive, so that its id is not reused)
+    return lib
+
+
 def _holding(k, v, t):
     """``k.<path>`` when object ``v`` (named ``k``) holds tensor ``t``: a model's tensor by its module
     path, else a public attribute; None otherwise."""
@@ -278,6 +309,8 @@ def _holding(k, v, t):
         for path, x in walk(v)[1]:
             if x is t:
                 return f"{k}.{path}"
+    elif type(v) is _ModuleType and _library_module(v):
+        return None
     elif not isinstance(v, type) and hasattr(v, "__dict__"):
         a = _attr_holding(v, t)
         if a is not None:
@@ -294,7 +327,7 @@ def _read(v):
                 if id(x) not in first:
                     first[id(x)] = (x, path)
             return _MODEL, first
-        if isinstance(v, type) or not hasattr(v, "__dict__"):
+        if isinstance(v, type) or not hasattr(v, "__dict__") or (type(v) is _ModuleType and _library_module(v)):
             return _NONE, None
         try:
             d = vars(v)
@@ -310,9 +343,9 @@ def _read(v):
 
 def _attr_holding(obj, t):
     """The first public attribute of ``obj`` (in :func:`_attrs` order) whose value is ``t``, else None.
-    A global namespace holds imported packages (``torch``: thousands of attributes), scanned for
-    every leaf first seen in a trace: the values are compared by identity in C first, and only an object
-    that holds ``t`` is walked in Python."""
+    A global namespace holds imported packages (a user's own module may have many attributes; those of
+    torch and the standard library are not searched, see _library_module): the values are compared by
+    identity in C first, and only an object that holds ``t`` is walked in Python."""
     try:
         d = vars(obj)
     except TypeError:

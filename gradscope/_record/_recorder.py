@@ -43,7 +43,7 @@ from ._compat import (
 from ._hooks import _install_globals, _remove_globals
 from ._lineage import Lineage
 from ._modules import Modules
-from ._ops import _P, _SKIP, _T
+from ._ops import _C_INPLACE, _FCODE, _P, _SKIP, _T, _classify, _is_compiling
 from torch.nn import Module as _M
 from ._optim import Optim
 from ._refs import Identity
@@ -54,18 +54,32 @@ from ._sync import Sync
 
 
 class Mode(TorchFunctionMode):
-    """The TorchFunctionMode a recording pushes: thin, it forwards every call to the recorder's call
-    component (as torch's FlopCounterMode facade holds its ``_FlopCounterMode``)."""
+    """The TorchFunctionMode a recording pushes: thin, it holds one reference, the recorder's call component
+    (as torch's FlopCounterMode facade holds its ``_FlopCounterMode``), and hands each call to it: what
+    passes straight through, what is another kind of call (``Calls._other_call``), what is recorded
+    (``Calls._record``). It is the frame the user's call enters: the call component's ``sys._getframe``
+    depths count it (handing over through one more method would cost a Python frame per traced op)."""
 
-    def __init__(self, rec, handle):
+    def __init__(self, rec, calls):
         super().__init__()
         self.rec = rec  # the Recorder it belongs to
-        self._handle = handle  # Calls.handle
+        self.calls = calls
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        if func in _SKIP:  # (property reads and PyTorch's private writes: straight through, one frame)
-            return func(*args) if kwargs is None else func(*args, **kwargs)
-        return self._handle(func, types, args, kwargs)
+        if kwargs is None:
+            kwargs = {}
+        calls = self.calls
+        # (property reads and PyTorch's private writes: straight through, one frame. .grad reads are not in
+        # _SKIP: they are watched while some .grad is cleared since backward filled it, see Calls._grad_read,
+        # and they can warn, see _WARNS. Inside optimizer.step() its writes are summarised when it ends)
+        if not calls.on or calls.in_opt or func in _SKIP or _is_compiling():
+            return func(*args, **kwargs)
+        code = _FCODE.get(func)
+        if code is None:
+            code = _classify(func)
+        if code > _C_INPLACE:  # profiler markers, grad-mode switches, backward calls
+            return calls._other_call(code, func, args, kwargs)
+        return calls._record(code, func, args, kwargs)
 
 
 class Recorder:
@@ -103,7 +117,7 @@ class Recorder:
         self.calls = calls = Calls(sink, self, ident, mods, saved, lin, bw, max_events=max_events,
                                    eager_compile=eager_compile)
         self._full = calls._full
-        self.mode = Mode(self, calls.handle)
+        self.mode = Mode(self, calls)
         self._stopped = False  # stop() ran: nothing more is recorded (see Sync._drop_recording_state)
         self.entry = None
         self._names_frame = None  # the frame whose variables name the tensors asked about (see variable_name)
@@ -289,8 +303,11 @@ class Recorder:
         if f is None:
             return
         tid_of = self.tid_of
-        for scope in (_frames.locals_of(f), f.f_globals):
-            for k, v in list(scope.items()):
+        g = f.f_globals
+        # (a module-level frame's locals are its globals: read once; a function frame's f_locals is not read here)
+        module_level = not f.f_code.co_flags & _CO_OPTIMIZED and f.f_locals is g
+        for scope in ((list(g.items()),) if module_level else (_frames.locals_of(f).items(), list(g.items()))):
+            for k, v in scope:
                 if k.startswith("_") or not isinstance(v, _T):
                     if isinstance(v, _M) and not k.startswith("_"):
                         mods.setdefault(id(v), (v, k))
@@ -334,6 +351,9 @@ class _Pause:
         return False
 
 
+_CO_OPTIMIZED = 0x0001  # (a function's code: its frame's f_locals is a snapshot, see _frames.locals_of)
+
+
 def _names_in(frame, t) -> str | None:
     """The first public variable of ``frame`` (locals, then globals) that holds ``t``."""
     for scope in (_frames.locals_of(frame), frame.f_globals):
@@ -352,7 +372,7 @@ def _mark(t):
 
 
 _frames.mark_internal(
-    Mode.__torch_function__.__code__, Calls.handle.__code__, Calls._pre.__code__, Calls._post.__code__,
+    Mode.__torch_function__.__code__, Calls._pre.__code__, Calls._post.__code__,
     Calls._grad_mode.__code__, Backward.run.__code__, Backward._pre.__code__,
     Calls._record.__code__, Calls._other_call.__code__,
 )

@@ -66,6 +66,7 @@ class Registry:
     def __init__(self):
         self._by_name: dict = {}
         self._slots: dict = {}  # (status, priority) -> rule name
+        self._order: dict = {}  # status -> its rules in running order (see ordered; emptied when a rule is added)
 
     def rule(self, statuses, priority: int, name: str | None = None, delegates: str | None = None):
         """Decorator: register ``fn`` for ``statuses`` (one or a tuple) at ``priority``. ``delegates``: the status
@@ -86,6 +87,7 @@ class Registry:
             for s in statuses:
                 self._slots[(s, priority)] = n
             self._by_name[n] = Rule(n, statuses, priority, fn, delegates)
+            self._order.clear()
             return fn
 
         return register
@@ -101,11 +103,18 @@ class Registry:
 
     def ordered(self, status) -> list:
         """The rules of ``status``, in the order they run."""
-        return sorted((r for r in self._by_name.values() if status in r.statuses), key=lambda r: r.priority)
+        return list(self._ordered(status))
+
+    def _ordered(self, status) -> tuple:
+        got = self._order.get(status)  # (sorted once per status: every query runs through them)
+        if got is None:
+            got = self._order[status] = tuple(sorted((r for r in self._by_name.values() if status in r.statuses),
+                                                     key=lambda r: r.priority))
+        return got
 
     def first(self, status, dx, q):
         """The finding of the first rule of ``status`` that has one (None when none does)."""
-        for r in self.ordered(status):
+        for r in self._ordered(status):
             res = r.fn(dx, q)
             if res is not None:
                 if not getattr(res, "rule", ""):
