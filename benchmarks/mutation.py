@@ -805,7 +805,7 @@ def _references(names: tuple) -> dict:
     return out
 
 
-def select(m: Mutant, cmap: CoverageMap) -> tuple[list[str], str]:
+def select(m: Mutant, cmap: CoverageMap, skip_slow: float | None = None) -> tuple[list[str], str]:
     """The tests of the whole suite that execute the mutated code (passing unmutated), fastest file first, and how
     they were chosen. A table: the tests that execute a line reading it (a test file that reads it at module level:
     all of that file's tests). Code that also runs outside any test (at import): the tests of the file's subset too."""
@@ -828,6 +828,11 @@ def select(m: Mutant, cmap: CoverageMap) -> tuple[list[str], str]:
         hits |= {i for i, t in enumerate(cmap.tests) if t.split("::")[0] in files}
         how += " + subset (runs at import)"
     chosen = [cmap.tests[i] for i in hits if i and cmap.usable(i)]
+    if skip_slow:
+        n = len(chosen)
+        chosen = [t for t in chosen if cmap.info[t].get("seconds", 0.0) <= skip_slow]
+        if len(chosen) < n:
+            how += f"; {n - len(chosen)} tests over {skip_slow:g} s left out"
     per_file: dict = {}
     for t in chosen:
         f = t.split("::")[0]
@@ -958,7 +963,8 @@ class _Plan:
     timeout: float
 
 
-def _prepare(m: Mutant, cmap: CoverageMap | None, timeout: float | None) -> tuple[Result, _Plan | None]:
+def _prepare(m: Mutant, cmap: CoverageMap | None, timeout: float | None,
+             skip_slow: float | None = None) -> tuple[Result, _Plan | None]:
     original = (stage() / m.file).read_text(encoding="utf-8")
     r = Result(m.id, m.file, m.line, m.op, m.what, "?", diff=diff_of(m))
     if same_bytecode(original, apply(original, m.edits)):
@@ -967,7 +973,7 @@ def _prepare(m: Mutant, cmap: CoverageMap | None, timeout: float | None) -> tupl
     if cmap is None:
         r.tests = subset_for(m.file)
         return r, _Plan(r.tests, None, timeout)
-    sel, how = select(m, cmap)
+    sel, how = select(m, cmap, skip_slow)
     r.selected, r.tests = len(sel), list(dict.fromkeys(t.split("::")[0] for t in sel))
     if not sel:
         if m.id in EQUIVALENT:
@@ -1096,6 +1102,9 @@ def main(argv=None):
     ap.add_argument("--subsets", action="store_true",
                     help="run the per-file test subsets (SUBSETS) instead of the tests the coverage map selects")
     ap.add_argument("--map-only", action="store_true", help="build (or update) the coverage map and stop")
+    ap.add_argument("--skip-slow", type=float, metavar="SECONDS",
+                    help="leave out selected tests whose mapped time is over SECONDS (the CLI's and real programs' "
+                         "subprocess tests): faster, less faithful; each mutant's note says how many were left out")
     ap.add_argument("--timeout", type=float, default=None,
                     help="seconds per mutant (default: 2x the selected tests' mapped time + 60 s; subsets: 240 s)")
     ap.add_argument("--baseline", action="store_true",
@@ -1160,7 +1169,7 @@ def main(argv=None):
                         raise SystemExit(f"the unmutated copy fails {tests[0]}: fix that first")
 
         def plan_of(m):
-            r, plan = _prepare(m, cmap, a.timeout)
+            r, plan = _prepare(m, cmap, a.timeout, a.skip_slow)
             if plan is not None and cmap is None:
                 plan.timeout = timeouts[tuple(plan.files)]
             return r, plan
@@ -1178,7 +1187,7 @@ def main(argv=None):
                 "mode": "subsets" if cmap is None else "coverage-selected tests of the whole suite",
                 "map_seconds": map_seconds, "map": None if cmap is None else {
                     "base": cmap.data["base"], "tests": len(cmap.tests) - 1, "built_in_s": cmap.data["seconds"]},
-                "killers_failing_unmutated": suspect,
+                "killers_failing_unmutated": suspect, "skip_slow": a.skip_slow,
                 "subsets": SUBSETS}
         write_report(results, meta, a.out)
         print(json.dumps(summary(results)), f"({meta['seconds']} s; {a.out}.md)")
