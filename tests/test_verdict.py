@@ -493,3 +493,22 @@ def test_the_steps_verdict_counts_its_problems_in_words():
     s = two.summary()
     n = len(s.problems) + (1 if s.failure else 0)
     assert n == 2 and s.verdict == "2 problems found", (s.verdict, [str(p)[:120] for p in two.problems()])
+
+
+@pytest.mark.parametrize("touch", ["hook", "init"])
+def test_a_leaf_the_forward_never_used_is_not_one_of_the_steps_parameters(touch):
+    """Without an optimizer, the summary lists the leaves the step's user code used in a computation: a leaf that
+    was only given a gradient hook, or only initialised by nn.init, is not among them (and is no problem)."""
+    torch.manual_seed(0)
+    x = torch.randn(8, 3)
+    w = torch.randn(3, requires_grad=True)
+    spare = torch.empty(3, 4, requires_grad=True)
+    with gradscope.trace() as tr:
+        if touch == "hook":
+            spare.register_hook(lambda g: g)
+        else:
+            nn.init.xavier_uniform_(spare)
+        loss = (x @ w).pow(2).mean()
+        loss.backward()
+    s = tr.summary()
+    assert [(p.name, p.status) for p in s.params] == [("w", "received")] and s.ok, [p.name for p in s.params]
