@@ -53,7 +53,7 @@ it says so. A mutant is then
 * ``killed``   -- a test failed (or the package failed to import);
 * ``timeout``  -- the tests ran past the timeout (counted as killed: the mutant hangs or slows a test down);
 * ``equivalent`` -- compiles to the same bytecode as the original, or is listed in ``EQUIVALENT`` (reviewed,
-  with the reason): not counted;
+  with the reason; not run unless ``--check-equivalent``): not counted;
 * ``survived`` -- the tests passed although the mutated code ran: a missing assertion, or an equivalent mutant
   nobody has reviewed yet (an *equivalent candidate*: read its diff);
 * ``not reached`` -- no test executes the mutated code (or the selected tests passed without running it): a
@@ -976,11 +976,14 @@ class _Plan:
 
 
 def _prepare(m: Mutant, cmap: CoverageMap | None, timeout: float | None,
-             skip_slow: float | None = None) -> tuple[Result, _Plan | None]:
+             skip_slow: float | None = None, check_equivalent: bool = False) -> tuple[Result, _Plan | None]:
     original = (stage() / m.file).read_text(encoding="utf-8")
     r = Result(m.id, m.file, m.line, m.op, m.what, "?", diff=diff_of(m))
     if same_bytecode(original, apply(original, m.edits)):
         r.status, r.note = "equivalent", "same bytecode as the original"
+        return r, None
+    if m.id in EQUIVALENT and not check_equivalent:  # (reviewed: not run; --check-equivalent runs them)
+        r.status, r.note = "equivalent", EQUIVALENT[m.id]
         return r, None
     if cmap is None:
         r.tests = subset_for(m.file)
@@ -1121,6 +1124,8 @@ def main(argv=None):
                     help="seconds per mutant (default: 2x the selected tests' mapped time + 60 s; subsets: 240 s)")
     ap.add_argument("--baseline", action="store_true",
                     help="--subsets: run each subset unmutated first; timeout = 2x + 30 s")
+    ap.add_argument("--check-equivalent", action="store_true",
+                    help="run the mutants listed in EQUIVALENT too (a kill shows the entry is wrong)")
     ap.add_argument("--no-verify", action="store_true",
                     help="skip running the killing tests on the unmutated copy at the end")
     ap.add_argument("--shared", help="the public scenarios' folder the copies see as ../shared "
@@ -1181,7 +1186,7 @@ def main(argv=None):
                         raise SystemExit(f"the unmutated copy fails {tests[0]}: fix that first")
 
         def plan_of(m):
-            r, plan = _prepare(m, cmap, a.timeout, a.skip_slow)
+            r, plan = _prepare(m, cmap, a.timeout, a.skip_slow, a.check_equivalent)
             if plan is not None and cmap is None:
                 plan.timeout = timeouts[tuple(plan.files)]
             return r, plan
