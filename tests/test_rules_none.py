@@ -1232,3 +1232,25 @@ def test_every_cut_is_named():
     diag, tid = load("two_cuts")
     exp = diag.why(tid)
     assert (exp.site.lineno, [s.lineno for s in exp.extra_sites]) == (case_line("cut-compare"), [case_line("cut-detach")])
+
+
+@pytest.mark.parametrize("legacy", [False, pytest.param(True, marks=pytest.mark.xfail(strict=True, reason=(
+    "bug: the deprecated torch.nn.utils.weight_norm is explained as tensor_rewrap at typing_extensions.py (its "
+    "deprecation wrapper's line), not as param_recreated at the user's line")))], ids=["parametrizations", "nn.utils"])
+def test_a_weight_norm_applied_after_the_optimizer_is_named_by_its_function(legacy):
+    """weight_norm (torch.nn.utils.parametrizations', or the older torch.nn.utils one) applied to a layer after its
+    optimizer was built: the explanation names the function that moved the weight, at the user's line."""
+    from torch.nn.utils import parametrizations
+
+    wn = torch.nn.utils.weight_norm if legacy else parametrizations.weight_norm
+    disc = nn.Sequential(nn.Linear(3, 4), nn.LeakyReLU(0.2), nn.Linear(4, 1))
+    opt = torch.optim.SGD(disc.parameters(), lr=0.1)
+    old = disc[0].weight
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the legacy one is deprecated)
+        with gradscope.trace() as tr:
+            disc[0] = wn(disc[0])  # L:w_param_fn
+            disc(torch.randn(5, 3)).mean().backward()
+            opt.step()
+    exp = tr.why(old)
+    assert_explains(exp, "param_recreated", "went through weight_norm()", "w_param_fn", "before creating the optimizer")

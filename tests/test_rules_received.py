@@ -306,3 +306,45 @@ def test_layers_in_a_module_list_are_not_a_plain_container():
         opt.step()
     assert tr.why(model.blocks[1].weight).cause == "ok"
     assert tr.data.meta["plain_containers"] == []
+
+
+# --- cleared_after_use: the consumers named are the ones that read the gradient before the clear ---------------------
+def loop_manual_sgd_clip(model, opt, steps):
+    """No optimizer: clipping, a hand-written update through .data, then Module.zero_grad()."""
+    for _ in range(steps):
+        x, y = batch()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)  # L:rd_clip
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-0.1)
+        model.zero_grad()  # L:rd_zero
+
+
+def loop_clip_then_step(model, opt, steps):
+    for _ in range(steps):
+        x, y = batch()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        torch.nn.utils.clip_grad_value_(model.parameters(), clip_value=0.5)  # L:rd_clip2
+        opt.step()  # L:rd_step
+        opt.zero_grad()  # L:rd_zero2
+
+
+@pytest.mark.parametrize("loop, readers, clear", [
+    (loop_manual_sgd_clip, ["clipping at {rd_clip}"], "rd_zero"),
+    (loop_clip_then_step, ["clipping at {rd_clip2}", "opt.step() at {rd_step}"], "rd_zero2")],
+    ids=["manual_sgd_clip", "clip_then_step"])
+def test_a_clear_after_the_consumers_names_the_clipping_and_the_step_that_read_the_gradient(loop, readers, clear):
+    """The correct loop's explanation names what read the gradient before it was cleared, each at its line: the
+    clipping (in a hand-written loop with no optimizer, the only reader), and the optimizer's step when there is one."""
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        loop(model, opt, 2)
+    assert tr.problems() == [], [str(p) for p in tr.problems()]
+    exp = tr.why(model[0].weight)
+    assert exp.cause == "ok" and at(clear) in exp.summary and "as it should be" in exp.summary, exp.summary
+    tags = {t: at(t) for t in ("rd_clip", "rd_clip2", "rd_step")}
+    named = [r.format(**tags) for r in readers]
+    assert f"{' and '.join(named)} read it" in exp.summary, exp.summary

@@ -398,3 +398,117 @@ def test_submodule_replaced_in_init_is_not_param_recreated(tmp_path):
     doc = json.loads(out.stdout)
     assert out.returncode == 0, out.stderr[-2000:]
     assert doc["problems"] == [] and not [c for c in doc["cuts"] if c["verdict"] == "harmful"], doc["problems"][:2]
+
+
+# --- no optimizer, no nn.Module: hand-written weights are what the step trains -----------------------------------------
+def _regression(cut):
+    """A two-layer regression written by hand (leaf tensors with requires_grad=True, no nn.Module, no optimizer):
+    ``cut`` says how the first layer is cut off the loss: its weight detached, its activation detached, or the
+    first layer run under no_grad."""
+    torch.manual_seed(0)
+    x, y = torch.randn(8, 3), torch.randn(8)
+    w1 = torch.randn(3, 4, requires_grad=True)
+    w2 = torch.randn(4, requires_grad=True)
+    with gradscope.trace() as tr:
+        if cut == "weight":
+            h = torch.tanh(x @ w1.detach())  # L:leaf_weight
+        elif cut == "activation":
+            h = torch.tanh(x @ w1).detach()  # L:leaf_act
+        else:
+            with torch.no_grad():  # L:leaf_nograd
+                h = torch.tanh(x @ w1)
+        loss = ((h @ w2 - y) ** 2).mean()
+        loss.backward()
+    return tr, w1, w2
+
+
+@pytest.mark.parametrize("cut, cause, tag", [("weight", "detach", "leaf_weight"), ("activation", "detach", "leaf_act"),
+                                             ("nograd", "no_grad_block", "leaf_nograd")])
+def test_hand_written_leaf_weights_are_trained_without_an_optimizer(cut, cause, tag):
+    """Without an optimizer, the leaves the forward used with requires_grad are what the step trains, whether the
+    forward used them in an op (``x @ w1``) or only through a cut (``w1.detach()``): the starved first-layer weight
+    is the one problem, on every surface, at the line of the cut (the region's line for no_grad); the second layer received its gradient."""
+    tr, w1, w2 = _regression(cut)
+    e = tr.why(w1)
+    assert (e.cause, e.site.lineno) == (cause, line(tag)), str(e)
+    assert [(p.cause, p.target) for p in tr.problems()] == [(cause, "w1")]
+    assert [c.verdict for c in tr.cuts()] == ["harmful"] and tr.why(w2).cause == "ok"
+    with pytest.raises(AssertionError, match="w1"):
+        tr.check()
+
+
+def test_a_teacher_copy_run_under_no_grad_on_the_students_batch_is_not_trained_without_an_optimizer():
+    """Knowledge distillation without an optimizer in the trace: the teacher is a deep copy of the student (same
+    class, same shapes), run under no_grad on the very batch the student trains on. It is an untrained twin (only
+    the student's parameters are the model's own: the shared batch is no parameter of either), so no problem is
+    reported and the teacher's weights are "not trained", not cut by a no_grad block."""
+    import copy
+
+    torch.manual_seed(0)
+    student = QNet()
+    teacher = copy.deepcopy(student)
+    x = torch.randn(16, 4)
+    with gradscope.trace() as tr:
+        with torch.no_grad():
+            soft = F.softmax(teacher(x), dim=-1)
+        loss = F.kl_div(F.log_softmax(student(x), dim=-1), soft, reduction="batchmean")
+        loss.backward()
+    assert tr.problems() == [], [str(p)[:300] for p in tr.problems()]
+    assert tr.why(teacher.l1.weight).cause == "not_trained" and tr.why(student.l1.weight).cause == "ok"
+    tr.check()
+
+
+def test_a_cut_torch_made_for_the_user_is_judged_when_the_user_uses_its_result():
+    """L2-SP regularisation toward a snapshot taken with ``state_dict()``: torch detaches the weight itself (a cut in
+    the library's context), and the loss uses what it made: that cut is listed with its verdict (benign: the anchor
+    is a constant), at the user's line; no problem."""
+    torch.manual_seed(0)
+    model = nn.Linear(4, 1)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        anchor = model.state_dict()["weight"]  # L:lib_anchor
+        loss = F.mse_loss(model(x), y) + 0.01 * ((model.weight - anchor) ** 2).sum()
+        loss.backward()
+        opt.step()
+    cuts = tr.cuts()
+    assert [(c.cut, c.context, c.verdict, c.site.lineno) for c in cuts] == [
+        ("detach", "library", "benign", line("lib_anchor"))], [str(c) for c in cuts]
+    assert tr.problems() == []
+
+
+def test_the_steps_verdict_counts_its_problems_in_words():
+    """The summary's one line: "1 problem found", "2 problems found" (the report's header)."""
+    torch.manual_seed(0)
+    one, _m = run_shape(DetachNet, True)
+    assert one.summary().verdict == "1 problem found" and not one.summary().ok
+    model = DetachNet()
+    scale = nn.Parameter(torch.ones(1))  # handed to the optimizer, never used: a second problem
+    opt = torch.optim.Adam([*model.parameters(), scale], lr=1e-3)
+    with gradscope.trace() as two:
+        x, y = batch()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+    s = two.summary()
+    n = len(s.problems) + (1 if s.failure else 0)
+    assert n == 2 and s.verdict == "2 problems found", (s.verdict, [str(p)[:120] for p in two.problems()])
+
+
+@pytest.mark.parametrize("touch", ["hook", "init"])
+def test_a_leaf_the_forward_never_used_is_not_one_of_the_steps_parameters(touch):
+    """Without an optimizer, the summary lists the leaves the step's user code used in a computation: a leaf that
+    was only given a gradient hook, or only initialised by nn.init, is not among them (and is no problem)."""
+    torch.manual_seed(0)
+    x = torch.randn(8, 3)
+    w = torch.randn(3, requires_grad=True)
+    spare = torch.empty(3, 4, requires_grad=True)
+    with gradscope.trace() as tr:
+        if touch == "hook":
+            spare.register_hook(lambda g: g)
+        else:
+            nn.init.xavier_uniform_(spare)
+        loss = (x @ w).pow(2).mean()
+        loss.backward()
+    s = tr.summary()
+    assert [(p.name, p.status) for p in s.params] == [("w", "received")] and s.ok, [p.name for p in s.params]
