@@ -10,12 +10,14 @@ JSON without touching torch.
 """
 from __future__ import annotations
 
-import enum
 import json
 import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Iterator
+
+from .causes import CUT_KINDS, Cause
+from .events import EVENT_KINDS, Context, Detail, EventKind, detail_of
 
 __all__ = [
     "SCHEMA",
@@ -32,6 +34,9 @@ __all__ = [
     "TraceData",
     "TraceFileError",
     "EVENT_KINDS",
+    "EventKind",
+    "Context",
+    "Detail",
     "CUT_KINDS",
     "Cause",
 ]
@@ -39,172 +44,9 @@ __all__ = [
 SCHEMA = "gradscope.trace"
 SCHEMA_VERSION = 1
 
-#: Every value ``Event.kind`` can take.
-EVENT_KINDS = (
-    "op",             # an ordinary torch call
-    "cut",            # a call after which gradient stops flowing (see Event.cut)
-    "inplace",        # an in-place write (add_, +=, __setitem__, copy_, out=, inplace=True)
-    "grad_mode",      # no_grad / enable_grad / set_grad_enabled entry or exit
-    "requires_grad",  # requires_grad_() or .requires_grad = ...
-    "backward",       # Tensor.backward, autograd.backward, autograd.grad
-    "grad_set",       # .grad = ... (one event per zero_grad() call, listing every parameter it cleared)
-    "grad_read",      # reads of .grad (user code, clipping) that found None after zero_grad()/.grad = None cleared it
-    "module",         # an nn.Module forward call
-    "module_set",     # a submodule attribute replaced (model.head = nn.Linear(...))
-    "optimizer_step", # optimizer.step()
-    "hook",           # a gradient hook registered on a tensor
-    "external",       # a tensor first seen without a recorded producer
-    "exception",      # the traced block raised
-)
-
-class Cause(enum.StrEnum):
-    """The one vocabulary of why a gradient is what it is: every cause an Explanation names and every kind of
-    cut the recorder records (``Event.cut``), one member each. A cut kind knows the cause it means
-    (``Cause.NUMPY.cause is Cause.NUMPY_ROUNDTRIP``); ``detach`` and ``inference_mode`` are both. A str Enum:
-    a member equals its string (``Cause.NUMPY == "numpy"``) and prints and serialises as it."""
-
-    def __repr__(self) -> str:  # (shown like the string it equals: a user's `exp.cause` at a prompt reads 'detach')
-        return repr(self.value)
-
-    # cut kinds (Event.cut)
-    DETACH = "detach"
-    DATA = "data"
-    DATA_SET = "data_set"
-    NUMPY = "numpy"
-    ITEM = "item"
-    TOLIST = "tolist"
-    REWRAP = "rewrap"
-    NO_GRAD = "no_grad"
-    INFERENCE_MODE = "inference_mode"
-    NONDIFF = "nondiff"
-    ZERO_GRAD_OP = "zero_grad_op"
-    INT_CAST = "int_cast"
-    CHECKPOINT = "checkpoint"
-    # causes (Explanation.cause)
-    DATA_ATTR = "data_attr"
-    NUMPY_ROUNDTRIP = "numpy_roundtrip"
-    ITEM_ROUNDTRIP = "item_roundtrip"
-    TOLIST_ROUNDTRIP = "tolist_roundtrip"
-    TENSOR_REWRAP = "tensor_rewrap"
-    NO_GRAD_BLOCK = "no_grad_block"
-    NONDIFFERENTIABLE_OP = "nondifferentiable_op"
-    INTEGER_CAST = "integer_cast"
-    REQUIRES_GRAD_FALSE = "requires_grad_false"
-    FROZEN_PARAM = "frozen_param"
-    NON_LEAF_NO_RETAIN_GRAD = "non_leaf_no_retain_grad"
-    LEAF_REPLACED_BY_TO = "leaf_replaced_by_to"
-    PARAM_RECREATED = "param_recreated"
-    UNUSED_PARAMETER = "unused_parameter"
-    AUTOGRAD_GRAD_NOT_BACKWARD = "autograd_grad_not_backward"
-    SET_TO_NONE_TIMING = "set_to_none_timing"
-    NO_BACKWARD = "no_backward"
-    INPLACE_SAVED_TENSOR = "inplace_saved_tensor"
-    REENTRANT_CHECKPOINT = "reentrant_checkpoint"
-    CUSTOM_FUNCTION = "custom_function"
-    HOOK_MODIFIED = "hook_modified"
-    ZERO_GRADIENT = "zero_gradient"
-    BACKWARD_TWICE = "backward_twice"
-    NONFINITE_GRADIENT = "nonfinite_gradient"
-    OK = "ok"
-    NOT_TRAINED = "not_trained"
-    UNKNOWN = "unknown"
-
-    @property
-    def is_cut(self) -> bool:
-        """A kind of cut the recorder records (``Event.cut``)."""
-        return self in _CUT_GLOSS
-
-    @property
-    def is_cause(self) -> bool:
-        """A cause an Explanation names."""
-        return self in _CAUSE_GLOSS
-
-    @property
-    def cause(self) -> "Cause":
-        """The cause a cut kind means (itself for a cause)."""
-        return _CUT_MEANS.get(self, self)
-
-    @classmethod
-    def causes(cls) -> list:
-        """The causes, in the order the documentation lists them."""
-        return list(_CAUSE_GLOSS)
-
-    @classmethod
-    def cut_kinds(cls) -> list:
-        """The kinds of cut, in the order the documentation lists them."""
-        return list(_CUT_GLOSS)
-
-    @property
-    def gloss(self) -> str:
-        """One line on what it means (as a cause when it is one, else as a cut)."""
-        return _CAUSE_GLOSS.get(self) or _CUT_GLOSS[self]
-
-
-_CUT_GLOSS = {
-    Cause.DETACH: "detach() returns a tensor without history",
-    Cause.DATA: ".data reads the values without history",
-    Cause.DATA_SET: ".data = ... replaced the values without autograd seeing it",
-    Cause.NUMPY: "numpy() / np.asarray leaves torch",
-    Cause.ITEM: "item() / float() / int() turns a tensor into a Python number",
-    Cause.TOLIST: "tolist() turns a tensor into Python lists",
-    Cause.REWRAP: "torch.tensor / as_tensor / new_tensor copies values into a fresh tensor",
-    Cause.NO_GRAD: "computed with gradient recording disabled",
-    Cause.INFERENCE_MODE: "computed under torch.inference_mode()",
-    Cause.NONDIFF: "the operation has no gradient (argmax, comparison, indices)",
-    Cause.ZERO_GRAD_OP: "the operation's gradient is zero almost everywhere (round, sign, floor)",
-    Cause.INT_CAST: "cast to an integer or bool dtype, which cannot carry gradient",
-    Cause.CHECKPOINT: "computed inside a reentrant checkpoint whose inputs need no grad",
-}
-
-#: the cause each cut kind means
-_CUT_MEANS = {
-    Cause.DATA: Cause.DATA_ATTR,
-    Cause.DATA_SET: Cause.DATA_ATTR,
-    Cause.NUMPY: Cause.NUMPY_ROUNDTRIP,
-    Cause.ITEM: Cause.ITEM_ROUNDTRIP,
-    Cause.TOLIST: Cause.TOLIST_ROUNDTRIP,
-    Cause.REWRAP: Cause.TENSOR_REWRAP,
-    Cause.NO_GRAD: Cause.NO_GRAD_BLOCK,
-    Cause.NONDIFF: Cause.NONDIFFERENTIABLE_OP,
-    Cause.ZERO_GRAD_OP: Cause.NONDIFFERENTIABLE_OP,
-    Cause.INT_CAST: Cause.INTEGER_CAST,
-    Cause.CHECKPOINT: Cause.REENTRANT_CHECKPOINT,
-}
-
-_CAUSE_GLOSS = {
-    Cause.DETACH: "a .detach() cut the tensor off from autograd",
-    Cause.DATA_ATTR: "a .data access used the values without autograd",
-    Cause.NUMPY_ROUNDTRIP: "the values went through NumPy and came back without history",
-    Cause.ITEM_ROUNDTRIP: "the value became a Python number with .item()/float()",
-    Cause.TOLIST_ROUNDTRIP: "the values became Python lists with .tolist()",
-    Cause.TENSOR_REWRAP: "torch.tensor()/new_tensor() copied the values into a tensor without history",
-    Cause.NO_GRAD_BLOCK: "computed inside torch.no_grad() / set_grad_enabled(False)",
-    Cause.INFERENCE_MODE: "computed inside torch.inference_mode()",
-    Cause.NONDIFFERENTIABLE_OP: "an operation without a useful gradient (argmax, comparison, round)",
-    Cause.INTEGER_CAST: "a cast to an integer or bool dtype",
-    Cause.REQUIRES_GRAD_FALSE: "the tensor was created without requires_grad=True",
-    Cause.FROZEN_PARAM: "the parameter was frozen (requires_grad=False)",
-    Cause.NON_LEAF_NO_RETAIN_GRAD: "the tensor is not a leaf and retain_grad() was not called",
-    Cause.LEAF_REPLACED_BY_TO: "the name was rebound to a .to()/.double() copy of the leaf",
-    Cause.PARAM_RECREATED: "the parameter belongs to a module instance the forward no longer uses",
-    Cause.UNUSED_PARAMETER: "the parameter was not used on the way to the loss",
-    Cause.AUTOGRAD_GRAD_NOT_BACKWARD: "torch.autograd.grad returns gradients instead of filling .grad",
-    Cause.SET_TO_NONE_TIMING: "zero_grad() / .grad = None ran after backward",
-    Cause.NO_BACKWARD: "no backward ran",
-    Cause.INPLACE_SAVED_TENSOR: "an in-place write changed a tensor saved for backward",
-    Cause.REENTRANT_CHECKPOINT: "a reentrant checkpoint whose inputs need no grad",
-    Cause.CUSTOM_FUNCTION: "a custom autograd.Function returned no gradient for this input",
-    Cause.HOOK_MODIFIED: "a gradient hook replaced or zeroed the gradient",
-    Cause.ZERO_GRADIENT: "the gradient flows but is exactly zero",
-    Cause.BACKWARD_TWICE: "backward ran a second time through a graph that was already freed",
-    Cause.NONFINITE_GRADIENT: "the gradient contains inf or nan",
-    Cause.OK: "the gradient is there and non-zero",
-    Cause.NOT_TRAINED: "not trained by this step (no optimizer holds it; used only under no_grad, or not at all)",
-    Cause.UNKNOWN: "the trace does not hold enough evidence",
-}
-
-#: Every value ``Event.cut`` can take, with what it means (a view of :class:`Cause`).
-CUT_KINDS = {str(k): g for k, g in _CUT_GLOSS.items()}
+_KINDS = {str(k): k for k in EventKind}
+_CONTEXTS = {str(c): c for c in Context}
+_CUTS = {str(c): c for c in Cause}
 
 
 def _short_path(path: str) -> str:
@@ -396,20 +238,21 @@ class TensorInfo:
 
 @dataclass(slots=True)
 class Event:
-    """One recorded call.
+    """One recorded call, final when stored (the recorder builds it once, from its own raw record).
 
-    ``kind`` is one of :data:`EVENT_KINDS`; for ``kind == "cut"``, ``cut`` is one of
-    :data:`CUT_KINDS`. ``context`` says who made the call: ``"user"``, ``"optimizer"``,
-    ``"custom_function"`` (inside an autograd.Function.forward), ``"checkpoint"``,
-    ``"init"`` (nn.init / module construction), ``"clip"``, ``"data"``, ``"compiled"``, ``"setup"``
-    (torch working on parameters on the user's behalf: module.to() / .double() converting them).
-    ``detail`` holds kind-specific JSON-safe facts. ``verdict``: ``"harmful"`` or ``"benign"`` for
-    cuts, as loaded from a saved trace, or set by the Trace from its diagnosis' verdicts (``tr.cuts()``); the
-    diagnosis itself never writes it (its verdicts are data: ``Diagnosis.verdicts()``).
+    ``kind`` is an :class:`~.events.EventKind`; for ``kind == "cut"``, ``cut`` is a kind of cut (a
+    :class:`Cause`, one of :data:`CUT_KINDS`). ``context`` (a :class:`~.events.Context`) says who made the
+    call: ``"user"``, ``"optimizer"``, ``"custom_function"`` (inside an autograd.Function.forward),
+    ``"checkpoint"``, ``"init"`` (nn.init / module construction), ``"clip"``, ``"data"``, ``"compiled"``,
+    ``"setup"`` (torch working on parameters on the user's behalf: module.to() / .double() converting them).
+    All three are str Enums: they equal their strings. ``detail`` holds the kind's facts, typed
+    (:class:`~.events.Detail`: a dict given here becomes the kind's detail type). ``verdict``: ``"harmful"``
+    or ``"benign"`` for cuts, as loaded from a saved trace, or set by the Trace from its diagnosis' verdicts
+    (``tr.cuts()``); the diagnosis itself never writes it (its verdicts are data: ``Diagnosis.verdicts()``).
     """
 
     index: int
-    kind: str
+    kind: EventKind
     op: str
     site: Site | None
     inputs: tuple = ()
@@ -417,10 +260,20 @@ class Event:
     grad_enabled: bool = True
     inference_mode: bool = False
     module: str | None = None
-    context: str = "user"
-    cut: str | None = None
-    detail: dict = field(default_factory=dict)
+    context: Context = Context.USER
+    cut: Cause | None = None
+    detail: Detail = Detail()
     verdict: str | None = None
+
+    def __post_init__(self):  # (a plain string or dict given: its enum member, its typed detail)
+        if type(self.kind) is str:
+            self.kind = _KINDS.get(self.kind, self.kind)
+        if type(self.context) is str:
+            self.context = _CONTEXTS.get(self.context, self.context)
+        if type(self.cut) is str:
+            self.cut = _CUTS.get(self.cut, self.cut)
+        if not isinstance(self.detail, Detail):
+            self.detail = detail_of(self.kind, self.detail)
 
     def __str__(self) -> str:
         where = f" @ {self.site.short}" if self.site else ""
@@ -453,7 +306,7 @@ class Event:
             "module": self.module,
             "context": self.context,
             "cut": self.cut,
-            "detail": _json_safe(self.detail),
+            "detail": _json_safe(self.detail.to_json()),
         }
         if verdict:
             d["verdict"] = verdict
@@ -470,7 +323,7 @@ class Event:
             site = Site.from_json(site)
         return cls(
             int(d["index"]),
-            str(d["kind"]),
+            str(d["kind"]),  # (made the EventKind member by __post_init__; a kind no member has stays a str)
             str(d["op"]),
             site,
             tuple(TensorRef.from_json(r) for r in d.get("inputs", ())),
@@ -480,7 +333,7 @@ class Event:
             d.get("module"),
             str(d.get("context", "user")),
             d.get("cut"),
-            dict(d.get("detail") or {}),
+            dict(d.get("detail") or {}),  # (typed by kind in __post_init__; unknown keys kept in extra)
             d.get("verdict"),
         )
 

@@ -167,11 +167,11 @@ def cleared_before_read_text(name, e, read, zeroed, shared):
 def hook_replaced_gradient_text(name, h, site, arrived, late):
     """hook_replaced_gradient (hook_modified): the hook ``h`` (its body at ``site``) replaced or zeroed a non-zero
     gradient (norm ``arrived``; -1: sent, not measured). Summary, detail, fix."""
-    post = bool(h.detail.get("post_accumulate"))
+    post = bool(h.detail.post_accumulate)
     return (f"{name}.grad is all zeros: backward delivered a non-zero gradient"
             f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the "
-            f"{'post-accumulate-grad ' if post else ''}hook {h.detail.get('hook', '')} registered"
-            f"{' before the trace' if h.detail.get('before_trace') else _at(h.site)} "
+            f"{'post-accumulate-grad ' if post else ''}hook {(h.detail.hook or '')} registered"
+            f"{' before the trace' if h.detail.before_trace else _at(h.site)} "
             f"{'zeroed .grad' if post else 'replaced it'}{_at(site)}{_code(site)}.",
             ("A post-accumulate-grad hook runs after the gradient is stored in .grad and can change it in "
              "place (pruning masks, optimizer-in-backward)." if post else
@@ -543,10 +543,10 @@ def unfreeze_unreached_note(name, on, reached):
 @words("post_accumulate_hook_cleared")
 def post_accumulate_hook_cleared_text(name, steps, site, arrived, h):
     """post_accumulate_hook_cleared (hook_modified): summary, detail, fix."""
-    where = " before the trace" if h.detail.get("before_trace") else _at(h.site)
+    where = " before the trace" if h.detail.before_trace else _at(h.site)
     summary = (f"{name}.grad is None: backward delivered a gradient"
                f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the post-accumulate-grad hook"
-               f"{' `' + h.detail['hook'].rsplit('.', 1)[-1] + '`' if h.detail.get('hook') else ''} registered{where} cleared .grad{_at(site)}{_code(site)}"
+               f"{' `' + h.detail.hook.rsplit('.', 1)[-1] + '`' if h.detail.hook else ''} registered{where} cleared .grad{_at(site)}{_code(site)}"
                + (" after stepping the optimizer inside backward" if steps else "") + ".")
     detail = ("A post-accumulate-grad hook runs right after the gradient is stored in .grad; a hook that "
               "steps the optimizer and sets .grad to None (optimizer-in-backward) leaves no .grad to read "
@@ -651,7 +651,7 @@ def cleared_after_use_text(name, status, root, norm, readers, clear, fill):
 def param_replaced_text(name, attr, e, rewrapped, lhs):
     """param_replaced (param_recreated): the module_set ``e`` replaced (or tied) ``attr``; ``rewrapped``: by a new
     nn.Parameter around the old values, assigned to ``lhs``. Summary, detail, fix."""
-    if e.detail.get("tied"):
+    if e.detail.tied:
         fix = "tie the weights before creating the optimizer (or create it again after tying)."
     elif rewrapped:
         fix = (f"change the values in place so the optimizer keeps its Parameter: "
@@ -661,8 +661,8 @@ def param_replaced_text(name, attr, e, rewrapped, lhs):
         fix = ("create the optimizer after replacing layers (or add the new parameters with "
                "optimizer.add_param_group), and drop the old module's parameters.")
     summary = (f"{name}.grad is None: {attr} was "
-               + (f"tied to `{e.detail['tied_to']}`" if e.detail.get("tied_to") else
-                  f"replaced by a new {e.detail.get('new_class')}")
+               + (f"tied to `{e.detail.tied_to}`" if e.detail.tied_to else
+                  f"replaced by a new {e.detail.new_class}")
                + f"{_at(e.site)}{_code(e.site)}; the forward uses the new one, while this parameter belongs to the "
                f"old instance (which the optimizer may still hold).")
     detail = ("Parameters are objects: an optimizer built before the replacement keeps updating the old "
