@@ -10,9 +10,10 @@ from ..core.model import Cause, Event, ExceptionInfo, TensorRef
 from ..core.naming import infer_names
 from . import _frames
 from ._records import error_key
-from ._refs import _Ref, _tid_of, _ver
+from ._refs import _Ref
 
 
+_new = object.__new__
 _KINDS = {str(k): k for k in EventKind}
 _CONTEXTS = {str(c): c for c in Context}
 _CUTS = {str(c): c for c in Cause}
@@ -76,7 +77,7 @@ class Sync:
         the detail typed by kind (records that share one detail dict share its typed detail)."""
         tens = self._tensors
         make_site = _frames.make_site
-        refs_seen: dict = {}
+        refs_seen: dict = {}  # packed ref -> its TensorRef (the same tensor in the same state: one object)
         details: dict = {}  # id(dict) -> its Detail (the dicts are alive: their records hold them)
         tref_of = self.tref
         kinds, contexts, cuts = _KINDS, _CONTEXTS, _CUTS
@@ -86,22 +87,14 @@ class Sync:
             site = r.site
             if type(site) is tuple:
                 site = make_site(site) if site else None
-            ins = []
-            for x in r.inputs:
-                if type(x) is int:
-                    t = refs_seen.get(x)
-                    if t is None:
-                        t = refs_seen[x] = tref_of(x, tens)
-                    x = t
-                ins.append(x)
-            outs = []
-            for x in r.outputs:
-                if type(x) is int:
-                    t = refs_seen.get(x)
-                    if t is None:
-                        t = refs_seen[x] = tref_of(x, tens)
-                    x = t
-                outs.append(x)
+            ins = r.inputs
+            if ins:
+                ins = tuple([refs_seen.get(x) or refs_seen.setdefault(x, tref_of(x, tens)) for x in ins])
+            outs = r.outputs
+            if outs:
+                outs = tuple([refs_seen.get(x) or refs_seen.setdefault(x, tref_of(x, tens)) for x in outs])
+            else:
+                outs = ()
             kind = kinds.get(r.kind, r.kind)
             d = r.detail
             key = id(d)
@@ -111,7 +104,7 @@ class Sync:
             elif det.__class__ is not DETAIL_TYPES.get(kind, det.__class__):  # (one dict, two kinds: its own)
                 det = detail_of(kind, d)
             cut = r.cut
-            out.append(Event(r.index, kind, r.op, site, tuple(ins), tuple(outs), r.grad_enabled, r.inference_mode,
+            out.append(Event(r.index, kind, r.op, site, ins if ins else (), outs, r.grad_enabled, r.inference_mode,
                              r.module, contexts.get(r.context, r.context), cuts.get(cut, cut) if cut else None, det))
         return out
 
@@ -163,13 +156,20 @@ class Sync:
                     pass
 
     def tref(self, r, tens):
-        if isinstance(r, TensorRef):
+        """The TensorRef of a packed ref (built without the keyword call of ``TensorRef(...)``: this runs once
+        per distinct ref at the first query)."""
+        if type(r) is not int:
             return r
-        tid, rg, leaf, ver = _tid_of(r), bool(r & 2), bool(r & 1), _ver(r)
+        tid = (r >> 2) & 0xFFFFFFFF  # _tid_of
         info = tens.get(tid)
         key = (info.shape, info.dtype, info.device) if info is not None else ((), "?", "?")
-        meta = self._metas.setdefault(key, key)  # identical (shape, dtype, device) share one tuple
-        return TensorRef(tid, requires_grad=rg, is_leaf=leaf, version=ver, meta=meta)
+        x = _new(TensorRef)
+        x.tid = tid
+        x.meta = self._metas.setdefault(key, key)  # identical (shape, dtype, device) share one tuple
+        x.requires_grad = bool(r & 2)
+        x.is_leaf = bool(r & 1)
+        x.version = (r >> 34) - 1  # _ver
+        return x
 
     def live(self, tid):
         r = self._engine.identity.refs.get(tid)

@@ -2,13 +2,14 @@
 
 * :class:`EventKind` -- every value ``Event.kind`` takes (``EVENT_KINDS`` is a view of it);
 * :class:`Context` -- every value ``Event.context`` takes (who made the call);
-* :class:`Detail` and one frozen, slotted subclass per family of kinds (``Event.detail``): the facts the
+* :class:`Detail` and one slotted dataclass per family of kinds (``Event.detail``): the facts the
   recorder keeps about that kind of call, read as attributes (``e.detail.target``), written to JSON under
   the same keys as ever (``to_json``/``from_json``).
 
 A detail answers every fact name any kind records: a fact its kind does not record reads None (a rule may
-ask ``x.detail.links`` of any event on a path). Keys a saved trace holds that no detail type knows (a newer
-gradscope's) are kept in ``extra`` and written back. For code that reads a detail like the dict it used to
+ask ``x.detail.links`` of any event on a path); a name that is no fact raises AttributeError. Keys a saved
+trace holds that its kind's detail type does not know (a newer gradscope's) are kept in ``extra`` and written
+back, never read as facts. For code that reads a detail like the dict it used to
 be, ``d["key"]``, ``d.get``, ``in`` and iteration read its JSON form.
 
 >>> d = detail_of("inplace", {"version_before": 0, "version_after": 1, "target": 3})
@@ -113,10 +114,16 @@ _ATTR = {v: k for k, v in _JSON_KEY.items()}
 _FACTS: set = set()  # every fact name of every detail type (what any detail answers, None when not its kind's)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class Detail:
     """The facts of one event, by kind (the base: what any kind may carry). ``extra``: keys of a saved trace
-    that no field holds, kept to be written back."""
+    that no field holds, kept to be written back.
+
+    Final once built, like the Event that holds it: nothing assigns to a detail (details with the same
+    facts may be one object: the empty one of each type, a module class's). Not ``frozen=True``: a frozen
+    dataclass's ``__init__`` sets each field through ``object.__setattr__``, measured 5x slower to build
+    (8.4 us against 1.5 us for a CallDetail of an optimizer's writes), and every detail is built at the
+    first query."""
 
     error: str | None = None           # the call raised: "Type: message"
     internal_error: str | None = None  # gradscope failed while recording the call (the event is minimal)
@@ -125,10 +132,7 @@ class Detail:
     #: fields written to JSON even when None (None is a fact there, not an absence)
     ALWAYS = frozenset()
 
-    def __getattr__(self, name: str) -> Any:  # (only for names no slot of this type holds)
-        if name in _FACTS:
-            ex = object.__getattribute__(self, "extra")
-            return ex.get(_JSON_KEY.get(name, name)) if ex else None
+    def __getattr__(self, name: str) -> Any:  # (only for names that are no fact of any kind: a typo)
         raise AttributeError(f"{type(self).__name__} has no fact {name!r}")
 
     def __repr__(self) -> str:  # (the facts it holds, not every field)
@@ -161,6 +165,11 @@ class Detail:
         """From a detail's JSON (or the recorder's dict): known keys to fields, the rest to ``extra``."""
         if not d:
             return _EMPTY[cls]
+        if cls not in _RENAMED and "extra" not in d:
+            try:
+                return cls(**d)  # (the recorder's dicts: every key a field)
+            except TypeError:
+                pass
         names = _FIELDS[cls]
         kw, extra = {}, None
         for k, v in d.items():
@@ -201,7 +210,7 @@ class Detail:
         return self.to_json().items()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class CallDetail(Detail):
     """A torch call (``op``, ``cut``, ``inplace``, ``external``): the write of an in-place call, the values a
     call took back from outside autograd, the integer outputs of max(dim)/topk."""
@@ -225,14 +234,14 @@ class CallDetail(Detail):
     attr: str | None = None             # nn.Parameter(t) re-wrap: the attribute it was registered as
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class RequiresGradDetail(Detail):
     """``requires_grad_()`` / ``.requires_grad = ...``."""
 
     value: bool | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class WatchedRequiresGradDetail(RequiresGradDetail):
     """A freeze gradscope.watch saw before the trace started, at its step ``watch_step`` (None: unknown)."""
 
@@ -240,7 +249,7 @@ class WatchedRequiresGradDetail(RequiresGradDetail):
     ALWAYS = frozenset({"watch_step"})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class GradSetDetail(Detail):
     """``.grad = ...``: ``value`` None (cleared) or "tensor"; ``zero_grad``: one event of a zero_grad() call."""
 
@@ -249,7 +258,7 @@ class GradSetDetail(Detail):
     ALWAYS = frozenset({"value"})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class GradReadDetail(Detail):
     """``t.grad`` read as None after it was cleared: ``cleared_by`` the event that cleared it."""
 
@@ -258,7 +267,7 @@ class GradReadDetail(Detail):
     ALWAYS = frozenset({"found", "cleared_by"})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class HookDetail(Detail):
     """A gradient hook registered on a tensor."""
 
@@ -271,7 +280,7 @@ class HookDetail(Detail):
     cell_values: list | None = None     # their values at registration (repr of plain values, else None)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class GradModeDetail(Detail):
     """no_grad / enable_grad / set_grad_enabled: the mode set, the one before, the library function it ran in."""
 
@@ -280,7 +289,7 @@ class GradModeDetail(Detail):
     lib_fn: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class BackwardDetail(Detail):
     """Tensor.backward / autograd.backward / autograd.grad."""
 
@@ -291,7 +300,7 @@ class BackwardDetail(Detail):
     retain_graph: bool | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class ModuleDetail(Detail):
     """An nn.Module forward call: its class (JSON "class"), whether it returned its input as is, from where."""
 
@@ -300,7 +309,7 @@ class ModuleDetail(Detail):
     return_line: list | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class ModuleSetDetail(Detail):
     """A submodule or parameter attribute replaced: its path, the classes, the parameters that left, tying."""
 
@@ -312,7 +321,7 @@ class ModuleSetDetail(Detail):
     tied_to: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False, eq=False)
+@dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class OptimizerStepDetail(Detail):
     """optimizer.step(): its class (JSON "class"), the tids it holds, those whose .grad was None."""
 
@@ -357,10 +366,16 @@ def _names(cls) -> tuple:
 _NAMES: dict = {}  # detail type -> its fact names, in field order
 _FIELDS: dict = {}  # the same, as a set
 _EMPTY: dict = {}
+_RENAMED: set = set()  # detail types with a field whose JSON key is not its name
 for _c in (Detail, *dict.fromkeys(DETAIL_TYPES.values()), WatchedRequiresGradDetail):
     _NAMES[_c] = tuple(f.name for f in fields(_c) if f.name != "extra")
     _FIELDS[_c] = frozenset(_NAMES[_c])
+    if any(n in _JSON_KEY for n in _NAMES[_c]):
+        _RENAMED.add(_c)
     _FACTS.update(_NAMES[_c])
 for _c in _NAMES:
+    for _f in _FACTS - _FIELDS[_c]:  # a fact of other kinds reads None here (a class attribute: no lookup miss)
+        if not hasattr(_c, _f):
+            setattr(_c, _f, None)
     _EMPTY[_c] = _c()
-del _c
+del _c, _f

@@ -44,6 +44,7 @@ __all__ = [
 SCHEMA = "gradscope.trace"
 SCHEMA_VERSION = 1
 
+_NO_DETAIL = Detail()
 _KINDS = {str(k): k for k in EventKind}
 _CONTEXTS = {str(c): c for c in Context}
 _CUTS = {str(c): c for c in Cause}
@@ -236,7 +237,7 @@ class TensorInfo:
         )
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Event:
     """One recorded call, final when stored (the recorder builds it once, from its own raw record).
 
@@ -262,18 +263,28 @@ class Event:
     module: str | None = None
     context: Context = Context.USER
     cut: Cause | None = None
-    detail: Detail = Detail()
+    detail: Detail = _NO_DETAIL
     verdict: str | None = None
 
-    def __post_init__(self):  # (a plain string or dict given: its enum member, its typed detail)
-        if type(self.kind) is str:
-            self.kind = _KINDS.get(self.kind, self.kind)
-        if type(self.context) is str:
-            self.context = _CONTEXTS.get(self.context, self.context)
-        if type(self.cut) is str:
-            self.cut = _CUTS.get(self.cut, self.cut)
-        if not isinstance(self.detail, Detail):
-            self.detail = detail_of(self.kind, self.detail)
+    def __init__(self, index: int, kind: EventKind, op: str, site: Site | None, inputs: tuple = (),
+                 outputs: tuple = (), grad_enabled: bool = True, inference_mode: bool = False,
+                 module: str | None = None, context: Context = Context.USER, cut: Cause | None = None,
+                 detail: Detail = _NO_DETAIL, verdict: str | None = None):
+        # (a plain string or dict given: its enum member, its kind's typed detail; written out, not in a
+        # __post_init__, to keep the one construction per event at the first query cheap)
+        self.index = index
+        self.kind = kind = _KINDS.get(kind, kind) if type(kind) is str else kind
+        self.op = op
+        self.site = site
+        self.inputs = inputs
+        self.outputs = outputs
+        self.grad_enabled = grad_enabled
+        self.inference_mode = inference_mode
+        self.module = module
+        self.context = _CONTEXTS.get(context, context) if type(context) is str else context
+        self.cut = _CUTS.get(cut, cut) if type(cut) is str else cut
+        self.detail = detail if isinstance(detail, Detail) else detail_of(kind, detail)
+        self.verdict = verdict
 
     def __str__(self) -> str:
         where = f" @ {self.site.short}" if self.site else ""
@@ -323,7 +334,7 @@ class Event:
             site = Site.from_json(site)
         return cls(
             int(d["index"]),
-            str(d["kind"]),  # (made the EventKind member by __post_init__; a kind no member has stays a str)
+            str(d["kind"]),  # (made the EventKind member by __init__; a kind no member has stays a str)
             str(d["op"]),
             site,
             tuple(TensorRef.from_json(r) for r in d.get("inputs", ())),
@@ -333,7 +344,7 @@ class Event:
             d.get("module"),
             str(d.get("context", "user")),
             d.get("cut"),
-            dict(d.get("detail") or {}),  # (typed by kind in __post_init__; unknown keys kept in extra)
+            dict(d.get("detail") or {}),  # (typed by kind in __init__; unknown keys kept in extra)
             d.get("verdict"),
         )
 
