@@ -1,7 +1,10 @@
-"""The sync into plain data: sites, tensor refs and names, built on the first query.
+"""The sync into plain data: the final Events (sites, tensor refs, enum members, typed details) and names, built
+on the first query.
 
-``Sync`` owns how far the conversion got; the facts that need the live modules are taken at stop by
-``_module_facts.ModuleFacts``.
+``Sync`` owns how far the conversion got: ``convert`` builds each recorded ``RawEvent``'s
+:class:`~gradscope.core.model.Event` once; a record a component changed after its conversion (``Sink.changed``)
+has its Event built again, in its place; once the recording stopped and everything is converted, the raw records
+go. The facts that need the live modules are taken at stop by ``_module_facts.ModuleFacts``.
 """
 from __future__ import annotations
 
