@@ -83,7 +83,7 @@ class VerdictRules:
             for e in self.ev:
                 if e.kind == "module" and e.module is None:
                     if params:
-                        calls.append(((e.detail or {}).get("class") or e.op, frozenset(params), frozenset(grad)))
+                        calls.append((e.detail.cls or e.op, frozenset(params), frozenset(grad)))
                     params, grad = set(), set()
                 elif e.module is not None and e.kind in ("op", "cut", "inplace") and e.context in _FORWARD_CTX:
                     for r in e.inputs:
@@ -143,7 +143,7 @@ class VerdictRules:
         """Parameters of submodules that were replaced (module_set events: `self.decoder = nn.Linear(...)`)."""
         st = self.__dict__.get("_replaced_set")
         if st is None:
-            st = {t for e in self.ev if e.kind == "module_set" for t in (e.detail.get("old_params") or ())}
+            st = {t for e in self.ev if e.kind == "module_set" for t in (e.detail.old_params or ())}
             self._replaced_set = st
         return st
 
@@ -178,8 +178,8 @@ class VerdictRules:
         info = self.d.tensors.get(tid)
         rg = bool(info and info.requires_grad)
         for e in self.consumers_of(tid):
-            if e.kind == "requires_grad" and e.detail.get("value") is not None:
-                rg = bool(e.detail["value"])
+            if e.kind == "requires_grad" and e.detail.value is not None:
+                rg = bool(e.detail.value)
         return rg
 
     def consumers_of(self, tid):
@@ -202,12 +202,12 @@ class VerdictRules:
         out = []
         for e in self.ev[last + 1:]:
             if e.kind == "grad_set" and tid in e.input_ids():
-                if e.detail.get("value") is not None:
+                if e.detail.value is not None:
                     break  # a gradient assigned by hand: what follows reads that
                 out.append(e)
             elif e.kind == "inplace" and _op(e) in _ZEROING or (
                     e.kind == "inplace" and e.site is not None and "zero_grad" in (e.site.code or "")):
-                grads_of = e.detail.get("grads_of") or [e.detail.get("grad_of")]
+                grads_of = e.detail.grads_of or [e.detail.grad_of]
                 if tid in grads_of:
                     out.append(e)
         return self.ev[last], out
@@ -221,11 +221,11 @@ class VerdictRules:
             if k == "grad_read" and tid in e.input_ids():
                 return e
             if k == "optimizer_step":
-                if tid in (e.detail.get("found_none") or ()):
+                if tid in (e.detail.found_none or ()):
                     return e
-                if zeroing and tid in (e.detail.get("params") or ()):
+                if zeroing and tid in (e.detail.params or ()):
                     return e
-            elif k == "grad_set" and e.detail.get("value") is not None and tid in e.input_ids():
+            elif k == "grad_set" and e.detail.value is not None and tid in e.input_ids():
                 return None
             elif k == "backward" and tid in (self._leaf_grads_of(e) or ()):
                 return None  # filled again
@@ -261,10 +261,10 @@ class VerdictRules:
             return None
         if any(self.bad_read(tid, c) is not None for c in clears):
             return None
-        if any(e.kind == "backward" and e.op == "torch.autograd.grad" and tid in (e.detail.get("inputs") or ())
+        if any(e.kind == "backward" and e.op == "torch.autograd.grad" and tid in (e.detail.inputs or ())
                for e in self.ev[first.index + 1:]):
             return None  # cleared, then its next gradient was computed with autograd.grad
         readers = [e for e in self.ev[fill.index + 1:first.index]
-                   if (e.kind == "optimizer_step" and tid in (e.detail.get("params") or ()))
+                   if (e.kind == "optimizer_step" and tid in (e.detail.params or ()))
                    or (e.context == "clip" and e.kind in ("op", "inplace", "cut"))]
         return fill, first, readers

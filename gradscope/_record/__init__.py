@@ -16,14 +16,17 @@ recording. Each component owns its state and is handed what it needs of the othe
   stop, and the conversion into plain data, on the first query.
 - ``WatchHooks`` (``_watch_hooks``): the hooks behind ``gradscope.watch`` (its logic is ``_watcher``).
 
-Where a new recorded event kind goes: the component that sees it records it (a torch call: classify
-it in ``_ops``' tables and build its event in ``Calls._post``; a module or registration hook:
-``Modules``; a backward: ``Backward``; an optimizer step: ``Optim``), appending one
-``gradscope.core.model.Event`` to the sink with a raw site (the frame walk's tuple) and packed tensor refs
-(``_refs._pk``); ``Sync.sync`` turns those into ``Site`` and ``TensorRef`` when the trace is first
-queried. The data model needs the kind added to ``gradscope.core.model.EVENT_KINDS`` (and, for a cut, its
-name to ``CUT_KINDS``); its ``detail`` holds plain values (saving makes them JSON-safe: a tuple comes back a
-list), read by the diagnosis (``gradscope.diagnosis``) like every other kind's.
+Where a new recorded event kind goes: add its ``EventKind`` member and its detail type (a slotted dataclass of
+its facts, listed in ``DETAIL_TYPES``) in ``gradscope.core.events``; the component that sees it records it (a
+torch call: classify it in ``_ops``' tables and build its record in ``Calls._post``; a module or registration
+hook: ``Modules``; a backward: ``Backward``; an optimizer step: ``Optim``), appending one
+``_records.RawEvent`` to the sink with a raw site (the frame walk's tuple), packed tensor refs (``_refs._pk``)
+and its facts as a dict under the detail type's field names (the JSON keys). ``Sync.convert`` builds the final
+``gradscope.core.model.Event`` from it once, when the trace is first queried (``Site``, ``TensorRef``s, the
+enum members, the typed detail); a component that adds to a record afterwards (a module path found later, a
+backward's outputs) lists its index in ``Sink.changed`` and the Event is built again, never edited. Its JSON
+is the detail type's ``to_json`` (the fields that are not None, plus ``ALWAYS``), read back by ``from_json``;
+the diagnosis (``gradscope.diagnosis``) reads its facts as attributes.
 """
 from __future__ import annotations
 

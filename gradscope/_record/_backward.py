@@ -11,7 +11,7 @@ from functools import partial
 
 import torch
 
-from ..core.model import BackwardRecord, Event, GradInfo
+from ..core.model import BackwardRecord, GradInfo
 from . import _frames
 from ._compat import backward_hooks, node_sequence_nr, post_accumulate_grad_hooks
 from ._frames import F_BACKWARD
@@ -21,7 +21,7 @@ from ._graph import (
 )
 from ._norms import _grad_status, _grad_statuses
 from ._ops import _T, _tensors, context_of
-from ._records import BackwardState, HookState, PendingBackward, RawNode, error_key
+from ._records import BackwardState, HookState, PendingBackward, RawEvent, RawNode, error_key
 from ._refs import _pk, _tid_of
 from ._saved import _FREED
 from ._trampoline import _caller
@@ -83,7 +83,7 @@ class Backward:
         refs = tuple(eng.identity.pack(roots))
         in_refs = tuple(eng.identity.pack(inputs_t))
         idx = len(self._events)
-        ev = Event(idx, "backward", api, raw, refs, in_refs,
+        ev = RawEvent(idx, "backward", api, raw, refs, in_refs,
                    torch.is_grad_enabled(), torch.is_inference_mode_enabled(), eng.modules.current_module(),
                    # the torch/autograd/__init__ frame that dispatched this very call is not a region
                    context_of(flags & ~F_BACKWARD, True), None,
@@ -245,7 +245,7 @@ class Backward:
                 if post:
                     detail["post_accumulate"] = True
                 idx = len(self._events)
-                self._events.append(Event(idx, "hook", "torch.Tensor.register_post_accumulate_grad_hook" if post else
+                self._events.append(RawEvent(idx, "hook", "torch.Tensor.register_post_accumulate_grad_hook" if post else
                                          "torch.Tensor.register_hook", (), (eng.identity.ref(var),), (),
                                          torch.is_grad_enabled(), False, None, "user", None, detail))
 
@@ -313,7 +313,9 @@ class Backward:
                 rec.leaf_grads[tid] = GradInfo(st, nm, rec.event)
                 if isinstance(g, _T):
                     outs.append(_pk(eng.identity.tid(g, producer=rec.event, link=False), g.requires_grad, g.is_leaf))
-            ev.outputs = tuple(eng.syncer.tref(o, self._tensors) for o in outs) if rec.event < eng.syncer.synced else tuple(outs)
+            ev.outputs = tuple(outs)
+            if rec.event < eng.syncer.synced:  # (already converted by a query during this backward: again)
+                self._sink.changed.append(rec.event)
         self._data.backwards.append(rec)
         self.pending[id(rec)] = PendingBackward(rec, raw_nodes, outs_of, leaf_val)
         if len(self._data.backwards) > 8:  # keep the graph details of the recent backward calls only

@@ -11,7 +11,6 @@ import sys
 
 import torch
 
-from ..core.model import Event
 from . import _frames
 from ._compat import (
     jit_tracing_state as _jit_tracing, next_sequence_nr as _seq, RECORD_FUNCTION_ENTER as _RF_ENTER,
@@ -26,7 +25,7 @@ from ._ops import (
     _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET, _C_PASS, _ZERO_GRAD_DETAIL, _CTX_FLAGS,
     _NO_DETAIL, _tensors, context_of,
 )
-from ._records import error_key
+from ._records import RawEvent, error_key
 from ._refs import _pk, _tid_of, _Ref, _Held, _GradRef
 from ._trampoline import _caller
 
@@ -122,7 +121,7 @@ class Calls:
                 detail["saved"] = True
                 detail["saved_by"] = saved
         idx = len(self.events)
-        self.events.append(Event(idx, kind, _name(func), raw, refs, (), grad_on, torch.is_inference_mode_enabled(),
+        self.events.append(RawEvent(idx, kind, _name(func), raw, refs, (), grad_on, torch.is_inference_mode_enabled(),
                                  self._module(), self._context(flags, grad_on), None, detail))
 
     def _other_call(self, code, func, args, kwargs):
@@ -200,7 +199,7 @@ class Calls:
                 return
             raw, flags = self._where(sys._getframe())
             idx = len(self.events)
-            ev = Event(idx, "grad_set", "torch.Tensor.grad.__set__", raw, [], (), torch.is_grad_enabled(),
+            ev = RawEvent(idx, "grad_set", "torch.Tensor.grad.__set__", raw, [], (), torch.is_grad_enabled(),
                        torch.is_inference_mode_enabled(), self._module(), self._context(flags, True), None,
                        _ZERO_GRAD_DETAIL)
             self.events.append(ev)
@@ -228,7 +227,7 @@ class Calls:
         if self._full():
             return
         idx = len(self.events)
-        self.events.append(Event(idx, "grad_read", "torch.Tensor.grad.__get__", raw, [_pk(tid, t.requires_grad, True)],
+        self.events.append(RawEvent(idx, "grad_read", "torch.Tensor.grad.__get__", raw, [_pk(tid, t.requires_grad, True)],
                                  (), torch.is_grad_enabled(), torch.is_inference_mode_enabled(), self._module(),
                                  self._context(flags, True), None, {"found": None, "cleared_by": clear}))
 
@@ -266,7 +265,7 @@ class Calls:
     def _post_error(self, pre, e, func=None):
         refs, ins, raw, flags, grad_on, kind, target, before, saved, _ = pre
         idx = len(self.events)
-        self.events.append(Event(idx, kind, _name(func) if func is not None else "", raw, refs, (), grad_on, torch.is_inference_mode_enabled(),
+        self.events.append(RawEvent(idx, kind, _name(func) if func is not None else "", raw, refs, (), grad_on, torch.is_inference_mode_enabled(),
                                  self._module(), self._context(flags, grad_on), None,
                                  {"error": f"{type(e).__name__}: {e}"[:500]}))
         self._sink.error_event = idx
@@ -501,7 +500,7 @@ class Calls:
                         del lst[:32]
         st = self._mod_stack
         name = _NAMES.get(func) or _name(func)
-        events.append(Event(idx, kind, name, raw, refs, tuple(orefs), grad_on, inference,
+        events.append(RawEvent(idx, kind, name, raw, refs, tuple(orefs), grad_on, inference,
                             st[-1].path if st else None, ctx, cut, detail or _NO_DETAIL))
         if out_rg and in_rg and grad_on and cut is None and kind == "op" and len(orefs) > 1 and special is None:
             # max(dim=...), topk, sort, max_pool(return_indices=True): the values carry gradient, the
@@ -512,7 +511,7 @@ class Calls:
                 tens = self.tensors
                 for r in nd:
                     tens[(r >> 2) & 0xFFFFFFFF].producer = j
-                events.append(Event(j, "cut", name, raw, refs, tuple(nd), grad_on, inference,
+                events.append(RawEvent(j, "cut", name, raw, refs, tuple(nd), grad_on, inference,
                                     st[-1].path if st else None, ctx, "nondiff", {"outputs_of": idx}))
 
     # --- grad mode -------------------------------------------------------------------------
@@ -529,7 +528,7 @@ class Calls:
                 if lib:
                     detail["lib_fn"] = lib  # entered inside a library function (e.g. Normal.sample)
                 idx = len(self.events)
-                self.events.append(Event(idx, "grad_mode", "torch.set_grad_enabled", raw, (), (), prev,
+                self.events.append(RawEvent(idx, "grad_mode", "torch.set_grad_enabled", raw, (), (), prev,
                                          torch.is_inference_mode_enabled(), self._module(), ctx, None, detail))
         except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
             self._internal(e)

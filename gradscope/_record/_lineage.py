@@ -13,11 +13,10 @@ import sys
 
 import torch
 
-from ..core.model import Event
 from . import _frames
 from ._norms import _Own
 from ._ops import _floats, context_of
-from ._records import Array, Recent
+from ._records import Array, RawEvent, Recent
 from ._refs import _pk
 
 
@@ -66,7 +65,7 @@ class Lineage:
                 info.producer = idx
                 raw, flags = _frames.walk(sys._getframe(), self._engine.entry)
                 raw = self._rewrap_line(raw, t)
-                self._events.append(Event(idx, "cut", "re-wrap (torch.autograd.Variable / torch.Tensor(t))", raw,
+                self._events.append(RawEvent(idx, "cut", "re-wrap (torch.autograd.Variable / torch.Tensor(t))", raw,
                                          (_pk(htid, hrg, not hrg),), (_pk(info.tid, t.requires_grad, True),),
                                          torch.is_grad_enabled(), False, self._engine.modules.current_module(), context_of(flags, True),
                                          "rewrap", {"inferred": "memory"}))
@@ -128,7 +127,7 @@ class Lineage:
             return
         idx = len(self._events)
         raw, flags = _frames.walk(sys._getframe(), self._engine.entry)
-        self._events.append(Event(idx, "external", op, raw, (), (_pk(info.tid, False, True),),
+        self._events.append(RawEvent(idx, "external", op, raw, (), (_pk(info.tid, False, True),),
                                  torch.is_grad_enabled(), False, self._engine.modules.current_module(), "user", None,
                                  {"links": [link], "inferred": how}))
         info.producer = idx

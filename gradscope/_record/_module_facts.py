@@ -101,7 +101,7 @@ class ModuleFacts:
     def _module_facts(self):
         """Static facts about called modules: children skipped by an early return, backward hooks."""
         eng = self._engine
-        called = {e.op for e in self._events if e.kind == "module"}
+        called = {e.op for e in self._events if e is not None and e.kind == "module"}
         skipped = {}
         defined = {}  # child path -> Frame of the line that defines it, for children that were never called
         hooks = {}

@@ -9,14 +9,13 @@ import weakref
 import torch
 import torch.nn as nn
 
-from ..core.model import Event
 from . import _frames, _names
 from ._containers import scan
 from ._compat import CALL_IMPL_CODE as _CALL_IMPL, module_children, module_parameters
 from ._frames import F_COMPILE, F_INIT, F_OPTIM, F_TORCH
 from ._ops import _T, _CTX_FLAGS, _tensors, context_of
 from ._prefixes import Prefixes
-from ._records import Call, Recent, LateAttr, ModelPath, Named, Owner, Source, _ModulePaths, _Root
+from ._records import Call, RawEvent, Recent, LateAttr, ModelPath, Named, Owner, Source, _ModulePaths, _Root
 from ._refs import _pk, _Held
 
 
@@ -204,7 +203,7 @@ class Modules:
                 if fr is not None:
                     detail["return_line"] = fr.to_json()
         events = self._events
-        events.append(Event(len(events), "module", path or cls, raw, tuple(in_refs), tuple(out_refs),
+        events.append(RawEvent(len(events), "module", path or cls, raw, tuple(in_refs), tuple(out_refs),
                             torch.is_grad_enabled(), torch.is_inference_mode_enabled(), st[-1].path if st else None,
                             "user" if not flags & _CTX_FLAGS else context_of(flags, True), None, detail))
 
@@ -526,7 +525,7 @@ class Modules:
         attr = f"{path}.{name}" if path else name
         if path is None:
             self._late_attr(module, name, idx, {t: self._tensors[t].name.rsplit(".", 1)[-1] for t in old_params})
-        self._events.append(Event(idx, "module_set", attr, raw, (), (), torch.is_grad_enabled(), False,
+        self._events.append(RawEvent(idx, "module_set", attr, raw, (), (), torch.is_grad_enabled(), False,
                                  self.current_module(), context_of(flags, True), None,
                                  {"attr": attr, "old_class": type(old).__name__, "new_class": type(sub).__name__,
                                   "old_params": old_params}))
@@ -552,6 +551,7 @@ class Modules:
             e = self._events[idx]
             e.op = attr
             e.detail["attr"] = attr
+            self._sink.changed.append(idx)  # (converted already if a query ran while recording: again)
             new = newr() if newr is not None else None
             ent = self.param_names.get(id(new)) if new is not None else None
             if ent is not None and ent.ref() is new and ent.name != attr:
@@ -587,7 +587,7 @@ class Modules:
             # (its path, if the model was not called yet, and whether the new parameter is another
             # module's, i.e. tied weights, are filled in at stop)
             self._late_attr(module, name, idx, {tid: ""}, param)
-            self._events.append(Event(idx, "module_set", attr, raw, (), (), torch.is_grad_enabled(), False,
+            self._events.append(RawEvent(idx, "module_set", attr, raw, (), (), torch.is_grad_enabled(), False,
                                      self.current_module(), context_of(flags, True), None,
                                      {"attr": attr, "old_class": "Parameter", "new_class": "Parameter",
                                       "old_params": [tid], "tied": False}))
@@ -604,7 +604,7 @@ class Modules:
                     if rec.ptr == ptr and rec.has_history and rec.event >= n - 3 and rec.numel == param.numel():
                         idx = len(self._events)
                         ptid = self._ident.tid(param, producer=idx)
-                        self._events.append(Event(idx, "cut", "torch.nn.Parameter", raw, (_pk(htid, True, False),),
+                        self._events.append(RawEvent(idx, "cut", "torch.nn.Parameter", raw, (_pk(htid, True, False),),
                                                  (_pk(ptid, param.requires_grad, True),), torch.is_grad_enabled(),
                                                  torch.is_inference_mode_enabled(), self.current_module(),
                                                  context_of(flags, True), "rewrap", {"attr": name}))

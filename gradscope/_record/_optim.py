@@ -8,12 +8,11 @@ from functools import partial
 
 import torch
 
-from ..core.model import Event
 from . import _frames
 from ._active import _active, _dispatch, _suspend_for_step
 from ._compat import version as _version
 from ._ops import _is_compiling
-from ._records import PendingStep
+from ._records import PendingStep, RawEvent
 from ._refs import _pk
 
 
@@ -120,7 +119,7 @@ class Optim:
         detail = {"class": type(opt).__name__, "params": params}
         if found_none:
             detail["found_none"] = found_none
-        self._events.append(Event(idx, "optimizer_step", f"{type(opt).__name__}.step", raw, (), (),
+        self._events.append(RawEvent(idx, "optimizer_step", f"{type(opt).__name__}.step", raw, (), (),
                                  torch.is_grad_enabled(), False, None, "user", None, detail))
         self.pending = PendingStep(idx, raw, tensors, before, saved, type(opt).__name__)
 
@@ -147,5 +146,5 @@ class Optim:
             detail["saved"] = hit
             detail["saved_by"] = {t: saved[t] for t in hit}
         idx = len(self._events)
-        self._events.append(Event(idx, "inplace", f"{cls}.step", raw, tuple(refs), (),
+        self._events.append(RawEvent(idx, "inplace", f"{cls}.step", raw, tuple(refs), (),
                                  False, False, None, "optimizer", None, detail))

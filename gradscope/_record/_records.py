@@ -7,7 +7,30 @@ tuple costs a Python-level constructor call per op. The others are built as the 
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass
 from typing import Any, NamedTuple
+
+
+@dataclass(slots=True, eq=False)
+class RawEvent:
+    """One event as the recorder keeps it while recording (the fields of ``core.model.Event``, raw): ``site``
+    the frame walk's tuple of (code id, line), ``inputs``/``outputs`` packed refs (``_refs._pk``), ``kind``,
+    ``context`` and ``cut`` plain strings, ``detail`` a dict. A component may still add to its own record
+    (a module path found later, a backward's outputs); ``Sync`` builds the final ``Event`` from it once, on
+    the first query (and again where a record changed after that: ``Sink.changed``)."""
+
+    index: int
+    kind: str
+    op: str
+    site: Any
+    inputs: Any = ()
+    outputs: Any = ()
+    grad_enabled: bool = True
+    inference_mode: bool = False
+    module: str | None = None
+    context: str = "user"
+    cut: str | None = None
+    detail: dict | None = None
 
 
 class Call(NamedTuple):

@@ -11,13 +11,14 @@ import sys
 import weakref
 
 
-from ..core.model import Event, TensorInfo
+from ..core.model import TensorInfo
 from . import _frames, _names
 from ._compat import (
     disable_torch_function as _NO_TF, is_view as _is_view, module_buffers,
     module_parameters,
 )
 from ._ops import _T, _P, _DTYPES, _is_leaf, context_of
+from ._records import RawEvent
 
 
 # A raw tensor ref is one int (ints are not tracked by the garbage collector; tuples of them get
@@ -143,7 +144,7 @@ class Identity:
             # a plain tensor is named after the user's variable as at a first use; a parameter by its model
             ref = _pk(self.tid(t, link=not isinstance(t, _P)), t.requires_grad, True, t._version)
         idx = len(self._events)
-        self._events.append(Event(idx, "requires_grad", "torch.Tensor.requires_grad_", raw, [ref], (), True, False,
+        self._events.append(RawEvent(idx, "requires_grad", "torch.Tensor.requires_grad_", raw, [ref], (), True, False,
                                   None, context_of(flags, True), None, {"value": bool(value), "watch_step": step}))
 
     def tid(self, t, producer=None, link=True):

@@ -8,12 +8,14 @@ from ._compat import disable_torch_function as _NO_TF
 
 
 class Sink:
-    """Owns ``data`` (a :class:`~gradscope.core.model.TraceData`): its ``events`` and ``tensors``, the notes
-    on what the trace could not see (``note``) and the internal errors (``internal``)."""
+    """Owns ``data`` (a :class:`~gradscope.core.model.TraceData`) and its ``tensors``, the recorded ``events``
+    (``_records.RawEvent``, by index; ``Sync`` turns each into the data's final ``Event`` on the first query),
+    the notes on what the trace could not see (``note``) and the internal errors (``internal``)."""
 
     def __init__(self):
         self.data = TraceData()
-        self.events = self.data.events
+        self.events: list = []  # RawEvent, by index (data.events holds the final Events, built by Sync)
+        self.changed: list = []  # indices of records a component changed after they may have been converted
         self.tensors = self.data.tensors
         self.errors: list = []  # the first 20 internal errors (also in meta["internal_errors"])
         self._n_errors = 0

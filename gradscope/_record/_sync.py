@@ -1,18 +1,26 @@
-"""The sync into plain data: sites, tensor refs and names, built on the first query.
+"""The sync into plain data: the final Events (sites, tensor refs, enum members, typed details) and names, built
+on the first query.
 
-``Sync`` owns how far the conversion got; the facts that need the live modules are taken at stop by
-``_module_facts.ModuleFacts``.
+``Sync`` owns how far the conversion got: ``convert`` builds each recorded ``RawEvent``'s
+:class:`~gradscope.core.model.Event` once; a record a component changed after its conversion (``Sink.changed``)
+has its Event built again, in its place; once the recording stopped and everything is converted, the raw records
+go. The facts that need the live modules are taken at stop by ``_module_facts.ModuleFacts``.
 """
 from __future__ import annotations
 
-
-
-from ..core.model import ExceptionInfo, TensorRef
+from ..core.events import DETAIL_TYPES, Context, EventKind, detail_of
+from ..core.model import Cause, Event, ExceptionInfo, TensorRef
 from ..core.naming import infer_names
 from . import _frames
 from ._containers import resolved
 from ._records import error_key
-from ._refs import _Ref, _tid_of, _ver
+from ._refs import _Ref
+
+
+_new = object.__new__
+_KINDS = {str(k): k for k in EventKind}
+_CONTEXTS = {str(c): c for c in Context}
+_CUTS = {str(c): c for c in Cause}
 
 
 class Sync:
@@ -38,47 +46,89 @@ class Sync:
 
         While recording, everything is brought up to date. After :meth:`stop` (which already took
         what needs live objects: names, owners, module facts), the per-event conversion happens
-        here, on the first query: a trace nobody looks at never pays for it."""
+        here, on the first query: a trace nobody looks at never pays for it. Each record becomes its
+        final :class:`~gradscope.core.model.Event` once (a record a component changed after that, listed in
+        ``Sink.changed``, is built again: the stored Event is replaced, never edited)."""
         eng = self._engine
-        ev = self._events
-        if self.synced == len(ev) and self._synced_tensors == eng.identity.next_tid and not eng.calls.on and not self._backward.pending:
+        raws = self._events
+        changed = self._sink.changed
+        if (self.synced == len(raws) and self._synced_tensors == eng.identity.next_tid and not eng.calls.on
+                and not self._backward.pending and not changed):
             self._refresh_alive()
             return False
         self._synced_tensors = eng.identity.next_tid
-        tens = self._tensors
-        make_site = _frames.make_site
-        refs_seen: dict = {}  # the same tensor in the same state is one TensorRef object
-
-        def tref(r, tens):
-            if isinstance(r, TensorRef):
-                return r
-            x = refs_seen.get(r)
-            if x is None:
-                x = refs_seen[r] = self.tref(r, tens)
-            return x
-
-        for i in range(self.synced, len(ev)):
-            e = ev[i]
-            if type(e.site) is tuple or e.site is None:
-                e.site = make_site(e.site) if e.site else None
-            e.inputs = tuple([tref(r, tens) for r in e.inputs])
-            e.outputs = tuple([tref(r, tens) for r in e.outputs])
-        self.synced = len(ev)
+        n = len(raws)
+        if changed:  # (records not converted yet are converted as they are now)
+            changed[:] = [i for i in changed if i < self.synced]
+        if self.synced < n:
+            self._data.events.extend(self.convert(raws, range(self.synced, n)))
+        self.synced = n
         if self._backward.pending:
             self._backward.build()
         if eng.calls.on:
             self._facts.sync_live()
+        if changed:  # (sync_live may add to it: late module paths)
+            self._rebuild(changed)
         self._refresh_alive()
         infer_names(self._data)
         if eng._stopped and not self._backward.pending:
             self._drop_recording_state()
         return True
 
+    def convert(self, raws, indices) -> list:
+        """The final Events of the raw records at ``indices``: a ``Site`` for the raw site, ``TensorRef``s for the
+        packed refs (the same tensor in the same state: one object), the kind, context and cut as enum members,
+        the detail typed by kind (records that share one detail dict share its typed detail)."""
+        tens = self._tensors
+        make_site = _frames.make_site
+        refs_seen: dict = {}  # packed ref -> its TensorRef (the same tensor in the same state: one object)
+        details: dict = {}  # id(dict) -> its Detail (the dicts are alive: their records hold them)
+        tref_of = self.tref
+        kinds, contexts, cuts = _KINDS, _CONTEXTS, _CUTS
+        out = []
+        for i in indices:
+            r = raws[i]
+            site = r.site
+            if type(site) is tuple:
+                site = make_site(site) if site else None
+            ins = r.inputs
+            if ins:
+                ins = tuple([refs_seen.get(x) or refs_seen.setdefault(x, tref_of(x, tens)) for x in ins])
+            outs = r.outputs
+            if outs:
+                outs = tuple([refs_seen.get(x) or refs_seen.setdefault(x, tref_of(x, tens)) for x in outs])
+            else:
+                outs = ()
+            kind = kinds.get(r.kind, r.kind)
+            d = r.detail
+            key = id(d)
+            det = details.get(key)
+            if det is None:
+                det = details[key] = detail_of(kind, d)
+            elif det.__class__ is not DETAIL_TYPES.get(kind, det.__class__):  # (one dict, two kinds: its own)
+                det = detail_of(kind, d)
+            cut = r.cut
+            out.append(Event(r.index, kind, r.op, site, ins if ins else (), outs, r.grad_enabled, r.inference_mode,
+                             r.module, contexts.get(r.context, r.context), cuts.get(cut, cut) if cut else None, det))
+        return out
+
+    def _rebuild(self, changed):
+        """Records changed after their conversion: their Events built again (in place in the list)."""
+        evs, raws = self._data.events, self._events
+        todo = sorted({i for i in changed if i < self.synced and raws[i] is not None})
+        changed.clear()
+        for i, e in zip(todo, self.convert(raws, todo)):
+            e.verdict = evs[i].verdict
+            evs[i] = e
+
     def _drop_recording_state(self):
         """After the recording and its conversion into plain data: what only recording needed (consumers of
         each tensor for the in-place checks, recent results, graph-node -> event links, escaped values,
         interned call stacks) is let go, so that a kept trace holds only its data."""
         eng = self._engine
+        raws = self._events
+        for i in range(len(raws)):  # the raw records: all converted (their indices stay: len() numbers events)
+            raws[i] = None
         self._saved.forget()
         self._lineage.forget()
         eng.modules.raws.clear()
@@ -110,13 +160,20 @@ class Sync:
                     pass
 
     def tref(self, r, tens):
-        if isinstance(r, TensorRef):
+        """The TensorRef of a packed ref (built without the keyword call of ``TensorRef(...)``: this runs once
+        per distinct ref at the first query)."""
+        if type(r) is not int:
             return r
-        tid, rg, leaf, ver = _tid_of(r), bool(r & 2), bool(r & 1), _ver(r)
+        tid = (r >> 2) & 0xFFFFFFFF  # _tid_of
         info = tens.get(tid)
         key = (info.shape, info.dtype, info.device) if info is not None else ((), "?", "?")
-        meta = self._metas.setdefault(key, key)  # identical (shape, dtype, device) share one tuple
-        return TensorRef(tid, requires_grad=rg, is_leaf=leaf, version=ver, meta=meta)
+        x = _new(TensorRef)
+        x.tid = tid
+        x.meta = self._metas.setdefault(key, key)  # identical (shape, dtype, device) share one tuple
+        x.requires_grad = bool(r & 2)
+        x.is_leaf = bool(r & 1)
+        x.version = (r >> 34) - 1  # _ver
+        return x
 
     def live(self, tid):
         r = self._engine.identity.refs.get(tid)

@@ -1,7 +1,10 @@
-"""The one vocabulary of causes and cut kinds (:class:`Cause`), with what each means: plain data, no torch."""
+"""The one vocabulary of why a gradient is what it is: :class:`Cause`, shared by the kinds of cut the recorder
+records (``Event.cut``, :data:`CUT_KINDS`) and the causes an Explanation names. Plain data, no torch."""
 from __future__ import annotations
 
 import enum
+
+__all__ = ["Cause", "CUT_KINDS"]
 
 
 class Cause(enum.StrEnum):

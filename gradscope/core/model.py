@@ -16,7 +16,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from .causes import CUT_KINDS, Cause  # noqa: F401  (the vocabulary; re-exported here for its users)
+from .causes import CUT_KINDS, Cause
+from .events import EVENT_KINDS, Context, Detail, EventKind, detail_of
 
 __all__ = [
     "SCHEMA",
@@ -33,6 +34,9 @@ __all__ = [
     "TraceData",
     "TraceFileError",
     "EVENT_KINDS",
+    "EventKind",
+    "Context",
+    "Detail",
     "CUT_KINDS",
     "Cause",
 ]
@@ -40,23 +44,10 @@ __all__ = [
 SCHEMA = "gradscope.trace"
 SCHEMA_VERSION = 1
 
-#: Every value ``Event.kind`` can take.
-EVENT_KINDS = (
-    "op",             # an ordinary torch call
-    "cut",            # a call after which gradient stops flowing (see Event.cut)
-    "inplace",        # an in-place write (add_, +=, __setitem__, copy_, out=, inplace=True)
-    "grad_mode",      # no_grad / enable_grad / set_grad_enabled entry or exit
-    "requires_grad",  # requires_grad_() or .requires_grad = ...
-    "backward",       # Tensor.backward, autograd.backward, autograd.grad
-    "grad_set",       # .grad = ... (one event per zero_grad() call, listing every parameter it cleared)
-    "grad_read",      # reads of .grad (user code, clipping) that found None after zero_grad()/.grad = None cleared it
-    "module",         # an nn.Module forward call
-    "module_set",     # a submodule attribute replaced (model.head = nn.Linear(...))
-    "optimizer_step", # optimizer.step()
-    "hook",           # a gradient hook registered on a tensor
-    "external",       # a tensor first seen without a recorded producer
-    "exception",      # the traced block raised
-)
+_NO_DETAIL = Detail()
+_KINDS = {str(k): k for k in EventKind}
+_CONTEXTS = {str(c): c for c in Context}
+_CUTS = {str(c): c for c in Cause}
 
 
 def _short_path(path: str) -> str:
@@ -246,22 +237,23 @@ class TensorInfo:
         )
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Event:
-    """One recorded call.
+    """One recorded call, final when stored (the recorder builds it once, from its own raw record).
 
-    ``kind`` is one of :data:`EVENT_KINDS`; for ``kind == "cut"``, ``cut`` is one of
-    :data:`CUT_KINDS`. ``context`` says who made the call: ``"user"``, ``"optimizer"``,
-    ``"custom_function"`` (inside an autograd.Function.forward), ``"checkpoint"``,
-    ``"init"`` (nn.init / module construction), ``"clip"``, ``"data"``, ``"compiled"``, ``"setup"``
-    (torch working on parameters on the user's behalf: module.to() / .double() converting them).
-    ``detail`` holds kind-specific JSON-safe facts. ``verdict``: ``"harmful"`` or ``"benign"`` for
-    cuts, as loaded from a saved trace, or set by the Trace from its diagnosis' verdicts (``tr.cuts()``); the
-    diagnosis itself never writes it (its verdicts are data: ``Diagnosis.verdicts()``).
+    ``kind`` is an :class:`~.events.EventKind`; for ``kind == "cut"``, ``cut`` is a kind of cut (a
+    :class:`Cause`, one of :data:`CUT_KINDS`). ``context`` (a :class:`~.events.Context`) says who made the
+    call: ``"user"``, ``"optimizer"``, ``"custom_function"`` (inside an autograd.Function.forward),
+    ``"checkpoint"``, ``"init"`` (nn.init / module construction), ``"clip"``, ``"data"``, ``"compiled"``,
+    ``"setup"`` (torch working on parameters on the user's behalf: module.to() / .double() converting them).
+    All three are str Enums: they equal their strings. ``detail`` holds the kind's facts, typed
+    (:class:`~.events.Detail`: a dict given here becomes the kind's detail type). ``verdict``: ``"harmful"``
+    or ``"benign"`` for cuts, as loaded from a saved trace, or set by the Trace from its diagnosis' verdicts
+    (``tr.cuts()``); the diagnosis itself never writes it (its verdicts are data: ``Diagnosis.verdicts()``).
     """
 
     index: int
-    kind: str
+    kind: EventKind
     op: str
     site: Site | None
     inputs: tuple = ()
@@ -269,10 +261,30 @@ class Event:
     grad_enabled: bool = True
     inference_mode: bool = False
     module: str | None = None
-    context: str = "user"
-    cut: str | None = None
-    detail: dict = field(default_factory=dict)
+    context: Context = Context.USER
+    cut: Cause | None = None
+    detail: Detail = _NO_DETAIL
     verdict: str | None = None
+
+    def __init__(self, index: int, kind: EventKind, op: str, site: Site | None, inputs: tuple = (),
+                 outputs: tuple = (), grad_enabled: bool = True, inference_mode: bool = False,
+                 module: str | None = None, context: Context = Context.USER, cut: Cause | None = None,
+                 detail: Detail = _NO_DETAIL, verdict: str | None = None):
+        # (a plain string or dict given: its enum member, its kind's typed detail; written out, not in a
+        # __post_init__, to keep the one construction per event at the first query cheap)
+        self.index = index
+        self.kind = kind = _KINDS.get(kind, kind) if type(kind) is str else kind
+        self.op = op
+        self.site = site
+        self.inputs = inputs
+        self.outputs = outputs
+        self.grad_enabled = grad_enabled
+        self.inference_mode = inference_mode
+        self.module = module
+        self.context = _CONTEXTS.get(context, context) if type(context) is str else context
+        self.cut = _CUTS.get(cut, cut) if type(cut) is str else cut
+        self.detail = detail if isinstance(detail, Detail) else detail_of(kind, detail)
+        self.verdict = verdict
 
     def __str__(self) -> str:
         where = f" @ {self.site.short}" if self.site else ""
@@ -305,7 +317,7 @@ class Event:
             "module": self.module,
             "context": self.context,
             "cut": self.cut,
-            "detail": _json_safe(self.detail),
+            "detail": _json_safe(self.detail.to_json()),
         }
         if verdict:
             d["verdict"] = verdict
@@ -322,7 +334,7 @@ class Event:
             site = Site.from_json(site)
         return cls(
             int(d["index"]),
-            str(d["kind"]),
+            str(d["kind"]),  # (made the EventKind member by __init__; a kind no member has stays a str)
             str(d["op"]),
             site,
             tuple(TensorRef.from_json(r) for r in d.get("inputs", ())),
@@ -332,7 +344,7 @@ class Event:
             d.get("module"),
             str(d.get("context", "user")),
             d.get("cut"),
-            dict(d.get("detail") or {}),
+            dict(d.get("detail") or {}),  # (typed by kind in __init__; unknown keys kept in extra)
             d.get("verdict"),
         )
 

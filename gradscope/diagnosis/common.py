@@ -170,7 +170,7 @@ _short = strip_torch_prefix
 def _opname(e: Event) -> str:
     s = _short(e.op)
     s = s.rsplit(".", 1)[-1] if "." in s and not s.startswith("nn.") else s
-    if e.kind == "cut" and e.detail.get("outputs_of") is not None:
+    if e.kind == "cut" and e.detail.outputs_of is not None:
         s += "'s indices"  # the integer outputs of max(dim)/topk/sort (their values carry gradient)
     return s
 

@@ -42,8 +42,8 @@ class Diagnosis(TraceIndex):
             is_leaf = info.is_leaf
             retains = info.retains_grad
             for e in self.ev:
-                if e.kind == "requires_grad" and e.detail.get("value") is not None and tid in e.input_ids():
-                    requires_grad = e.detail["value"]
+                if e.kind == "requires_grad" and e.detail.value is not None and tid in e.input_ids():
+                    requires_grad = e.detail.value
         norm = (now or {}).get("norm") if now else (g.norm if g else None)
         if now is not None:
             self.set_now({**self.now, tid: now})
@@ -108,7 +108,7 @@ class Diagnosis(TraceIndex):
         roots = set()
         for e in self.backward_events():
             if e.op != "torch.autograd.grad":
-                roots.update(e.detail.get("roots") or e.input_ids())
+                roots.update(e.detail.roots or e.input_ids())
         if not roots:
             return
         anc = self.ancestors(list(roots))
@@ -196,7 +196,7 @@ class Diagnosis(TraceIndex):
                 rg = t.requires_grad
                 for e in self.ev:
                     if e.kind == "requires_grad" and t.tid in e.input_ids():
-                        rg = bool(e.detail.get("value"))
+                        rg = bool(e.detail.value)
             is_trainable = (t.tid in trainable) if trainable else rg
             if status in ("none", "zero") and self.grad_status(t.tid) == "received":  # consumed, then cleared
                 status = "received"

@@ -29,7 +29,7 @@ def _copied_into_new_param(ix, steps, tid, name):
     owners = ix.d.meta.get("param_owner") or {}
     for x in steps:
         # a whole-value copy (load_state_dict, copy_), not an EMA update (mul_/add_/lerp_)
-        tgt = x.detail.get("target") if x.kind == "inplace" and _opname(x) in ("copy_", "set_") else None
+        tgt = x.detail.target if x.kind == "inplace" and _opname(x) in ("copy_", "set_") else None
         info = ix.d.tensors.get(tgt) if tgt is not None else None
         if info is None or tgt == tid or info.role != "param" or not info.requires_grad:
             continue
@@ -79,7 +79,7 @@ def find_data_cut(ix, tid, name, real):
     """The cut on the data path from ``tid`` to the roots of the backward calls ``real`` (newest first), or a
     cut in its cone whose data never came back visibly, as a Finding; None when there is none."""
     for b in reversed(real):
-        roots = b.detail.get("roots") or b.input_ids()
+        roots = b.detail.roots or b.input_ids()
         path = None
         for no_writes in (True, False):  # a path through the forward first, through in-place writes after
             path = ix.path_to(tid, roots, before=b.index, no_writes=no_writes)
@@ -115,7 +115,7 @@ def find_data_cut(ix, tid, name, real):
     if cuts:
         roots = set()
         for b in real:
-            roots.update(b.detail.get("roots") or b.input_ids())
+            roots.update(b.detail.roots or b.input_ids())
         # prefer cuts whose input required grad, then the earliest
         harmful = [e for e in cuts if any(r.requires_grad for r in e.inputs)] or cuts
         e = harmful[0]
@@ -142,7 +142,7 @@ def cut_finding(ix, tid, name, cause, se, e, path, k, root, returned=True):
     plain = bool(re.fullmatch(r"[A-Za-z_][\w\.\[\]]*", what)) and not (what.startswith("t") and what[1:].isdigit())
     came_back = None
     if cause in ("numpy_roundtrip", "item_roundtrip", "tolist_roundtrip"):
-        back = [x for x in (path or []) if x.detail.get("links")]
+        back = [x for x in (path or []) if x.detail.links]
         if back and back[0].site:
             came_back = back[0]
     users = {i for o in e.output_ids() for i in ix.consumers.get(o, ()) if ix.ev[i].kind != "module"}

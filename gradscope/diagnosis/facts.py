@@ -30,7 +30,7 @@ class Facts:
         for e in self.ev:
             for r in e.inputs:
                 self.consumers[r.tid].append(e.index)
-            for l in e.detail.get("links", ()) if e.detail else ():
+            for l in e.detail.links or ():
                 if isinstance(l, int) and 0 <= l < len(self.ev):
                     self.value_users[l].append(e.index)
         # (tuples: a diagnosis is kept with its trace; a list per tensor holds a third more)
@@ -47,14 +47,14 @@ class Facts:
     def late_binding(self, h: Event) -> str | None:
         """The free variable a hook shares with other hooks registered at the same line (lambdas made in a
         loop all read the loop variable's last value), or None."""
-        cells = h.detail.get("cells")
+        cells = h.detail.cells
         if not cells or h.site is None:
             return None
-        vals = h.detail.get("cell_values") or []
+        vals = h.detail.cell_values or []
         for o in self.ev:
             if o is not h and o.kind == "hook" and o.site is not None and o.site.stack == h.site.stack:
-                ovals = o.detail.get("cell_values") or []
-                ocells = o.detail.get("cells") or []
+                ovals = o.detail.cell_values or []
+                ocells = o.detail.cells or []
                 for i, c in enumerate(cells):
                     if c not in ocells:
                         continue
@@ -63,13 +63,13 @@ class Facts:
                     j = ocells.index(c)
                     b = ovals[j] if j < len(ovals) else None
                     if a is not None and b is not None and a != b:
-                        names = h.detail.get("freevars") or []
+                        names = h.detail.freevars or []
                         return names[i] if i < len(names) else "a variable"
         return None
 
     def hook_site(self, h: Event) -> Site | None:
         """Where a registered hook returns its value (else where it was registered)."""
-        fr = h.detail.get("hook_return")
+        fr = h.detail.hook_return
         if not fr:
             return h.site
         return self.frame_site(Frame.from_json(fr), h.site.stack if h.site else ())
@@ -141,7 +141,7 @@ class Facts:
             # in-place writes into tid also feed it
             for i in self.consumers.get(tid, ()):
                 x = self.ev[i]
-                if x.kind in ("inplace", "cut") and x.detail.get("target") == tid and (before is None or x.index < before):
+                if x.kind in ("inplace", "cut") and x.detail.target == tid and (before is None or x.index < before):
                     producers.append(x)
             for e in producers:
                 if e.index in seen_e or (before is not None and e.index >= before):
@@ -149,7 +149,7 @@ class Facts:
                 seen_e.add(e.index)
                 for r in e.inputs:
                     q.append(r.tid)
-                for l in e.detail.get("links", ()):
+                for l in e.detail.links or ():
                     if isinstance(l, int) and 0 <= l < len(self.ev) and l not in seen_e:
                         seen_e.add(l)
                         for r in self.ev[l].inputs:
@@ -180,7 +180,7 @@ class Facts:
             else:
                 e = self.ev[x]
                 nxt = [("t", o) for o in e.output_ids()]
-                tgt = e.detail.get("target") if e.kind in ("inplace", "cut") else None
+                tgt = e.detail.target if e.kind in ("inplace", "cut") else None
                 if tgt is not None and not e.output_ids():  # a write: the value flows into its target
                     nxt.append(("t", tgt))
                 nxt += [("e", j) for j in self.value_users.get(x, ()) if j in anc]
@@ -248,7 +248,7 @@ class Facts:
             if e.kind == "cut" and e.cut != "zero_grad_op":
                 if any(r.requires_grad for r in e.inputs) or e.cut in _ESCAPES or e.cut in ("data_set",):
                     return k, e
-            if e.detail.get("links") and k > 0 and path[k - 1].kind == "cut":
+            if e.detail.links and k > 0 and path[k - 1].kind == "cut":
                 return k - 1, path[k - 1]
             if e.kind in ("op", "module") and e.context == "user":
                 ins = [r for r in e.inputs if r.tid in flowing] or list(e.inputs)
@@ -281,8 +281,8 @@ class Facts:
                     frontier.update(x.output_ids())
         if cause == "no_grad_block":
             g = self.governing_grad_mode(e)
-            if g is not None and g.detail.get("lib_fn"):
-                lib = g.detail["lib_fn"].rsplit(".", 1)[-1]
+            if g is not None and g.detail.lib_fn:
+                lib = g.detail.lib_fn.rsplit(".", 1)[-1]
                 if lib in _PARAMETRIZERS:  # it moved the weight into new Parameters: the old one is left behind
                     return Cause.PARAM_RECREATED, site_e
                 return Cause.NONDIFFERENTIABLE_OP, site_e
@@ -298,9 +298,9 @@ class Facts:
     def governing_grad_mode(self, e: Event):
         for j in range(e.index - 1, max(-1, e.index - 5000), -1):
             g = self.ev[j]
-            if g.kind == "grad_mode" and g.detail.get("enabled") is False:
+            if g.kind == "grad_mode" and g.detail.enabled is False:
                 return g
-            if g.kind == "grad_mode" and g.detail.get("enabled") is True:
+            if g.kind == "grad_mode" and g.detail.enabled is True:
                 return None
         return None
 
@@ -325,7 +325,7 @@ class Facts:
         for j in range(e.index - 1, -1, -1):
             g = self.ev[j]
             if g.kind == "grad_mode" and g.context == "user" and g.site is not None:
-                if g.detail.get("enabled") is False:
+                if g.detail.enabled is False:
                     return Site(g.site.filename, g.site.lineno, g.site.function, g.site.code, s.stack, g.site.label)
                 break
         return s
@@ -336,7 +336,7 @@ class Facts:
         over named_modules() meets the whole model first, as ""), else None."""
         if e.site is None:
             return None
-        frozen = {t for x in self.ev if x.kind == "requires_grad" and x.detail.get("value") is False
+        frozen = {t for x in self.ev if x.kind == "requires_grad" and x.detail.value is False
                   and x.site is not None and x.site.stack == e.site.stack for t in x.input_ids()}
         params = {t.tid for t in self.d.tensors.values() if t.role == "param"}
         if len(frozen) < 2 or not params or not params <= frozen:
@@ -354,7 +354,7 @@ class Facts:
         return None
 
     def root_label(self, b: Event) -> str:
-        r = b.detail.get("roots") or [x.tid for x in b.inputs]
+        r = b.detail.roots or [x.tid for x in b.inputs]
         if not r:
             return "the loss"
         lab = self.label(r[0])
@@ -369,7 +369,7 @@ class Facts:
 
     def lib_name(self, e) -> str:
         g = self.governing_grad_mode(e)
-        lib = g.detail.get("lib_fn") if g is not None else None
+        lib = g.detail.lib_fn if g is not None else None
         return lib.rsplit(".", 1)[-1] if lib else "a parametrization"
 
     def cut_input_label(self, e: Event, tid) -> str:
@@ -473,7 +473,7 @@ class Facts:
         roots = set(b.roots) if getattr(b, "roots", None) else set()
         if not roots:
             bev = self.ev[b.event] if 0 <= b.event < len(self.ev) else None
-            roots = set((bev.detail.get("roots") or bev.input_ids()) if bev is not None else ())
+            roots = set((bev.detail.roots or bev.input_ids()) if bev is not None else ())
         frontier = set(e.output_ids())
         for _ in range(4):
             if frontier & roots:
@@ -586,7 +586,7 @@ class Facts:
             g = self.ev[j]
             if g.kind != "grad_mode" or g.context != "user" or g.site is None:
                 continue
-            if g.detail.get("enabled") is not False:
+            if g.detail.enabled is not False:
                 return None
             if any(fr.filename == g.site.filename and fr.function == g.site.function for fr in e.site.stack):
                 return None  # a `with torch.no_grad():` / decorator the user can see around the line
@@ -598,7 +598,7 @@ class Facts:
         if e.cut != "no_grad":
             return None
         g = self.governing_grad_mode(e)
-        return (g.detail.get("lib_fn") if g is not None else None) or None
+        return (g.detail.lib_fn if g is not None else None) or None
 
     def corrupting_writes(self) -> list:
         """In-place writes through a ``.data`` alias into a tensor that autograd saved for a backward that ran
@@ -622,7 +622,7 @@ class Facts:
         for w in self.ev if alias else ():
             if w.kind != "inplace":
                 continue
-            a = alias.get(w.detail.get("target")) or alias.get(w.detail.get("base"))
+            a = alias.get(w.detail.target) or alias.get(w.detail.base)
             if a is None:
                 continue
             cut, orig = a

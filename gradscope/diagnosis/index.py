@@ -36,7 +36,7 @@ class TraceIndex(Facts, VerdictRules):
         failed_inplace = self.d.exception is not None and "inplace" in (self.d.exception.message or "")
         for e in ev:
             if e.kind == "backward":
-                roots.update(e.detail.get("roots") or e.input_ids())
+                roots.update(e.detail.roots or e.input_ids())
         reach = self.ancestors(list(roots)) if roots else set()
         # upstream leaves of each tensor, as bitsets over trainable/grad leaves; a cut is harmful when it
         # stood between a starved tensor (the one verdict: self.starved) and a backward root
@@ -64,7 +64,7 @@ class TraceIndex(Facts, VerdictRules):
                             starving |= b
                     bits[r.tid] = b
                 acc |= b
-            for l in e.detail.get("links", ()) if e.detail else ():
+            for l in e.detail.links or ():
                 if isinstance(l, int) and 0 <= l < len(ev):
                     for r in ev[l].inputs:
                         acc |= bits.get(r.tid, 0)
@@ -78,9 +78,9 @@ class TraceIndex(Facts, VerdictRules):
                 else:
                     down = e.index in reach or any(j in reach for j in self.value_users.get(e.index, ()))
                     out[e.index] = HARMFUL if down and (acc & starving) else BENIGN
-            elif e.kind == "inplace" and e.detail.get("saved"):
+            elif e.kind == "inplace" and e.detail.saved:
                 out[e.index] = HARMFUL if failed_inplace else BENIGN
-            elif e.kind == "requires_grad" and e.detail.get("value") is False and e.context == "user":
+            elif e.kind == "requires_grad" and e.detail.value is False and e.context == "user":
                 t = e.input_ids()[0] if e.inputs else None
                 out[e.index] = HARMFUL if (t is not None and self.consumers.get(t) and any(
                     i > e.index and i in reach for i in self.consumers[t])) else BENIGN

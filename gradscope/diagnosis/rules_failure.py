@@ -30,14 +30,13 @@ def inplace_modified_saved_tensor(dx, q):
         if not (e.kind == "inplace" or (e.kind == "cut" and e.cut == "data_set")):
             continue
         d = e.detail
-        if d.get("targets") and d.get("versions_before"):  # optimizer.step(): every parameter it wrote
-            saved = set(d.get("saved") or ())
-            by = d.get("saved_by") or {}
-            for t, vb in zip(d["targets"], d["versions_before"]):
+        if d.targets and d.versions_before:  # optimizer.step(): every parameter it wrote
+            saved = set(d.saved or ())
+            by = d.saved_by or {}
+            for t, vb in zip(d.targets, d.versions_before):
                 cands.append((e, t, None, vb, t in saved, by.get(t, by.get(str(t)))))
         else:
-            cands.append((e, d.get("target"), d.get("base"), d.get("version_before"), bool(d.get("saved")),
-                          d.get("saved_by")))
+            cands.append((e, d.target, d.base, d.version_before, bool(d.saved), d.saved_by))
 
     def fam_shapes(tgt, base):
         out = set()
@@ -88,14 +87,14 @@ def inplace_modified_saved_tensor(dx, q):
     return found(
         Cause.INPLACE_SAVED_TENSOR, e.site, say.saved_tensor_name(tname),
         "inplace_modified_saved_tensor", e, tname, view, se, node,
-        any(b.kind == "backward" and b.detail.get("retain_graph") and b.index < e.index for b in dx.ev),
+        any(b.kind == "backward" and b.detail.retain_graph and b.index < e.index for b in dx.ev),
         path=[PathStep(_opname(se), se.op, se.site, note="saved for backward")] if se else [],
         evidence=[e] + ([se] if se else []))
 
 
 def _cut_finding(dx, bw, root, evs, tids):
     """A failing backward's loss with no history: the freeze or the cut on its inputs that removed it (or None)."""
-    frozen = [e for e in dx.ev if e.kind == "requires_grad" and e.detail.get("value") is False
+    frozen = [e for e in dx.ev if e.kind == "requires_grad" and e.detail.value is False
               and set(e.input_ids()) & tids and (bw is None or e.index < bw.index)]
     # a cut of a parameter that still requires grad (the student run inside the teacher's no_grad block)
     # explains it better than a freeze that was meant (the teacher's)
@@ -141,12 +140,12 @@ _USER_CUTS = _EXPLICIT_CUTS | {"no_grad", "inference_mode"}  # (cuts the user wr
 def no_grad_fn(dx, q):
     """backward() on a result with no history: the cut (no_grad, detach, a frozen model) that removed it."""
     bw = dx.failing_backward()
-    roots = (bw.detail.get("roots") or bw.input_ids()) if bw else []
+    roots = (bw.detail.roots or bw.input_ids()) if bw else []
     root = dx.root_label(bw) if bw is not None and roots else "the loss"
     anc = dx.ancestors(roots, before=bw.index if bw else None) if roots else set()
     evs = [dx.ev[i] for i in sorted(anc)]
     tids = {r.tid for e in evs for r in e.inputs}
-    ag = [e for e in evs if e.kind == "backward" and e.op == "torch.autograd.grad" and not e.detail.get("create_graph")]
+    ag = [e for e in evs if e.kind == "backward" and e.op == "torch.autograd.grad" and not e.detail.create_graph]
     # a cut the user wrote on a tensor that requires grad (`.data`, `.item()`, `.detach()`, an op inside a
     # `with torch.no_grad()` / inference_mode block) comes before an implicit one (gradients computed without
     # create_graph): the explicit cut decides below, the autograd.grad is named too
@@ -251,8 +250,8 @@ def backward_twice(dx, q):
     prev = earlier[-1] if earlier else None
     carried = None
     if bw is not None and prev is not None:
-        prev_anc = dx.ancestors(prev.detail.get("roots") or prev.input_ids(), before=prev.index)
-        cur_anc = dx.ancestors(bw.detail.get("roots") or bw.input_ids(), before=bw.index)
+        prev_anc = dx.ancestors(prev.detail.roots or prev.input_ids(), before=prev.index)
+        cur_anc = dx.ancestors(bw.detail.roots or bw.input_ids(), before=bw.index)
         for i in sorted(cur_anc):
             e = dx.ev[i]
             if i <= prev.index or e.context != "user":
@@ -293,7 +292,7 @@ def once_differentiable(dx, q):
     f = node.custom_backward
     site = dx.frame_site(f)
     fn = node.name.replace("Backward", "")
-    cg = [e for e in dx.backward_events() if e.detail.get("create_graph")]
+    cg = [e for e in dx.backward_events() if e.detail.create_graph]
     return found(Cause.CUSTOM_FUNCTION, site, fn, "once_differentiable", fn, cg, site, evidence=cg[-1:])
 
 
@@ -328,7 +327,7 @@ def no_derivative(dx, q):
     op = (m.group(1) if m else "").split("::")[-1].split(".")[0]
     base = op.strip("_").rstrip("0123456789").rstrip("_")
     bw = dx.failing_backward()
-    roots = (bw.detail.get("roots") or bw.input_ids()) if bw else []
+    roots = (bw.detail.roots or bw.input_ids()) if bw else []
     anc = dx.ancestors(roots, before=bw.index if bw else None) if roots else set()
     cand = []
     for key in (base, _ATEN_AS_CALLED.get(base, base), base.split("_")[0]):
@@ -365,7 +364,7 @@ def grad_input_unused(dx, q):
     (a NumPy round trip, a re-wrap, a detach) is the cause, found on the data path like any cut."""
     e = dx.error_event()
     bw = e if e is not None and e.kind == "backward" else dx.failing_backward()
-    for tid in (bw.detail.get("inputs") or ()) if bw is not None else ():
+    for tid in (bw.detail.inputs or ()) if bw is not None else ():
         if tid not in dx.d.tensors:
             continue
         name = dx.label(tid)

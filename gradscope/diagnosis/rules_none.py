@@ -43,7 +43,7 @@ def _cleared_unrefilled(dx, q):
             return None
         last = got[-1].event
         clears = [e for e in dx.ev if e.kind == "grad_set" and e.index > last and tid in e.input_ids()
-                  and e.detail.get("value") is None]
+                  and e.detail.value is None]
         # a later backward refills it only if it reaches it: the same backward line again (the next step
         # of the loop). Another loss's backward (a GAN's D step) that never reaches it does not.
         fill = dx.ev[last]
@@ -115,7 +115,7 @@ def used_before_requires_grad(dx, q):
         return None
     uses = [e for e in dx.ev if e.context == "user" and e.kind in ("op", "cut", "module")
             and tid in e.input_ids()]
-    late = [e for e in dx.ev if e.kind == "requires_grad" and e.detail.get("value") and tid in e.input_ids()]
+    late = [e for e in dx.ev if e.kind == "requires_grad" and e.detail.value and tid in e.input_ids()]
     if uses and late and all(not r.requires_grad for e in uses for r in e.inputs if r.tid == tid) \
             and late[0].index > uses[0].index:
         site = prod.site if prod else uses[0].site
@@ -163,7 +163,7 @@ def frozen_in_trace(dx, q):
     if q.requires_grad:
         return None
     unreached = _unfreeze(dx, q)[1]
-    req = [e for e in dx.ev if e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is False]
+    req = [e for e in dx.ev if e.kind == "requires_grad" and tid in e.input_ids() and e.detail.value is False]
     if req:
         e = req[-1]
         whole = dx.froze_everything(e)
@@ -287,7 +287,7 @@ def cleared_then_autograd_grad(dx, q):
     if not clears:
         return None
     ag = [b for b in bws if b.op == "torch.autograd.grad" and b.index > clears[-1].index
-          and tid in (b.detail.get("inputs") or ())]
+          and tid in (b.detail.inputs or ())]
     if ag:
         e = ag[-1]
         return found(
@@ -365,7 +365,7 @@ def reached_only_by_autograd_grad(dx, q):
         return None  # (no backward at all: autograd_grad_only)
 
     def reaches(b):
-        return bool(dx.path_to(q.tid, b.detail.get("roots") or b.input_ids(), before=b.index))
+        return bool(dx.path_to(q.tid, b.detail.roots or b.input_ids(), before=b.index))
 
     if any(reaches(b) for b in real):
         return None
@@ -393,11 +393,11 @@ def _unfreeze_missed(ix, tid, name):
     if info.role != "param":
         return None, None
     last_off = max((e.index for e in ix.ev if e.kind == "requires_grad" and tid in e.input_ids()
-                    and e.detail.get("value") is False), default=-1)
-    ons = [e for e in ix.ev if e.kind == "requires_grad" and e.detail.get("value") is True and e.context == "user"
+                    and e.detail.value is False), default=-1)
+    ons = [e for e in ix.ev if e.kind == "requires_grad" and e.detail.value is True and e.context == "user"
            and e.index > last_off and e.site is not None and tid not in e.input_ids()
            and any(ix.d.tensors.get(t) is not None and ix.d.tensors[t].role == "param" for t in e.input_ids())]
-    if not ons or any(e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is True
+    if not ons or any(e.kind == "requires_grad" and tid in e.input_ids() and e.detail.value is True
                       for e in ix.ev):
         return None, None
     on = ons[-1]
@@ -415,7 +415,7 @@ def _hook_cleared(ix, tid, name):
     """A gradient reached the leaf's AccumulateGrad, yet .grad is None right after that backward, and a
     post-accumulate-grad hook is registered on it (optimizer-in-backward in a training framework: the hook
     steps and clears .grad)."""
-    hooks = [h for h in ix.ev if h.kind == "hook" and tid in h.input_ids() and h.detail.get("post_accumulate")]
+    hooks = [h for h in ix.ev if h.kind == "hook" and tid in h.input_ids() and h.detail.post_accumulate]
     if not hooks:
         return None
     for b in reversed(ix.d.backwards):
@@ -426,7 +426,7 @@ def _hook_cleared(ix, tid, name):
         h = hooks[-1]
         site = ix.hook_site(h)
         steps = [e for e in ix.ev if e.kind == "optimizer_step" and e.index > b.event
-                 and tid in (e.detail.get("params") or ())]
+                 and tid in (e.detail.params or ())]
         return found(
             Cause.HOOK_MODIFIED, site, name, "post_accumulate_hook_cleared", name, steps, site, arrived, h,
             evidence=[h])

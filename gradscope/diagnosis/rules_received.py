@@ -57,8 +57,8 @@ def unfrozen_after_optimizer_built(dx, q):
     site, norm, root = _ok_facts(dx, q)
     # it learns nothing: no optimizer holds it (a module in a plain list/dict is not registered)
     unfrozen = [e for e in dx.ev if e.kind == "requires_grad" and tid in e.input_ids()
-                and e.detail.get("value") is True]
-    if unfrozen and any(e.kind == "requires_grad" and tid in e.input_ids() and e.detail.get("value") is False
+                and e.detail.value is True]
+    if unfrozen and any(e.kind == "requires_grad" and tid in e.input_ids() and e.detail.value is False
                         and e.index < unfrozen[-1].index for e in dx.ev):
         u = unfrozen[-1]
         return found(Cause.OK, site, name, "unfrozen_after_optimizer_built", name, norm, root, u)

@@ -135,8 +135,8 @@ def returned_input(dx, q):
     if cone:
         return None
     for e in dx.ev:
-        if e.kind == "module" and e.detail.get("returned_input") and name.startswith(e.op + ".") and e.op:
-            fr = e.detail.get("return_line")
+        if e.kind == "module" and e.detail.returned_input and name.startswith(e.op + ".") and e.op:
+            fr = e.detail.return_line
             site = e.site
             if fr:
                 f = Frame.from_json(fr)
@@ -220,13 +220,13 @@ def result_discarded(dx, q):
 def replaced_finding(ix, tid, name):
     """param_recreated when ``tid`` is a parameter (or belongs to a module) that was replaced."""
     for e in ix.ev:
-        if e.kind == "module_set" and tid in (e.detail.get("old_params") or ()):
-            rewrapped = e.detail.get("new_class") == "Parameter" and any(
+        if e.kind == "module_set" and tid in (e.detail.old_params or ()):
+            rewrapped = e.detail.new_class == "Parameter" and any(
                 x.kind == "cut" and x.op == "torch.nn.Parameter" and x.site is not None and e.site is not None
                 and x.site.stack == e.site.stack for x in ix.ev[max(0, e.index - 8): e.index + 3])
-            attr = e.detail.get("attr")
+            attr = e.detail.attr
             lhs = None
-            if rewrapped and not e.detail.get("tied"):  # `m.w = nn.Parameter(m.w.clamp(...))` every step
+            if rewrapped and not e.detail.tied:  # `m.w = nn.Parameter(m.w.clamp(...))` every step
                 m = re.match(r"\s*([A-Za-z_][\w.]*)\s*=[^=]", e.site.code or "") if e.site else None
                 lhs = m.group(1) if m else attr
             return found(
@@ -266,7 +266,7 @@ def _stale_optimizer(ix, tid, name, used):
                 if i < len(made.stack) - 1:
                     made = ix.frame_site(fr, made.stack[:i])
                 break
-    step = next((e for e in ix.ev if e.kind == "optimizer_step" and tid in (e.detail.get("params") or ())), None)
+    step = next((e for e in ix.ev if e.kind == "optimizer_step" and tid in (e.detail.params or ())), None)
     site = made or (step.site if step else None)
     mods = sorted({t.name.rsplit(".", 1)[0] for t in newer if "." in t.name}) or [t.name for t in newer]
     opt = (_receiver(step.site.code, ".step(") if step is not None and step.site is not None else None) \

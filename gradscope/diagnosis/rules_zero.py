@@ -143,7 +143,7 @@ def _zeroed_after_backward(ix, tid, name):
     for e in ix.ev[last + 1:]:
         if e.kind != "inplace":
             continue
-        grads_of = e.detail.get("grads_of") or [e.detail.get("grad_of")]
+        grads_of = e.detail.grads_of or [e.detail.grad_of]
         if tid not in grads_of:
             continue
         op = _opname(e)
@@ -183,7 +183,7 @@ def timing_finding(ix, tid, name, e, read):
     """`.grad` cleared after backward (``e``) and read cleared afterwards (``read``)."""
     zeroed = e.kind == "inplace"
     owners = {s.site.stack if s.site else s.index for s in ix.ev
-              if s.kind == "optimizer_step" and tid in (s.detail.get("params") or ())}
+              if s.kind == "optimizer_step" and tid in (s.detail.params or ())}
     # two optimizers hold it: one's zero_grad clears the other's
     shared = len(owners) if cleared_by_zero_grad(e) and len(owners) > 1 and not zeroed else 0
     return found(Cause.SET_TO_NONE_TIMING, e.site, name, "cleared_before_read", name, e, read, zeroed, shared,

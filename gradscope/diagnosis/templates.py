@@ -158,11 +158,11 @@ def cleared_before_read_text(name, e, read, zeroed, shared):
 def hook_replaced_gradient_text(name, h, site, arrived, late):
     """hook_replaced_gradient (hook_modified): the hook ``h`` (its body at ``site``) replaced or zeroed a non-zero
     gradient (norm ``arrived``; -1: sent, not measured). Summary, detail, fix."""
-    post = bool(h.detail.get("post_accumulate"))
+    post = bool(h.detail.post_accumulate)
     return (said(f"{name}.grad is all zeros", "backward delivered a non-zero gradient"
                  f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the "
-                 f"{'post-accumulate-grad ' if post else ''}hook {h.detail.get('hook', '')} registered"
-                 f"{' before the trace' if h.detail.get('before_trace') else _at(h.site)} "
+                 f"{'post-accumulate-grad ' if post else ''}hook {(h.detail.hook or '')} registered"
+                 f"{' before the trace' if h.detail.before_trace else _at(h.site)} "
                  f"{'zeroed .grad' if post else 'replaced it'}{_at(site)}{_code(site)}.", of=name),
             ("A post-accumulate-grad hook runs after the gradient is stored in .grad and can change it in "
              "place (pruning masks, optimizer-in-backward)." if post else

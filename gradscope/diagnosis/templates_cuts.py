@@ -174,7 +174,7 @@ def came_back_text(back):
     re-entered the computation."""
     how = _short(back.op) if back.kind == "external" else _opname(back) + "()"
     by = {"memory": "shared memory", "shape": "matching shape", "value": "matching values"}.get(
-        back.detail.get("inferred"), "")
+        back.detail.inferred, "")
     if back.kind == "external":
         return f" and came back through {how} (first used{_at(back.site)}" + (f"; linked by {by})" if by else ")")
     return f" and came back through {how}{_at(back.site)}" + (f" (linked by {by})" if by else "")

@@ -53,10 +53,10 @@ def unfreeze_unreached_note(name, on, reached):
 @words("post_accumulate_hook_cleared")
 def post_accumulate_hook_cleared_text(name, steps, site, arrived, h):
     """post_accumulate_hook_cleared (hook_modified): summary, detail, fix."""
-    where = " before the trace" if h.detail.get("before_trace") else _at(h.site)
+    where = " before the trace" if h.detail.before_trace else _at(h.site)
     summary = said(f"{name}.grad is None", f"backward delivered a gradient"
                    f"{f' (norm {arrived:.3g})' if arrived > 0 else ''}, but the post-accumulate-grad hook"
-                   f"{' `' + h.detail['hook'].rsplit('.', 1)[-1] + '`' if h.detail.get('hook') else ''} registered{where} cleared .grad{_at(site)}{_code(site)}"
+                   f"{' `' + h.detail.hook.rsplit('.', 1)[-1] + '`' if h.detail.hook else ''} registered{where} cleared .grad{_at(site)}{_code(site)}"
                    + (" after stepping the optimizer inside backward" if steps else "") + ".", of=name)
     detail = ("A post-accumulate-grad hook runs right after the gradient is stored in .grad; a hook that "
               "steps the optimizer and sets .grad to None (optimizer-in-backward) leaves no .grad to read "
@@ -164,7 +164,7 @@ def cleared_after_use_text(name, status, root, norm, readers, clear, fill):
 def param_replaced_text(name, attr, e, rewrapped, lhs):
     """param_replaced (param_recreated): the module_set ``e`` replaced (or tied) ``attr``; ``rewrapped``: by a new
     nn.Parameter around the old values, assigned to ``lhs``. Summary, detail, fix."""
-    if e.detail.get("tied"):
+    if e.detail.tied:
         fix = "tie the weights before creating the optimizer (or create it again after tying)."
     elif rewrapped:
         fix = (f"change the values in place so the optimizer keeps its Parameter: "
@@ -174,8 +174,8 @@ def param_replaced_text(name, attr, e, rewrapped, lhs):
         fix = ("create the optimizer after replacing layers (or add the new parameters with "
                "optimizer.add_param_group), and drop the old module's parameters.")
     summary = said(f"{name}.grad is None", f"{attr} was "
-                   + (f"tied to `{e.detail['tied_to']}`" if e.detail.get("tied_to") else
-                  f"replaced by a new {e.detail.get('new_class')}")
+                   + (f"tied to `{e.detail.tied_to}`" if e.detail.tied_to else
+                  f"replaced by a new {e.detail.new_class}")
                + f"{_at(e.site)}{_code(e.site)}; the forward uses the new one, while this parameter belongs to the "
                f"old instance (which the optimizer may still hold).", of=name)
     detail = ("Parameters are objects: an optimizer built before the replacement keeps updating the old "

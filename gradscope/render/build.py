@@ -73,7 +73,7 @@ def build_graph(
         ev = data.events
         for i in range(bws[-1] - 1, bws[-2], -1):
             if ev[i].kind == "optimizer_step":
-                ends = [j for j in range(i + 1, bws[-1]) if ev[j].detail.get("step") == i]
+                ends = [j for j in range(i + 1, bws[-1]) if ev[j].detail.step == i]
                 lo = (ends[0] if ends else i) + 1
                 break
     full = _Full(data, summary, lo)

@@ -159,7 +159,7 @@ class _Full:
                     (data.tensors[r.tid].producer or 0) < self.lo for r in e.inputs if r.tid in data.tensors):
                 continue  # logging left over from the previous step
             if e.kind == "module":  # op: the module's path; module: its parent's; detail: its class
-                typ = e.detail.get("class") or e.detail.get("type")
+                typ = e.detail.cls or (e.detail.extra or {}).get("type")
                 if e.op and typ and e.op not in self.module_types:
                     self.module_types[e.op] = str(typ).rsplit(".", 1)[-1]
             if e.kind == "optimizer_step":
@@ -344,12 +344,12 @@ class _Full:
     def _links(self, e: Event) -> list:
         """Inferred links of ``e``: the node keys of the events whose values came back here.
 
-        The recorder writes ``detail["links"]``: indices of those events (``numpy()`` then
-        ``torch.from_numpy``, ``item()`` then ``torch.tensor``), and ``detail["inferred"]``: how it
+        The recorder writes ``detail.links``: indices of those events (``numpy()`` then
+        ``torch.from_numpy``, ``item()`` then ``torch.tensor``), and ``detail.inferred``: how it
         knows (``"memory"``, ``"shape"``, ``"value"``).
         """
         own = ("e", e.index)
-        return [("e", ev) for ev in e.detail.get("links") or () if type(ev) is int
+        return [("e", ev) for ev in e.detail.links or () if type(ev) is int
                 and ("e", ev) in self.nodes and ("e", ev) != own]
 
 

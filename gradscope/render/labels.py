@@ -49,7 +49,7 @@ _SHAPE_ONLY_OPS = {"ones_like", "zeros_like", "empty_like", "full_like", "rand_l
 def cut_label(e: Event) -> str:
     """How a cut reads in the diagram: ``detach()``, ``numpy()``, ``.data``, ``linear under no_grad``."""
     short = op_short(e.op)
-    if e.detail.get("outputs_of") is not None:  # the integer outputs of max(dim)/topk/sort
+    if e.detail.outputs_of is not None:  # the integer outputs of max(dim)/topk/sort
         return f"{short}() indices"
     if e.cut in ("data", "data_set") and short in ("data", ".data", ".data ="):
         return ".data" if e.cut == "data" else ".data ="
