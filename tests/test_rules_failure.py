@@ -541,3 +541,21 @@ def test_a_sample_from_torch_binomial_on_the_way_to_the_loss_is_named():
             (k.sum() * other.sum()).backward()
     f = tr.failure
     assert f.cause == "nondifferentiable_op" and site_hits(f.site, "f_binomial"), f
+
+
+def test_backward_on_a_loss_of_tensors_made_before_the_trace_none_of_which_requires_grad():
+    """The loss is computed only from tensors that existed before the traced block (predictions kept from an
+    evaluation, the targets) and none requires grad: a plain requires_grad_false naming them, not "an unseen
+    cut of trainable inputs" (they were never trainable)."""
+    model = nn.Linear(3, 1)
+    x, y = torch.randn(8, 3), torch.randn(8, 1)
+    with torch.no_grad():
+        kept = model(x)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with gradscope.trace() as tr:
+            loss = F.mse_loss(kept, y)
+            loss.backward()  # loss-of-kept
+    exp = tr.failure
+    assert exp.cause == "requires_grad_false", exp
+    assert exp.site.lineno == line_of("loss-of-kept"), exp
+    assert "kept" in exp.summary and "none of the tensors" in exp.summary, exp

@@ -358,3 +358,17 @@ def test_a_zeroing_op_the_recorder_did_not_mark_is_judged_by_its_name(op, tmp_pa
     exp = gradscope.load(tmp_path / "t.json").why("logits")
     assert exp.status == "zero" and op in exp.summary, exp
     assert exp.cause == ("zero_gradient" if op == "relu" else "nondifferentiable_op"), exp
+
+
+def test_two_backwards_whose_gradients_cancel_blame_no_hook():
+    """`out.backward(retain_graph=True)` then `(-out).backward()`: non-zero gradients arrived and summed to zero in
+    .grad. No hook was registered, so none is blamed: the zero is reported without a made-up site."""
+    m = nn.Linear(3, 1)
+    x = torch.randn(4, 3)
+    with gradscope.trace() as tr:
+        out = m(x).mean()
+        out.backward(retain_graph=True)
+        (-out).backward()
+    assert float(m.weight.grad.abs().sum()) == 0.0
+    exp = tr.why(m.weight)
+    assert exp.status == "zero" and exp.cause == "zero_gradient" and "hook" not in str(exp), exp
