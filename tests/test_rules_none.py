@@ -1232,3 +1232,27 @@ def test_every_cut_is_named():
     diag, tid = load("two_cuts")
     exp = diag.why(tid)
     assert (exp.site.lineno, [s.lineno for s in exp.extra_sites]) == (case_line("cut-compare"), [case_line("cut-detach")])
+
+
+@pytest.mark.xfail(strict=True, reason="bug: verdict.bad_read counts any later backward whose graph reaches the "
+                   "leaf as a refill (`tid in leaf_grads`), also one that left its .grad None "
+                   "(backward(inputs=<other params>)): the clear then reads as 'cleared after use', cause ok")
+def test_a_clear_before_the_step_is_the_cause_also_when_a_backward_restricted_to_other_params_ran_between():
+    """A GAN step: G's backward, G's zero_grad() too early, D's backward restricted to D's parameters
+    (`inputs=`), D's step, then G's step, which finds G's gradients cleared. D's backward reaches G's leaves in
+    the graph but fills nothing there, so it is no refill: the clear is the cause."""
+    G, D = nn.Linear(4, 4), nn.Linear(4, 1)
+    opt_g = torch.optim.SGD(G.parameters(), lr=0.1)
+    opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        z, real = torch.randn(8, 4), torch.randn(8, 4)
+        g_loss = -D(G(z)).mean()
+        g_loss.backward()
+        opt_g.zero_grad()  # L:g_clear_early
+        d_loss = D(G(z)).mean() - D(real).mean()
+        d_loss.backward(inputs=list(D.parameters()))
+        opt_d.step()
+        opt_g.step()
+    assert G.weight.grad is None
+    exp = tr.why(G.weight)
+    assert exp.cause == "set_to_none_timing" and on_line(exp.site, "g_clear_early"), exp
