@@ -559,3 +559,19 @@ def test_backward_on_a_loss_of_tensors_made_before_the_trace_none_of_which_requi
     assert exp.cause == "requires_grad_false", exp
     assert exp.site.lineno == line_of("loss-of-kept"), exp
     assert "kept" in exp.summary and "none of the tensors" in exp.summary, exp
+
+
+def test_an_inplace_write_outside_the_traced_block_is_named_as_unseen():
+    """The forward and an in-place write into a saved activation ran before the traced block, which holds only
+    the backward: the error is still an in-place modification of a saved tensor, reported at the backward with
+    the message, saying the trace did not see the write, and the fix says what to look for."""
+    lin = nn.Linear(3, 3)
+    h = torch.sigmoid(lin(torch.randn(2, 3)))  # sigmoid saves its output for backward
+    h.mul_(2)  # scaled in place, outside the trace
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        with gradscope.trace() as tr:
+            h.sum().backward()  # unseen-write
+    exp = tr.failure
+    assert exp.cause == "inplace_saved_tensor" and exp.site.lineno == line_of("unseen-write"), exp
+    assert "did not see the write" in exp.summary and "version" in exp.detail, exp
+    assert "in-place writes" in exp.fix, exp

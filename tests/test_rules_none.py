@@ -1256,3 +1256,15 @@ def test_a_clear_before_the_step_is_the_cause_also_when_a_backward_restricted_to
     assert G.weight.grad is None
     exp = tr.why(G.weight)
     assert exp.cause == "set_to_none_timing" and on_line(exp.site, "g_clear_early"), exp
+
+
+def test_a_non_leaf_made_before_the_trace_is_still_a_non_leaf():
+    """`w = torch.randn(..., requires_grad=True) * 0.01` before the traced block (the classic scaled init): the
+    trace never saw what computed w, yet w is not a leaf, and that is the answer (no site to name)."""
+    w = torch.randn(3, 2, requires_grad=True) * 0.01
+    x = torch.randn(4, 3)
+    with gradscope.trace() as tr:
+        (x @ w).pow(2).mean().backward()
+    exp = tr.why(w)
+    assert exp.cause == "non_leaf_no_retain_grad" and "`w` is not a leaf" in exp.summary, exp
+    assert "w.retain_grad()" in exp.fix, exp

@@ -529,3 +529,30 @@ def test_a_checkpoint_saved_in_the_step_is_no_use_of_a_parameter_no_call_used(tm
     exp = tr.why(m.spare_proj.weight)
     assert exp.cause == "unused_parameter", exp
     assert exp.site is not None and exp.site.lineno == line_of("spare-defined"), exp
+
+
+def test_a_switched_off_forward_hook_adapter_of_a_module_called_normally_is_not_a_skipped_hook():
+    """An adapter applied by a forward hook only while `adapter.enabled`: switched off, its parameters get no
+    gradient although the hooked module was called the normal way (`backbone(x)`, hooks ran): never used,
+    not "run as .forward(x), which skips its hooks"."""
+    class Adapter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.down = nn.Linear(4, 2, bias=False)
+            self.up = nn.Linear(2, 4, bias=False)
+            self.enabled = False
+
+    backbone, head, adapter = nn.Linear(4, 4), nn.Linear(4, 1), Adapter()
+    h = backbone.register_forward_hook(
+        lambda m, i, o: o + adapter.up(adapter.down(i[0])) if adapter.enabled else None)
+    opt = torch.optim.SGD([*backbone.parameters(), *head.parameters(), *adapter.parameters()], lr=0.1)
+    try:
+        with gradscope.trace() as tr:
+            feats = backbone(torch.randn(3, 4))
+            head(feats).sum().backward()
+            opt.step()
+    finally:
+        h.remove()
+    exp = tr.why(adapter.down.weight)
+    assert exp.cause == "unused_parameter" and "never used" in exp.summary, exp
+    assert "skips its hooks" not in exp.summary and ".forward(x)" not in exp.fix, exp
