@@ -575,3 +575,21 @@ def test_an_inplace_write_outside_the_traced_block_is_named_as_unseen():
     assert exp.cause == "inplace_saved_tensor" and exp.site.lineno == line_of("unseen-write"), exp
     assert "did not see the write" in exp.summary and "version" in exp.detail, exp
     assert "in-place writes" in exp.fix, exp
+
+
+@pytest.mark.parametrize("n", [1, 4, 5])
+def test_a_backward_on_a_frozen_model_lists_four_frozen_names_and_counts_the_rest(n):
+    """Every layer frozen by one loop, then backward: the summary names up to four frozen parameters and counts
+    the rest ("and 1 more" for five, nothing for four), with "was" for one and "were" for several."""
+    model = nn.Sequential(*[nn.Linear(2, 2, bias=False) for _ in range(n)])
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with gradscope.trace() as tr:
+            for p in model.parameters():
+                p.requires_grad_(False)  # freeze-all
+            model(torch.randn(3, 2)).sum().backward()
+    exp = tr.failure
+    assert exp.cause == "frozen_param" and exp.site.lineno == line_of("freeze-all"), exp
+    shown = re.findall(r"\b\d\.weight\b", exp.summary)
+    assert len(shown) == min(n, 4) and len(set(shown)) == len(shown), exp.summary
+    assert (f"and {n - 4} more" in exp.summary) == (n > 4) and ("more" in exp.summary) == (n > 4), exp.summary
+    assert ("was frozen" if n == 1 else "were frozen") in exp.summary, exp.summary
