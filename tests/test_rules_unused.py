@@ -11,6 +11,7 @@ never hard-coded; tests/_rules_helpers.py), the names in the summary and the fix
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 import torch
@@ -556,3 +557,30 @@ def test_a_switched_off_forward_hook_adapter_of_a_module_called_normally_is_not_
     exp = tr.why(adapter.down.weight)
     assert exp.cause == "unused_parameter" and "never used" in exp.summary, exp
     assert "skips its hooks" not in exp.summary and ".forward(x)" not in exp.fix, exp
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_a_stale_optimizer_lists_three_replaced_layers_and_marks_more(k):
+    """An optimizer built before the heads were rebuilt: the summary names the layers the forward trains that no
+    optimizer holds, up to three, with an ellipsis only when there are more."""
+    class Heads(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.heads = nn.ModuleList(nn.Linear(3, 1) for _ in range(k))
+
+        def forward(self, x):
+            return sum(h(x) for h in self.heads)
+
+    m = Heads()
+    old = m.heads[0].weight
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    m.heads = nn.ModuleList(nn.Linear(3, 1) for _ in range(k))  # rebuilt after the optimizer
+    with gradscope.trace() as tr:
+        opt.zero_grad()
+        m(torch.randn(2, 3)).sum().backward()
+        opt.step()
+    exp = tr.why(old)
+    assert exp.cause == "param_recreated", exp
+    shown = re.findall(r"`heads\.\d`", exp.summary)
+    assert len(shown) == min(k, 3) and len(set(shown)) == len(shown), exp.summary
+    assert ("…" in exp.summary) == (k > 3), exp.summary
