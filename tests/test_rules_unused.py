@@ -584,3 +584,28 @@ def test_a_stale_optimizer_lists_three_replaced_layers_and_marks_more(k):
     shown = re.findall(r"`heads\.\d`", exp.summary)
     assert len(shown) == min(k, 3) and len(set(shown)) == len(shown), exp.summary
     assert ("…" in exp.summary) == (k > 3), exp.summary
+
+
+@pytest.mark.parametrize("k", [4, 5])
+def test_unused_layers_defined_on_one_line_are_one_problem_naming_four_and_counting_the_rest(k):
+    """A ModuleList of spare layers no forward calls, built on one line: one problem for all of them (same cause,
+    same line), its target naming up to four parameters and counting the rest."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(3, 1)
+            self.spare = nn.ModuleList(nn.Linear(3, 3, bias=False) for _ in range(k))  # L:spares
+
+        def forward(self, x):
+            return self.body(x)
+
+    m = Net()
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        m(torch.randn(2, 3)).sum().backward()
+        opt.step()
+    (p,) = tr.problems()
+    assert p.cause == "unused_parameter" and M.site_hits(p.site, "spares"), p
+    names = [f"spare.{i}.weight" for i in range(k)]
+    assert p.target == ", ".join(names[:4]) + (f" and {k - 4} more" if k > 4 else ""), p.target
+    assert p.summary.startswith(p.target + ": "), p.summary
