@@ -119,6 +119,15 @@ EQUIVALENT: dict[str, str] = {
         "recorder registers every tensor an in-place event names",
     "gradscope/diagnosis/common.py:86:table:8":
         "'torch.nn.functional' in _MODULE_NAMES: the same test also accepts any receiver starting with 'torch.'",
+    "gradscope/diagnosis/templates.py:16:boolop:0":
+        "`isinstance(norm, (int, float)) or norm is not None`: a gradient's norm is a float or None (the recorder's "
+        "_grad_status, a saved trace's JSON number), so both forms agree on every norm the diagnosis is given",
+    "gradscope/diagnosis/rules_failure.py:271:compare:3":
+        "`p.index < x.index <= bw.index`: x is an optimizer_step event and bw a backward event, two events of one "
+        "trace, so their indices are never equal",
+    "gradscope/diagnosis/wording.py:192:return:0":
+        "grad_off_text returns None instead of '' for no switch: both callers (templates_cuts' off_by, "
+        "templates_failure's off) only test the text for truth before using it, and both are false",
 }
 
 COMPARE_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
