@@ -128,6 +128,9 @@ EQUIVALENT: dict[str, str] = {
     "gradscope/diagnosis/wording.py:192:return:0":
         "grad_off_text returns None instead of '' for no switch: both callers (templates_cuts' off_by, "
         "templates_failure's off) only test the text for truth before using it, and both are false",
+    "gradscope/diagnosis/templates.py:756:string:0":
+        "'round' dropped from the ops a straight-through fix names: an op outside the tuple falls back to 'round', "
+        "so round still gets `torch.round`",
 }
 
 COMPARE_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
