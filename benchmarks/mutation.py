@@ -119,6 +119,18 @@ EQUIVALENT: dict[str, str] = {
         "recorder registers every tensor an in-place event names",
     "gradscope/diagnosis/common.py:86:table:8":
         "'torch.nn.functional' in _MODULE_NAMES: the same test also accepts any receiver starting with 'torch.'",
+    "gradscope/diagnosis/templates_shared.py:17:boolop:0":
+        "`isinstance(norm, (int, float)) or norm is not None`: a gradient's norm is a float or None (the recorder's "
+        "_grad_status, a saved trace's JSON number), so both forms agree on every norm the diagnosis is given",
+    "gradscope/diagnosis/rules_failure.py:270:compare:3":
+        "`p.index < x.index <= bw.index`: x is an optimizer_step event and bw a backward event, two events of one "
+        "trace, so their indices are never equal",
+    "gradscope/diagnosis/wording.py:221:return:0":
+        "grad_off_text returns None instead of '' for no switch: both callers (templates_cuts' off_by, "
+        "templates_failure's off) only test the text for truth before using it, and both are false",
+    "gradscope/diagnosis/templates_shared.py:272:string:0":
+        "'round' dropped from the ops a straight-through fix names: an op outside the tuple falls back to 'round', "
+        "so round still gets `torch.round`",
 }
 #: _record/_ops.py's _PROPS (lines 30-32, 25 entries): _SKIP also takes the getter of every C-level tensor property not
 #: in _TENSOR_PROPS (tensor_getsets()), which holds each of these (checked on torch 2.13: _PROPS adds nothing to it),

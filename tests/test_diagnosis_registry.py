@@ -178,3 +178,31 @@ def test_every_cause_has_a_focused_test():
     src = "\n".join(p.read_text(encoding="utf-8") for p in files)
     missing = [c for c in CAUSES if f'"{c}"' not in src]
     assert not missing, f"causes without a focused test in {[p.name for p in files]}: {missing}"
+
+
+# ----------------------------------------------------------------------------- each rule's words, as recorded
+#: every rule's explanation of its recorded case (str() and to_json(), paths under the repo as {REPO}): the
+#: wording is a pure function of the finding, so any change to a rule's cause, site, evidence, names or text shows
+#: here first. After an intended change (or re-recording the fixtures with record_rules.py), regenerate with
+#: ``GRADSCOPE_REGEN_GOLDEN=1 pytest tests/test_diagnosis_registry.py`` and review the diff.
+EXPLAINED = ROOT / "tests" / "golden" / "rule_explanations.json"
+REGEN = os.environ.get("GRADSCOPE_REGEN_GOLDEN") == "1"
+
+
+def _as_recorded(exp) -> dict:
+    root = str(ROOT) + os.sep
+    return json.loads(json.dumps({"str": str(exp), "json": exp.to_json()}).replace(json.dumps(root)[1:-1], "{REPO}/"))
+
+
+@pytest.mark.parametrize("rule", sorted(RULE_CASES))
+def test_every_rule_words_its_case_as_recorded(rule):
+    d, q = _load(rule)
+    got = _as_recorded(_decide(d, q))
+    known = json.loads(EXPLAINED.read_text(encoding="utf-8")) if EXPLAINED.exists() else {}
+    if REGEN and known.get(rule) != got:
+        known[rule] = got
+        EXPLAINED.write_text(json.dumps(dict(sorted(known.items())), indent=1, ensure_ascii=False) + "\n",
+                             encoding="utf-8")
+    assert rule in known, f"no recorded explanation for {rule}: run GRADSCOPE_REGEN_GOLDEN=1 pytest {__file__}"
+    assert got["str"] == known[rule]["str"]
+    assert got["json"] == known[rule]["json"]

@@ -835,3 +835,55 @@ def test_a_dtype_error_with_registered_layers_is_not_blamed_on_a_container():
         with gradscope.trace() as tr:
             lin(torch.randn(4, 3, dtype=torch.float64))
     assert tr.failure.cause != "unregistered_container"
+
+
+def test_backward_on_a_loss_of_tensors_made_before_the_trace_none_of_which_requires_grad():
+    """The loss is computed only from tensors that existed before the traced block (predictions kept from an
+    evaluation, the targets) and none requires grad: a plain requires_grad_false naming them, not "an unseen
+    cut of trainable inputs" (they were never trainable)."""
+    model = nn.Linear(3, 1)
+    x, y = torch.randn(8, 3), torch.randn(8, 1)
+    with torch.no_grad():
+        kept = model(x)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with gradscope.trace() as tr:
+            loss = F.mse_loss(kept, y)
+            loss.backward()  # loss-of-kept
+    exp = tr.failure
+    assert exp.cause == "requires_grad_false", exp
+    assert exp.site.lineno == line_of("loss-of-kept"), exp
+    assert "kept" in exp.summary and "none of the tensors" in exp.summary, exp
+
+
+def test_an_inplace_write_outside_the_traced_block_is_named_as_unseen():
+    """The forward and an in-place write into a saved activation ran before the traced block, which holds only
+    the backward: the error is still an in-place modification of a saved tensor, reported at the backward with
+    the message, saying the trace did not see the write, and the fix says what to look for."""
+    lin = nn.Linear(3, 3)
+    h = torch.sigmoid(lin(torch.randn(2, 3)))  # sigmoid saves its output for backward
+    h.mul_(2)  # scaled in place, outside the trace
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        with gradscope.trace() as tr:
+            h.sum().backward()  # unseen-write
+    exp = tr.failure
+    assert exp.cause == "inplace_saved_tensor" and exp.site.lineno == line_of("unseen-write"), exp
+    assert "did not see the write" in exp.summary and "version" in exp.detail, exp
+    assert "in-place writes" in exp.fix, exp
+
+
+@pytest.mark.parametrize("n", [1, 4, 5])
+def test_a_backward_on_a_frozen_model_lists_four_frozen_names_and_counts_the_rest(n):
+    """Every layer frozen by one loop, then backward: the summary names up to four frozen parameters and counts
+    the rest ("and 1 more" for five, nothing for four), with "was" for one and "were" for several."""
+    model = nn.Sequential(*[nn.Linear(2, 2, bias=False) for _ in range(n)])
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with gradscope.trace() as tr:
+            for p in model.parameters():
+                p.requires_grad_(False)  # freeze-all
+            model(torch.randn(3, 2)).sum().backward()
+    exp = tr.failure
+    assert exp.cause == "frozen_param" and exp.site.lineno == line_of("freeze-all"), exp
+    shown = re.findall(r"\b\d\.weight\b", exp.summary)
+    assert len(shown) == min(n, 4) and len(set(shown)) == len(shown), exp.summary
+    assert (f"and {n - 4} more" in exp.summary) == (n > 4) and ("more" in exp.summary) == (n > 4), exp.summary
+    assert ("was frozen" if n == 1 else "were frozen") in exp.summary, exp.summary

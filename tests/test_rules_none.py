@@ -1254,3 +1254,39 @@ def test_a_weight_norm_applied_after_the_optimizer_is_named_by_its_function(lega
             opt.step()
     exp = tr.why(old)
     assert_explains(exp, "param_recreated", "went through weight_norm()", "w_param_fn", "before creating the optimizer")
+
+
+@pytest.mark.xfail(strict=True, reason="bug: verdict.bad_read counts any later backward whose graph reaches the "
+                   "leaf as a refill (`tid in leaf_grads`), also one that left its .grad None "
+                   "(backward(inputs=<other params>)): the clear then reads as 'cleared after use', cause ok")
+def test_a_clear_before_the_step_is_the_cause_also_when_a_backward_restricted_to_other_params_ran_between():
+    """A GAN step: G's backward, G's zero_grad() too early, D's backward restricted to D's parameters
+    (`inputs=`), D's step, then G's step, which finds G's gradients cleared. D's backward reaches G's leaves in
+    the graph but fills nothing there, so it is no refill: the clear is the cause."""
+    G, D = nn.Linear(4, 4), nn.Linear(4, 1)
+    opt_g = torch.optim.SGD(G.parameters(), lr=0.1)
+    opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        z, real = torch.randn(8, 4), torch.randn(8, 4)
+        g_loss = -D(G(z)).mean()
+        g_loss.backward()
+        opt_g.zero_grad()  # L:g_clear_early
+        d_loss = D(G(z)).mean() - D(real).mean()
+        d_loss.backward(inputs=list(D.parameters()))
+        opt_d.step()
+        opt_g.step()
+    assert G.weight.grad is None
+    exp = tr.why(G.weight)
+    assert exp.cause == "set_to_none_timing" and on_line(exp.site, "g_clear_early"), exp
+
+
+def test_a_non_leaf_made_before_the_trace_is_still_a_non_leaf():
+    """`w = torch.randn(..., requires_grad=True) * 0.01` before the traced block (the classic scaled init): the
+    trace never saw what computed w, yet w is not a leaf, and that is the answer (no site to name)."""
+    w = torch.randn(3, 2, requires_grad=True) * 0.01
+    x = torch.randn(4, 3)
+    with gradscope.trace() as tr:
+        (x @ w).pow(2).mean().backward()
+    exp = tr.why(w)
+    assert exp.cause == "non_leaf_no_retain_grad" and "`w` is not a leaf" in exp.summary, exp
+    assert "w.retain_grad()" in exp.fix, exp

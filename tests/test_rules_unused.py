@@ -11,6 +11,7 @@ never hard-coded; tests/_rules_helpers.py), the names in the summary and the fix
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 import torch
@@ -529,3 +530,82 @@ def test_a_checkpoint_saved_in_the_step_is_no_use_of_a_parameter_no_call_used(tm
     exp = tr.why(m.spare_proj.weight)
     assert exp.cause == "unused_parameter", exp
     assert exp.site is not None and exp.site.lineno == line_of("spare-defined"), exp
+
+
+def test_a_switched_off_forward_hook_adapter_of_a_module_called_normally_is_not_a_skipped_hook():
+    """An adapter applied by a forward hook only while `adapter.enabled`: switched off, its parameters get no
+    gradient although the hooked module was called the normal way (`backbone(x)`, hooks ran): never used,
+    not "run as .forward(x), which skips its hooks"."""
+    class Adapter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.down = nn.Linear(4, 2, bias=False)
+            self.up = nn.Linear(2, 4, bias=False)
+            self.enabled = False
+
+    backbone, head, adapter = nn.Linear(4, 4), nn.Linear(4, 1), Adapter()
+    h = backbone.register_forward_hook(
+        lambda m, i, o: o + adapter.up(adapter.down(i[0])) if adapter.enabled else None)
+    opt = torch.optim.SGD([*backbone.parameters(), *head.parameters(), *adapter.parameters()], lr=0.1)
+    try:
+        with gradscope.trace() as tr:
+            feats = backbone(torch.randn(3, 4))
+            head(feats).sum().backward()
+            opt.step()
+    finally:
+        h.remove()
+    exp = tr.why(adapter.down.weight)
+    assert exp.cause == "unused_parameter" and "never used" in exp.summary, exp
+    assert "skips its hooks" not in exp.summary and ".forward(x)" not in exp.fix, exp
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_a_stale_optimizer_lists_three_replaced_layers_and_marks_more(k):
+    """An optimizer built before the heads were rebuilt: the summary names the layers the forward trains that no
+    optimizer holds, up to three, with an ellipsis only when there are more."""
+    class Heads(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.heads = nn.ModuleList(nn.Linear(3, 1) for _ in range(k))
+
+        def forward(self, x):
+            return sum(h(x) for h in self.heads)
+
+    m = Heads()
+    old = m.heads[0].weight
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    m.heads = nn.ModuleList(nn.Linear(3, 1) for _ in range(k))  # rebuilt after the optimizer
+    with gradscope.trace() as tr:
+        opt.zero_grad()
+        m(torch.randn(2, 3)).sum().backward()
+        opt.step()
+    exp = tr.why(old)
+    assert exp.cause == "param_recreated", exp
+    shown = re.findall(r"`heads\.\d`", exp.summary)
+    assert len(shown) == min(k, 3) and len(set(shown)) == len(shown), exp.summary
+    assert ("…" in exp.summary) == (k > 3), exp.summary
+
+
+@pytest.mark.parametrize("k", [4, 5])
+def test_unused_layers_defined_on_one_line_are_one_problem_naming_four_and_counting_the_rest(k):
+    """A ModuleList of spare layers no forward calls, built on one line: one problem for all of them (same cause,
+    same line), its target naming up to four parameters and counting the rest."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(3, 1)
+            self.spare = nn.ModuleList(nn.Linear(3, 3, bias=False) for _ in range(k))  # L:spares
+
+        def forward(self, x):
+            return self.body(x)
+
+    m = Net()
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        m(torch.randn(2, 3)).sum().backward()
+        opt.step()
+    (p,) = tr.problems()
+    assert p.cause == "unused_parameter" and M.site_hits(p.site, "spares"), p
+    names = [f"spare.{i}.weight" for i in range(k)]
+    assert p.target == ", ".join(names[:4]) + (f" and {k - 4} more" if k > 4 else ""), p.target
+    assert p.summary.startswith(p.target + ": "), p.summary

@@ -358,3 +358,36 @@ def test_a_zeroing_op_the_recorder_did_not_mark_is_judged_by_its_name(op, tmp_pa
     exp = gradscope.load(tmp_path / "t.json").why("logits")
     assert exp.status == "zero" and op in exp.summary, exp
     assert exp.cause == ("zero_gradient" if op == "relu" else "nondifferentiable_op"), exp
+
+
+def test_two_backwards_whose_gradients_cancel_blame_no_hook():
+    """`out.backward(retain_graph=True)` then `(-out).backward()`: non-zero gradients arrived and summed to zero in
+    .grad. No hook was registered, so none is blamed: the zero is reported without a made-up site."""
+    m = nn.Linear(3, 1)
+    x = torch.randn(4, 3)
+    with gradscope.trace() as tr:
+        out = m(x).mean()
+        out.backward(retain_graph=True)
+        (-out).backward()
+    assert float(m.weight.grad.abs().sum()) == 0.0
+    exp = tr.why(m.weight)
+    assert exp.status == "zero" and exp.cause == "zero_gradient" and "hook" not in str(exp), exp
+
+
+@pytest.mark.xfail(strict=True, reason="bug: a torch.autograd.grad call after zero_grad(set_to_none=False) makes "
+                   "verdict.cleared_after_use give up (its 'cleared, then the next gradient came from autograd.grad' "
+                   "case), and no zero rule names the recorded zero_grad(): 'the trace did not record which operation "
+                   "zeroed it'; without the autograd.grad call the same step is 'ok, zeroed for the next step'")
+def test_a_gradient_zeroed_by_zero_grad_is_named_there_also_when_autograd_grad_logs_a_norm_afterwards():
+    """backward, step, zero_grad(set_to_none=False), then torch.autograd.grad to log a gradient norm (it writes
+    no .grad): the zeros in .grad come from that zero_grad() line, which the explanation names."""
+    m = nn.Linear(3, 1)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    x = torch.randn(4, 3)
+    with gradscope.trace() as tr:
+        m(x).pow(2).mean().backward()
+        opt.step()
+        opt.zero_grad(set_to_none=False)  # L:zeroed_for_next_step
+        torch.autograd.grad(m(x).pow(2).mean(), [m.weight])
+    exp = tr.why(m.weight)
+    assert at("zeroed_for_next_step") in exp.summary, exp

@@ -18,6 +18,8 @@ the run until the entry is removed.
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import warnings
 from pathlib import Path
 
@@ -87,7 +89,25 @@ def _why(row: dict) -> str:
     return head + ("\n" + row["text"] if row.get("text") else "") + ("\n" + row["detail"] if row.get("detail") else "")
 
 
-def _assert_scenario(path: Path):
+#: every in-repo scenario's explanation as str() writes it (the scorer keeps its first 1500 characters): the cause
+#: and site above are what the scenario is for; this holds the rest of what the user reads (names, lines, the
+#: other sites, the fix) to what it was, so a change in any rule's or template's output shows here. After an
+#: intended change, regenerate with ``GRADSCOPE_REGEN_GOLDEN=1 pytest tests/test_scenarios.py`` and review the diff.
+EXPLAINED = HERE / "golden" / "scenario_explanations.json"
+REGEN = os.environ.get("GRADSCOPE_REGEN_GOLDEN") == "1"
+
+
+def _assert_words_as_recorded(tag: str, text):
+    known = json.loads(EXPLAINED.read_text(encoding="utf-8")) if EXPLAINED.exists() else {}
+    if REGEN and known.get(tag) != text:
+        known[tag] = text
+        EXPLAINED.write_text(json.dumps(dict(sorted(known.items())), indent=1, ensure_ascii=False) + "\n",
+                             encoding="utf-8")
+    assert tag in known, f"no recorded explanation for {tag}: run GRADSCOPE_REGEN_GOLDEN=1 pytest {__file__}"
+    assert text == known[tag]
+
+
+def _assert_scenario(path: Path, words: bool = False):
     row = _score(path)
     assert row["status"] != "invalid-scenario", f"the scenario itself does not show its bug: {_why(row)}"
     assert row["status"] not in ("trace-failed", "why-raised", "checker-error"), _why(row)
@@ -95,6 +115,8 @@ def _assert_scenario(path: Path):
     assert row.get("cause_ok"), f"wrong cause: {_why(row)}"
     assert row.get("site_ok"), f"wrong site: {_why(row)}"
     assert row["status"] == "pass", _why(row)
+    if words:
+        _assert_words_as_recorded(f"{path.parent.name}/{path.name}", row.get("text"))
 
 
 @pytest.mark.skipif(not SHARED_CASES, reason=f"shared scenarios not found at {SHARED}")
@@ -105,7 +127,7 @@ def test_shared_scenario(path):
 
 @pytest.mark.parametrize("path", CASES)
 def test_scenario(path):
-    _assert_scenario(path)
+    _assert_scenario(path, words=True)
 
 
 def test_known_gaps_name_existing_scenarios():
