@@ -154,3 +154,9 @@ def test_scenario_folder_is_well_formed(folder):
         assert (mod.CAUSE == "ok") == (mod.EXPECT == "grad_ok"), n
         assert mod.EXPECT == "backward_error" or isinstance(mod.QUERY, str), n
         SCORING.cut_line(str(folder / n), mod.CUT_LINE_MARK)
+
+
+def test_the_recorded_explanations_name_only_scenarios_that_exist():
+    """A scenario removed or renamed takes its recorded explanation with it (no stale goldens)."""
+    known = json.loads(EXPLAINED.read_text(encoding="utf-8"))
+    assert not [k for k in known if not (HERE / "scenarios" / k).exists()]
