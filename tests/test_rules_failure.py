@@ -887,3 +887,51 @@ def test_a_backward_on_a_frozen_model_lists_four_frozen_names_and_counts_the_res
     assert len(shown) == min(n, 4) and len(set(shown)) == len(shown), exp.summary
     assert (f"and {n - 4} more" in exp.summary) == (n > 4) and ("more" in exp.summary) == (n > 4), exp.summary
     assert ("was frozen" if n == 1 else "were frozen") in exp.summary, exp.summary
+
+
+# --- anomaly_nonfinite: each op at the edge of its domain gets its own guard ---------------------------------------
+
+def _edge_asin(h):
+    s = torch.sigmoid(h) * 0 + 1.0
+    return torch.asin(s)  # L:edge_asin
+
+
+def _edge_div(h):
+    share = (h * 0) / (h * 0).sum(dim=1, keepdim=True)  # L:edge_div
+    return share
+
+
+def _edge_log(h):
+    p = torch.sigmoid(h) * 0  # (a probability that underflowed to 0)
+    return torch.log(p)  # L:edge_log
+
+
+def _edge_sqrt(h):
+    return torch.sqrt(h * 0)  # L:edge_sqrt
+
+
+def _edge_atanh(h):
+    r = torch.tanh(h) * 0 + 1.0
+    return torch.atanh(r)  # L:edge_atanh
+
+
+def _edge_pow(h):
+    return (h * 0) ** 0.5  # L:edge_pow
+
+
+_EDGES = {"asin": (_edge_asin, "1 - 1e-7"), "div": (_edge_div, "denominator"), "log": (_edge_log, "log space"),
+          "sqrt": (_edge_sqrt, "inside the root"), "atanh": (_edge_atanh, "atanh("),
+          "pow": (_edge_pow, "base away from 0")}
+
+
+@pytest.mark.parametrize("op", sorted(_EDGES))
+def test_anomaly_nan_at_the_edge_of_an_ops_domain_names_its_line_and_its_own_guard(op):
+    edge, guard = _EDGES[op]
+    enc = _Embed()
+
+    def step():
+        edge(enc(torch.randn(3, 6))).mean().backward()
+
+    f = _anomaly_failure(step)
+    assert f.cause == "nonfinite_gradient" and site_hits(f.site, f"edge_{op}"), f
+    assert f"{op}()" in f.summary and guard in f.fix, (f.summary, f.fix)

@@ -326,7 +326,7 @@ def anomaly_nonfinite_text(root, named, node, op, e):
     """anomaly_nonfinite (nonfinite_gradient): anomaly mode stopped backward at the node ``named`` (its NaN); ``node``
     (of the forward event ``e``, op ``op``) sent the first inf/nan gradient."""
     why, fix = nonfinite_reason_fix(op)
-    where = f"the backward of {op}(){_at(e.site)}{_code(e.site)}"
+    where = f"the backward of {op.strip('_') or op}(){_at(e.site)}{_code(e.site)}"  # (`a ** p` runs __pow__)
     summary = said(f"backward on `{root}` failed",
                    f"anomaly detection found NaN in the gradient returned by {where}." if node.name == named else
                    f"anomaly detection found NaN in {named}; the first non-finite gradient came from {where} "
