@@ -35,8 +35,18 @@ def _assigned_at(cls, attr):
     return None
 
 
+_USER_CLASS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # class -> _user_class(class), asked once
+
+
 def _user_class(cls) -> bool:
     """A class whose ``__init__`` is the user's (library modules keep their modules registered: not looked at)."""
+    hit = _USER_CLASS.get(cls)
+    if hit is None:
+        hit = _USER_CLASS[cls] = _is_user_class(cls)
+    return hit
+
+
+def _is_user_class(cls) -> bool:
     for klass in cls.__mro__:
         code = getattr(vars(klass).get("__init__"), "__code__", None)
         if code is not None:
@@ -44,23 +54,28 @@ def _user_class(cls) -> bool:
     return False
 
 
-def scan(root, name, into: list, seen: set, internal) -> None:
+def scan(root, name, into: list, seen: set, internal, mods=None) -> None:
     """Append to ``into`` the plain containers of ``root`` (called ``name``) and of its submodules of the user's
     classes: owner (a name), class, attr, kind, the line that assigned it (a Frame as JSON, or None) and its
     members (key, class, weak references to their parameters: tids are taken at stop, :func:`resolved`).
-    ``seen``: ids of the modules already looked at in this trace."""
+    ``seen``: ids of the modules already looked at in this trace; ``mods``: ``root.named_modules()`` when the
+    caller walked it already."""
+    if id(root) in seen:
+        return
     try:
-        subs = list(root.named_modules())
+        subs = mods if mods is not None else list(root.named_modules())
     except Exception as e:  # a user's module whose named_modules() raises: nothing to say about it
         internal(e)
         return
+    users: dict = {}  # (one question per class: most models are a few classes many times)
     for path, m in subs:
-        if id(m) in seen:
+        cls = type(m)
+        user = users.get(cls)
+        if user is None:
+            user = users[cls] = _user_class(cls)
+        if not user or id(m) in seen:
             continue
         seen.add(id(m))
-        cls = type(m)
-        if not _user_class(cls):
-            continue
         for attr, v in vars(m).items():
             if attr in _MODULE_ATTRS or type(v) not in _PLAIN or not v:
                 continue
@@ -77,6 +92,7 @@ def scan(root, name, into: list, seen: set, internal) -> None:
                     refs = []
                 entry["members"].append({"key": str(key), "class": type(sub).__name__, "params": refs})
             into.append(entry)
+    seen.add(id(root))
 
 
 def resolved(entries: list, tid_of) -> list:

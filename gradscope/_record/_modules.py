@@ -250,7 +250,6 @@ class Modules:
         self._live = live
         self.roots[new] = None
         self._root_of[id(root)] = new
-        scan(root, var or new.cls, self.containers, self.container_seen, self._sink.internal)  # (while alive)
         full = inside
         for r in gone:
             self._forget(r)
@@ -368,6 +367,9 @@ class Modules:
         earlier live root holds (the first root holding a shared module names it). Returns the tensors'
         ids."""
         mp, src, names, tied = self.mod_path, self.param_src, self.param_names, self.tied_names
+        root = r.ref()
+        if root is not None:  # its plain containers of modules, while it is alive (from the walk just made)
+            scan(root, r.var or r.cls, self.containers, self.container_seen, self._sink.internal, mods)
         d = mp._d
         mids, ids = [], []
         for path, m in mods:
