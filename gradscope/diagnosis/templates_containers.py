@@ -4,6 +4,11 @@ from __future__ import annotations
 from .wording import _at, _code, said, words
 
 
+_UNREGISTERED = ("nn.Module registers a layer assigned as an attribute, or held in nn.ModuleList/nn.ModuleDict; layers "
+                 "inside a plain list or dict are invisible to parameters(), .to(), .double(), state_dict() and "
+                 "train().")
+
+
 def _held(c) -> str:
     kind = {"list": "a plain Python list", "tuple": "a plain tuple", "dict": "a plain Python dict"}.get(c["kind"], "a plain container")
     return f"`{c['owner']}.{c['attr']}` is {kind}"
@@ -28,8 +33,7 @@ def plain_container_text(name, c, m, optimizers):
            "so parameters() (an optimizer, clipping, a hand-written update over it) never sees it")
     summary = said(f"{name} is not registered in its model",
                    f"{_held(c)}{_stored(c)}, and the {m['class']} at [{m['key']}] sits in it; {why}.")
-    detail = ("nn.Module registers a layer assigned as an attribute, or held in nn.ModuleList/nn.ModuleDict; layers "
-              "inside a plain list or dict are invisible to parameters(), .to(), .double(), state_dict() and train().")
+    detail = _UNREGISTERED
     return summary, detail, _container_fix(c)
 
 
@@ -40,6 +44,5 @@ def plain_container_error_text(c, site, message):
     summary = said(f"the step failed{_at(site)}{_code(site)}",
                    f"{message.rstrip('.')}. {_held(c)}{_stored(c)}: the layers in it are not registered, so "
                    "parameters() does not give their parameters, and .to()/.double() never converted them.")
-    detail = ("nn.Module registers a layer assigned as an attribute, or held in nn.ModuleList/nn.ModuleDict; layers "
-              "inside a plain list or dict are invisible to parameters(), .to(), .double(), state_dict() and train().")
+    detail = _UNREGISTERED
     return summary, detail, _container_fix(c)
