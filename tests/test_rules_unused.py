@@ -152,6 +152,47 @@ def test_dtype_conversion_of_the_model_is_not_the_cut_of_a_skipped_layer():
         [str(e) for e in tr.data.events if e.kind == "cut"]
 
 
+class _Patched(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Linear(3, 3)
+        self.refine = nn.Linear(3, 3)
+
+    def forward(self, x):
+        h = self.first(x)
+        if h.shape[0] < 8:
+            return h  # w_patched_return
+        return self.refine(h)
+
+
+def _forward_later(self, x):
+    h = self.first(x)
+    h = h * 2
+    if h.shape[0] < 8:
+        return h  # w_patched_late_return
+    return self.refine(h)
+
+
+def test_a_method_replaced_between_traces_is_read_again():
+    # what a class's code says (an early return before a child) is kept across traces; a method replaced on the
+    # class is new code and is read again
+    m = _Patched()
+    for _ in range(2):  # (the second trace asks the same question again)
+        with gradscope.trace() as tr:
+            m(torch.randn(2, 3)).sum().backward()
+        exp = tr.why(m.refine.weight)
+        assert exp.cause == "unused_parameter" and exp.site.lineno == line_of("w_patched_return"), exp
+    old = _Patched.forward
+    _Patched.forward = _forward_later
+    try:
+        with gradscope.trace() as tr:
+            m(torch.randn(2, 3)).sum().backward()
+    finally:
+        _Patched.forward = old
+    exp = tr.why(m.refine.weight)
+    assert exp.cause == "unused_parameter" and exp.site.lineno == line_of("w_patched_late_return"), exp
+
+
 class _Refine(nn.Module):
     def __init__(self):
         super().__init__()

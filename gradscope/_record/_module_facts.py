@@ -13,6 +13,33 @@ from ._containers import resolved, scan
 from ._refs import _GradRef
 
 
+#: the answers of the class-reading functions of _module_facts (what returns early before a child, where a child
+#: is defined, the first read of an attribute), kept across traces: a training loop traced step after step asks the
+#: same questions of the same classes. Keyed by the classes' code (see _class_signature), never by a class or a
+#: module: nothing of the user's is kept alive; bounded.
+_ANSWERS: dict = {}
+_ANSWERS_MAX = 4096
+_SIGNATURES: dict = {}  # a class signature -> its number (cleared with _ANSWERS)
+
+
+def _class_signature(cls) -> tuple:
+    """What the class-reading functions read of ``cls``: its ``forward``'s code and the code of every method of
+    its own (non-torch) classes, with their modules and names (code objects compare by content, not by file). A
+    class redefined or a method replaced gets another signature."""
+    fwd = getattr(getattr(cls, "forward", None), "__code__", None)
+    out = [fwd, fwd.co_filename if fwd is not None else None]
+    for klass in getattr(cls, "__mro__", ()):
+        mod = getattr(klass, "__module__", "") or ""
+        if mod.startswith("torch.") or klass is object:
+            break
+        out.append((mod, klass.__qualname__))
+        for key, v in vars(klass).items():
+            co = getattr(getattr(v, "__func__", v), "__code__", None)
+            if co is not None:
+                out.append((key, co, co.co_filename))
+    return tuple(out)
+
+
 class ModuleFacts:
     """``sync_live()``: what the trace's data needs from the live model, into ``data.meta``."""
 
@@ -112,15 +139,24 @@ class ModuleFacts:
         by_path = {}
         for m, path in eng.modules.mod_path.items():
             by_path.setdefault(path, m)
-        answers: dict = {}
+        sigs: dict = {}  # class -> its signature (see _class_signature), once per stop
+        ran_key = frozenset(ran)
+        if len(_ANSWERS) > _ANSWERS_MAX or len(_SIGNATURES) > _ANSWERS_MAX:
+            _ANSWERS.clear()
+            _SIGNATURES.clear()
 
         def once(fn, m, name, *args):
             # these read only the module's class (its methods' bytecode, its source), the same for every
-            # layer of a model: each (function, class, name) is asked once per stop
-            key = (fn, type(m), name)
-            hit = answers.get(key, answers)
-            if hit is answers:
-                hit = answers[key] = fn(m, name, *args)
+            # layer of a model and for every step of a training loop: each (function, class as its code,
+            # name, code that ran) is asked once per process
+            cls = type(m)
+            sig = sigs.get(cls)
+            if sig is None:  # (a small number for it: the key is hashed at every question)
+                sig = sigs[cls] = _SIGNATURES.setdefault(_class_signature(cls), len(_SIGNATURES))
+            key = (fn, sig, name, ran_key if args else None)
+            hit = _ANSWERS.get(key, _ANSWERS)
+            if hit is _ANSWERS:
+                hit = _ANSWERS[key] = fn(m, name, *args)
             return hit
 
         for m, path in eng.modules.mod_path.items():
