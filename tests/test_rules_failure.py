@@ -935,3 +935,28 @@ def test_anomaly_nan_at_the_edge_of_an_ops_domain_names_its_line_and_its_own_gua
     f = _anomaly_failure(step)
     assert f.cause == "nonfinite_gradient" and site_hits(f.site, f"edge_{op}"), f
     assert f"{op}()" in f.summary and guard in f.fix, (f.summary, f.fix)
+
+
+def test_a_freeze_loop_over_named_modules_in_a_scripts_top_level_code_says_so(tmp_path):
+    # the loop is found around the freeze in module-level code too (after a function definition, which does not
+    # enclose it)
+    script = tmp_path / "freeze_script.py"
+    script.write_text(
+        "import torch\nimport torch.nn as nn\nimport gradscope\n\n\n"
+        "def helper(x):\n    return x\n\n\n"
+        "model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))\n"
+        "tr = gradscope.trace()\n"
+        "try:\n"
+        "    with tr:\n"
+        "        for name, m in model.named_modules():\n"
+        "            if not name.startswith('1'):\n"
+        "                m.requires_grad_(False)\n"
+        "        model(torch.randn(3, 4)).sum().backward()\n"
+        "except RuntimeError:\n"
+        "    pass\n")
+    import runpy
+
+    freeze = script.read_text().splitlines().index("                m.requires_grad_(False)") + 1
+    f = runpy.run_path(str(script), run_name="__main__")["tr"].failure
+    assert f.cause == "frozen_param" and f.site.lineno == freeze and f.site.code == "m.requires_grad_(False)", f
+    assert "a loop over named_modules() meets the whole model first" in f.summary, f.summary

@@ -1212,6 +1212,32 @@ def test_not_trained_target_network_under_no_grad():
     assert not tr.cuts(harmful=True)
 
 
+class _Q(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def test_a_model_the_step_never_called_is_not_trained_and_named_by_its_variable():
+    """A target network the step does not use at all (synced later): not a problem, and its parameters are called
+    by the variable that holds the model (``target.fc.weight``), not by a trace-local number."""
+    online, target = _Q(), _Q()
+    opt = torch.optim.SGD(online.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        opt.zero_grad()
+        online(torch.randn(2, 3)).sum().backward()
+        opt.step()
+    exp = tr.why(target.fc.weight)
+    assert exp.cause == "not_trained", exp
+    assert exp.summary.startswith("target.fc.weight.grad is None"), exp.summary
+    assert "the step never used it" in exp.summary and "never used by any torch call" in exp.detail, exp
+    assert "module `target.fc` was never called" in exp.detail, exp.detail
+    tr.check()
+
+
 def test_region_opener_is_the_site_and_the_op_stays_in_its_stack():
     diag, tid = load("region_with")
     exp = diag.why(tid)

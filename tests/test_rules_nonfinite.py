@@ -46,3 +46,14 @@ def test_a_gradient_no_backward_produced_is_not_pinned_on_an_operation(value, ca
     exp = tr.why(w)
     assert exp.cause == cause and exp.site is None, exp
     assert "did not" in exp.detail  # (says that the trace did not see where it came from)
+
+
+def test_a_nonfinite_gradient_from_a_graph_built_before_the_trace_names_the_node():
+    w = torch.zeros(3, requires_grad=True)
+    y = w.sqrt()  # (built before the trace: no recorded call)
+    with gradscope.trace() as tr:
+        y.sum().backward()
+    exp = tr.why(w)
+    assert exp.cause == "nonfinite_gradient" and exp.site is None, exp
+    assert "came from SqrtBackward0 (its forward ran outside the trace" in exp.summary, exp.summary
+    assert "SqrtBackward0 (SqrtBackward0" not in exp.summary

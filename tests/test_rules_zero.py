@@ -105,6 +105,21 @@ def test_a_retained_activation_zeroed_by_a_saturated_clamp_is_located():
     assert exp.cause == "zero_gradient" and site_hits(exp.site, "w_ret_clamp")
 
 
+@pytest.mark.parametrize("op", ["hardtanh", "clip"])
+def test_a_saturated_clamp_of_any_spelling_gets_the_clamp_fix(op):
+    lin = nn.Linear(3, 3)
+    with torch.no_grad():
+        lin.bias.fill_(10.0)  # every value above the range
+    fns = {"hardtanh": F.hardtanh, "clip": lambda h: torch.clip(h, -1, 1)}
+    with gradscope.trace() as tr:
+        h = lin(torch.randn(4, 3))
+        fns[op](h).sum().backward()  # L:w_any_clamp
+    exp = tr.why(lin.weight)
+    assert exp.cause == "zero_gradient" and site_hits(exp.site, "w_any_clamp"), exp
+    assert "every one was outside the clamp range" in exp.fix, exp.fix
+    assert "outside the clamp range" in exp.detail, exp.detail
+
+
 def test_a_retained_activation_zeroed_by_its_own_hook_is_the_hook():
     enc, head = nn.Linear(4, 4), nn.Linear(4, 1)
     with gradscope.trace() as tr:

@@ -317,6 +317,16 @@ class Recorder:
                     names.setdefault(tid, k)
                 elif isinstance(v, _P) and id(v) not in params:
                     params[id(v)] = (k, _mark(v))
+        called = self.modules.mod_path
+        for v, k in list(mods.values()):  # a model the step never called (a target network): `target.fc.weight`
+            if v in called:
+                continue
+            try:
+                for pn, p in v.named_parameters():
+                    if id(p) not in params:
+                        params[id(p)] = (f"{k}.{pn}", _mark(p))
+            except Exception as e:  # a user's module whose named_parameters() raises: its parameters stay unnamed
+                self._internal(e)
 
     def _pop_out_of_order(self):
         above = []

@@ -126,19 +126,41 @@ def _first_arg(code: str, call: str) -> str | None:
     return arg
 
 
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
 def _find_in_function(filename: str, lineno: int, needle: str):
-    """(line, code) of the first line containing ``needle`` in the function around ``filename:lineno``."""
+    """(line, code) of the first line containing ``needle`` in the function around ``filename:lineno`` (in a
+    script's module-level code: in the top-level statement around it, a ``for`` loop with its body)."""
 
     lines = linecache.getlines(filename)
     if not lines or not 0 < lineno <= len(lines):
         return None
-    start = lineno - 1
-    while start > 0 and not lines[start].lstrip().startswith(("def ", "async def ")):
-        start -= 1
-    indent = len(lines[start]) - len(lines[start].lstrip())
-    for i in range(start + 1, len(lines)):
+    # up through the blocks that enclose the line (each header less indented than what it holds) to the
+    # function's def; when no def encloses it, the top-level statement it is in
+    cur = _indent(lines[lineno - 1])
+    top = lineno - 1
+    for i in range(lineno - 2, -1, -1):
+        if cur == 0:
+            break
         text = lines[i]
-        if text.strip() and len(text) - len(text.lstrip()) <= indent:
+        code = text.lstrip()
+        if not code or code.startswith("#") or _indent(text) >= cur:
+            continue
+        cur = _indent(text)
+        if code.startswith(("def ", "async def ")):
+            return _first_in_block(lines, i + 1, cur, needle)  # the function's body
+        top = i
+    return _first_in_block(lines, top, _indent(lines[top]), needle, header=True)
+
+
+def _first_in_block(lines, first: int, outer: int, needle: str, header: bool = False):
+    """(line, code) of the first line from ``first`` on containing ``needle``, up to the next line indented
+    ``outer`` or less (the end of the block; ``header``: line ``first`` is the block's own first line)."""
+    for i in range(first, len(lines)):
+        text = lines[i]
+        if (i > first or not header) and text.strip() and _indent(text) <= outer:
             break
         if needle in text:
             return i + 1, text.strip()

@@ -281,8 +281,9 @@ def non_leaf_text(name, site, computed):
 @words("first_nonfinite_node")
 def first_nonfinite_node_text(name, op, node, site):
     """first_nonfinite_node (nonfinite_gradient): summary, detail, fix."""
-    summary = said(f"{name}.grad contains inf/nan", f"the first non-finite gradient came from {node.name} "
-                   f"({op}{_at(site)}{_code(site)}).")
+    where = (f"({op}{_at(site)}{_code(site)})" if site is not None or op != node.name
+             else "(its forward ran outside the trace, so no line was recorded for it)")
+    summary = said(f"{name}.grad contains inf/nan", f"the first non-finite gradient came from {node.name} {where}.")
     detail = ("Backward through this operation produced inf or nan from finite inputs "
               "(e.g. sqrt or log at 0, division by zero, overflow).")
     fix = ("guard the operation (add an epsilon, clamp its input) or use a numerically stable form.")
