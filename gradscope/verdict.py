@@ -186,9 +186,45 @@ class VerdictRules:
         return [self.ev[i] for i in self.consumers.get(tid, ())]
 
     def starved(self, tid) -> bool:
-        """A tensor the step should train that requires grad and got no usable gradient."""
-        return (self.trains(tid) and self.requires_grad_now(tid)
-                and self.grad_status(tid) in ("none", "zero", "nonfinite"))
+        """A tensor the step should train that requires grad and got no usable gradient (an all-zero one that is
+        the exact cancellation of what its uses sent, beside others that got gradient, is the loss's own: not
+        starved)."""
+        if not (self.trains(tid) and self.requires_grad_now(tid)):
+            return False
+        st = self.grad_status(tid)
+        return st in ("none", "nonfinite") or (st == "zero" and self.cancelled(tid) is None)
+
+    def cancelled(self, tid):
+        """``(backward record, [the norms its uses sent])`` when ``tid``'s all-zero gradient is the exact sum of
+        two or more non-zero ones: in the last backward that reached it, several of its uses sent it gradient,
+        their sum is zero, no hook of its own changed it, and other leaves got a non-zero gradient
+        (a loss that is identically zero is not this). None otherwise."""
+        cache = self.__dict__.setdefault("_cancelled_cache", {})
+        if tid in cache:
+            return cache[tid]
+        cache[tid] = out = self._cancelled(tid)
+        return out
+
+    def _cancelled(self, tid):
+        for b in reversed(self.d.backwards):
+            g = b.leaf_grads.get(tid)
+            if g is None:
+                continue
+            acc = {n.nid for n in b.nodes.values() if n.leaf == tid and n.ran}
+            if not acc:
+                continue  # (a backward that did not reach it: frozen then, or not in its graph)
+            if g.status != "zero":
+                return None
+            sent = [p.out_norms[j] for p in b.nodes.values() if p.ran
+                    for j, nx in enumerate(p.next) if nx in acc and j < len(p.out_norms)]
+            if sum(1 for v in sent if v is not None and v > 0) < 2 or any(v == -1.0 for v in sent if v is not None):
+                return None
+            if any(e.kind == "hook" and tid in e.input_ids() for e in self.ev):
+                return None
+            if not any(k != tid and x.status == "received" for k, x in b.leaf_grads.items()):
+                return None
+            return b, [v for v in sent if v]
+        return None
 
     # --- timing of clears, by evidence ------------------------------------------------------------
     def _grad_clears(self, tid):

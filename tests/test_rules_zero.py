@@ -9,12 +9,14 @@ never hard-coded; tests/_rules_helpers.py), the names in the summary and the fix
 """
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from rich.console import Console
 
 import gradscope
 
@@ -406,3 +408,66 @@ def test_a_gradient_zeroed_by_zero_grad_is_named_there_also_when_autograd_grad_l
         torch.autograd.grad(m(x).pow(2).mean(), [m.weight])
     exp = tr.why(m.weight)
     assert at("zeroed_for_next_step") in exp.summary, exp
+
+
+# --- rule cancelled_uses: several uses' gradients cancel exactly (correct code) ------------------------------------
+
+class _Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(2, 8), nn.LeakyReLU(0.2))
+        self.out = nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.out(self.body(x))
+
+
+def test_a_critic_loss_that_is_a_difference_of_means_gives_its_last_bias_an_exact_zero_by_design():
+    torch.manual_seed(0)
+    critic = _Critic()
+    opt = torch.optim.RMSprop(critic.parameters(), lr=5e-5)
+    real, fake = torch.randn(16, 2), torch.randn(16, 2) + 1.0
+    with gradscope.trace() as tr:
+        opt.zero_grad()
+        loss = critic(fake).mean() - critic(real).mean()  # L:w_wgan_loss
+        loss.backward()
+        opt.step()
+    assert torch.count_nonzero(critic.out.bias.grad) == 0  # (the reason this rule exists)
+    exp = tr.why(critic.out.bias)
+    assert_explains(exp, "gradient_cancelled", "its 2 uses in `loss`", "w_wgan_loss", "nothing to fix")
+    assert "cancel exactly" in exp.summary and "not a cut" in exp.summary, exp.summary
+    tr.check()  # correct code: no problem
+    assert not tr.problems()
+    out = io.StringIO()
+    tr.report(console=Console(file=out, width=120, color_system=None))
+    row = next(line for line in out.getvalue().splitlines() if line.startswith("out.bias"))
+    assert "✓ zero" in row and "its uses cancel (by design)" in row, row
+    assert "without a healthy gradient" not in out.getvalue()
+
+
+def test_a_loss_that_cancels_for_every_parameter_is_still_a_problem():
+    torch.manual_seed(0)
+    critic = _Critic()
+    x = torch.randn(4, 2)
+    with gradscope.trace() as tr:
+        loss = critic(x).mean() - critic(x).mean()  # identically zero: nothing learns
+        loss.backward()
+    assert all(torch.count_nonzero(p.grad) == 0 for p in critic.parameters())
+    exp = tr.why(critic.out.bias)
+    assert exp.cause != "gradient_cancelled", exp
+    with pytest.raises(AssertionError, match="gradient problem"):
+        tr.check()
+
+
+def test_a_hook_that_zeroes_a_gradient_its_uses_sent_is_the_hook_not_a_cancellation():
+    torch.manual_seed(0)
+    critic = _Critic()
+    real, fake = torch.randn(16, 2), torch.randn(16, 2) + 1.0
+    with gradscope.trace() as tr:
+        critic.body[0].bias.register_hook(lambda g: torch.zeros_like(g))  # L:w_zero_hook
+        loss = critic(fake).mean() - 2 * critic(real).mean()
+        loss.backward()
+    exp = tr.why(critic.body[0].bias)
+    assert exp.cause == "hook_modified" and site_hits(exp.site, "w_zero_hook"), exp
+    with pytest.raises(AssertionError):
+        tr.check()

@@ -53,6 +53,7 @@ class Cause(enum.StrEnum):
     CUSTOM_FUNCTION = "custom_function"
     HOOK_MODIFIED = "hook_modified"
     ZERO_GRADIENT = "zero_gradient"
+    GRADIENT_CANCELLED = "gradient_cancelled"
     BACKWARD_TWICE = "backward_twice"
     NONFINITE_GRADIENT = "nonfinite_gradient"
     # errors PyTorch raises at the line that is their cause
@@ -165,6 +166,8 @@ _CAUSE_GLOSS = {
     Cause.CUSTOM_FUNCTION: "a custom autograd.Function returned no gradient for this input",
     Cause.HOOK_MODIFIED: "a gradient hook replaced or zeroed the gradient",
     Cause.ZERO_GRADIENT: "the gradient flows but is exactly zero",
+    Cause.GRADIENT_CANCELLED: "its uses sent gradients that cancel exactly (a loss that is a difference of equal terms in "
+                              "it, as a WGAN critic's last bias): by design",
     Cause.BACKWARD_TWICE: "backward ran a second time through a graph that was already freed",
     Cause.NONFINITE_GRADIENT: "the gradient contains inf or nan",
     Cause.LEAF_INPLACE: "an in-place write into a leaf that requires grad (or a view of it) while grad is recorded",

@@ -79,6 +79,7 @@ ORDER = {
         "module_backward_hook_zero",
         "tensor_hook_zero",
         "zeroing_op",
+        "cancelled_uses",
     ),
     "none": (
         "retain_grad_after_backward",

@@ -225,6 +225,9 @@ class Diagnosis(TraceIndex):
             elif not rg and t.tid in used:
                 f = self.why_finding(t.tid, n)
                 ps.cause, ps.site = f.cause, f.site
+            elif status == "zero" and rg and self.cancelled(t.tid) is not None:  # the loss's own zero: said so
+                f = self.why_finding(t.tid, n)
+                ps.cause, ps.site = f.cause, f.site
             s.params.append(ps)
         # one panel per cause+site, listing every target
         for f in problems:

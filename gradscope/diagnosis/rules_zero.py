@@ -133,6 +133,22 @@ def zeroing_op(dx, q):
     return found(cause, site, name, "zeroing_op", name, op, site, node, e, is_nd, single, hinge, evidence=[e])
 
 
+@rule('zero_node', 60)
+def cancelled_uses(dx, q):
+    """Several uses sent it non-zero gradients that sum to exactly zero (a WGAN critic's last bias): by design."""
+    hit = dx.cancelled(q.tid)
+    if hit is None or hit[0] is not q.backward:
+        return None
+    b, sent = hit
+    root = dx.d.producer(b.roots[0]) if b.roots else None
+    bw = dx.ev[b.event] if 0 <= b.event < len(dx.ev) else None
+    site = root.site if root is not None and root.site is not None else (bw.site if bw is not None else None)
+    acc = {n.nid for n in b.nodes.values() if n.leaf == q.tid}
+    uses = [dx.ev[n.event] for n in b.nodes.values() if n.ran and n.event is not None and acc.intersection(n.next)]
+    return found(Cause.GRADIENT_CANCELLED, site, q.name, "cancelled_uses", q.name, sent, site, dx.root_label(bw) if bw
+                 else None, evidence=uses)
+
+
 def _zeroed_after_backward(ix, tid, name):
     """The gradient arrived non-zero, then something wrote zeros into .grad."""
     got = [b for b in ix.d.backwards if b.api != "torch.autograd.grad" and tid in b.leaf_grads

@@ -490,6 +490,21 @@ def zero_unknown_text(name):
     fix = ("check activations for dead units and saturated clamps.")
     return summary, detail, fix
 
+@words("cancelled_uses")
+def cancelled_uses_text(name, sent, site, root):
+    """cancelled_uses (gradient_cancelled): summary, detail, fix."""
+    norms = ", ".join(f"{v:.3g}" for v in sent[:4]) + (", ..." if len(sent) > 4 else "")
+    loss = f"`{root}`" if root else "the loss"
+    summary = said(f"{name}.grad is all zeros", f"its {len(sent)} uses in {loss}{_at(site)} each sent it a non-zero "
+                   f"gradient (norms {norms}), and they cancel exactly. That is how this loss is built, not a cut.",
+                   of=name)
+    detail = ("Gradients from several uses of a tensor are summed. A loss that is a difference of two terms that "
+              "depend on it in the same way (a WGAN critic's `D(fake).mean() - D(real).mean()` for its last bias, "
+              "which shifts both terms equally) gives it exactly zero: the loss does not change with it.")
+    fix = (f"nothing to fix. If {name} should learn from this loss, the two terms must depend on it differently.")
+    return summary, detail, fix
+
+
 # --- nondifferentiable_op or zero_gradient (the zeroing_op rule decides which) --------------------
 @words("zeroing_op")
 def zeroing_op_text(name, op, site, node, e, is_nd, single, hinge):

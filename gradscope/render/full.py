@@ -128,7 +128,8 @@ class _Full:
                 if status == "received" and norm is not None:
                     st += f" |g|={_fmt_norm(norm)}"
                 lines.append(st)
-            style = f"param_{status}" if status in ("received", "none", "zero", "nonfinite", "frozen", "untrained") else "param"
+            style = (f"param_{status}" if status in ("received", "none", "zero", "nonfinite", "frozen", "untrained")
+                     else "param_received" if status == "cancelled" else "param")
             module, prefix, leaf = _param_home(t.name or "", consumer)
             self._add(key, kind="param", title=t.label(), lines=lines, style=style, tid=tid,
                       module=module, pprefix=prefix, pleaf=leaf, norm=norm if status == "received" else None)

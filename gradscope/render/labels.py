@@ -108,6 +108,7 @@ _STATUS_TEXT = {
     "frozen": "frozen",
     "not_run": "no backward",
     "untrained": "not trained",
+    "cancelled": "grad 0 (uses cancel)",
 }
 
 
@@ -119,6 +120,8 @@ def _param_status(t, status_by_tid: dict, after_backward: bool) -> tuple:
         if not ps.trainable and ps.status in ("none", "zero", "not_run"):
             # the summary's verdict: no optimizer trains it (a target network), so no gradient is no problem
             return "untrained", None, ps.cause
+        if ps.status == "zero" and ps.cause == "gradient_cancelled":  # the loss's own exact zero: not a problem
+            return "cancelled", ps.norm, ps.cause
         return ps.status, ps.norm, ps.cause
     if not t.requires_grad:
         return "frozen", None, None

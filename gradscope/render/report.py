@@ -49,7 +49,7 @@ from rich.theme import Theme
 from ..core import explanation
 from ..core.explanation import CAUSES, Explanation, StepSummary
 from .labels import cut_label, op_short
-from ..core.model import Event, Site, TraceData, fmt_norm
+from ..core.model import Cause, Event, Site, TraceData, fmt_norm
 
 __all__ = [
     "TraceReport",
@@ -437,7 +437,8 @@ class TraceReport:
         params = list(self.summary.params)
 
         def healthy(p) -> bool:
-            return p.status == "received" or (p.status == "frozen" and p.cause is None)
+            return (p.status == "received" or (p.status == "frozen" and p.cause is None)
+                    or p.cause == Cause.GRADIENT_CANCELLED)
 
         rows: list = [(p, 1, None) for p in params]  # (param, how many it stands for, last name)
         folded_ok = folded_frozen = 0
@@ -491,6 +492,8 @@ class TraceReport:
         table.add_column("cause", overflow="fold")
         for p, count, last in rows:
             sym, word, style = _STATUS.get(p.status, ("?", p.status, "warn"))
+            if p.cause == Cause.GRADIENT_CANCELLED:  # exactly zero by the loss's own form: not a problem
+                sym, word, style = "✓", "zero", "received"
             grad = Text(f"{sym} {word}", st(style))
             norm = _fmt_norm(p.norm) if p.status in ("received", "nonfinite", "zero") else ""
             cause = Text()
@@ -499,6 +502,8 @@ class TraceReport:
                              else st("dim"))
                 if p.site is not None:
                     cause.append(f" @ {p.site.short}", st("site"))
+            elif p.cause == Cause.GRADIENT_CANCELLED:
+                cause.append("its uses cancel (by design)", st("dim"))
             elif p.status == "frozen" or not p.trainable:
                 cause.append("not trained" if p.status != "frozen" else "", st("dim"))
             if narrow and norm and p.status == "received":  # "✓ 0.576": the norm says it arrived
