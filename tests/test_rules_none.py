@@ -1316,3 +1316,43 @@ def test_a_non_leaf_made_before_the_trace_is_still_a_non_leaf():
     exp = tr.why(w)
     assert exp.cause == "non_leaf_no_retain_grad" and "`w` is not a leaf" in exp.summary, exp
     assert "w.retain_grad()" in exp.fix, exp
+
+
+class _PairScale(torch.autograd.Function):
+    """A custom Function that takes its tensors in a tuple: apply() cannot see them."""
+
+    @staticmethod
+    def forward(ctx, pair, k):
+        a, b = pair
+        return a * k + b
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, None
+
+
+def test_tensors_passed_to_a_custom_function_inside_a_tuple_are_the_apply_line():
+    lin = nn.Linear(3, 3)
+    w = nn.Parameter(torch.ones(3))
+    with gradscope.trace() as tr:
+        h = lin(torch.randn(2, 3))
+        y = _PairScale.apply((h, w), 2.0)  # L:w_nested_apply
+        assert not y.requires_grad  # (what the user sees)
+        (y.sum() * torch.ones((), requires_grad=True)).backward()
+    exp = tr.why(lin.weight)
+    assert_explains(exp, "custom_function", "inside a tuple, list or dict argument", "w_nested_apply",
+                    "pass each tensor as its own argument")
+    assert "_PairScale" in exp.summary, exp.summary
+
+
+def test_the_backward_that_fails_after_a_custom_function_got_its_tensors_in_a_tuple_names_the_apply_line():
+    lin = nn.Linear(3, 3)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            h = lin(torch.randn(2, 3))
+            y = _PairScale.apply([h, h], 3.0)  # L:w_nested_apply_fail
+            y.sum().backward()
+    f = tr.failure
+    assert_explains(f, "custom_function", "inside a tuple, list or dict argument", "w_nested_apply_fail",
+                    "pass each tensor as its own argument")

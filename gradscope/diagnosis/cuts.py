@@ -45,9 +45,12 @@ def _copied_into_new_param(ix, steps, tid, name):
     return None
 
 
-def _custom_output_cut(ix, path, name):
-    """A custom autograd.Function whose output (used outside it) does not require grad although what went
-    in did: ctx.mark_non_differentiable() on it, or forward() called directly instead of .apply()."""
+def custom_output_cut(ix, path):
+    """A custom autograd.Function on ``path`` (events in order) whose output, used outside it, does not require grad
+    although what went in did: ``(how, cls, site, e, nx)`` with ``how`` "marked" (ctx.mark_non_differentiable(), the
+    site its line), "nested" (apply() ran it, but the tensor went in inside a tuple, list or dict argument: the site
+    the apply line) or "forward" (forward() called directly: the site where its output is used); ``e`` the last event
+    inside it, ``nx`` the first outside. None when there is none."""
     for k in range(len(path) - 1):
         e, nx = path[k], path[k + 1]
         if e.context != "custom_function" or nx.context == "custom_function":
@@ -68,11 +71,30 @@ def _custom_output_cut(ix, path, name):
             site = Site(e.site.filename, hit[0], fn, hit[1], e.site.stack[:-1] + (Frame(e.site.filename, hit[0], fn,
                                                                                            hit[1]),),
                         ix.file_label(e.site.filename))
-            return found(Cause.NONDIFFERENTIABLE_OP, site, name, "data_cut.custom_marked", name, cls, site,
-                         evidence=[e, nx])
-        return found(Cause.NONDIFFERENTIABLE_OP, nx.site, name, "data_cut.custom_forward", name, cls, nx,
-                     evidence=[e, nx])
+            return "marked", cls, site, e, nx
+        stack = e.site.stack if e.site else ()
+        call = stack[-2] if len(stack) >= 2 else None  # the user line that ran the Function
+        if call is not None and ".forward(" not in (call.code or ""):
+            # apply() ran it and still made no graph: the tensor that needs grad went in inside a tuple, list or
+            # dict argument, which autograd does not look into
+            return "nested", cls, ix.frame_site(call, stack[:-2]), e, nx
+        return "forward", cls, nx.site, e, nx
     return None
+
+
+_CUSTOM_CUT = {"marked": (Cause.NONDIFFERENTIABLE_OP, "data_cut.custom_marked"),
+               "nested": (Cause.CUSTOM_FUNCTION, "data_cut.custom_nested_args"),
+               "forward": (Cause.NONDIFFERENTIABLE_OP, "data_cut.custom_forward")}
+
+
+def _custom_output_cut(ix, path, name):
+    """The Finding for :func:`custom_output_cut` on ``path`` (``name``'s way to the loss), or None."""
+    hit = custom_output_cut(ix, path)
+    if hit is None:
+        return None
+    how, cls, site, e, nx = hit
+    cause, wording = _CUSTOM_CUT[how]
+    return found(cause, site, name, wording, name, cls, nx if how == "forward" else site, evidence=[e, nx])
 
 
 def find_data_cut(ix, tid, name, real):

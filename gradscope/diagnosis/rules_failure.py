@@ -8,6 +8,7 @@ from ..core.explanation import PathStep
 from ..core.model import Cause
 from . import templates_failure as say
 from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _sgd_rebind
+from .cuts import custom_output_cut
 from .finding import Finding, found
 from .registry import rule
 
@@ -195,6 +196,11 @@ def no_grad_fn(dx, q):
     site = bw.site if bw else None
     leaves = [t for t in tids if dx.d.tensors.get(t) and dx.d.tensors[t].producer is None]
     rg = [t for t in leaves if dx.d.tensors[t].requires_grad]
+    custom = custom_output_cut(dx, [e for e in evs if e.kind != "module"]) if rg else None
+    if custom is not None:  # a custom Function that made no graph (its tensors in a tuple; marked; forward() called)
+        how, cls, csite, e, nx = custom
+        return found(Cause.CUSTOM_FUNCTION if how == "nested" else Cause.NONDIFFERENTIABLE_OP, csite, root,
+                     f"no_grad_fn.custom_{how}", root, cls, csite, evidence=[e, nx])
     if rg:  # trainable tensors went in, yet nothing recorded cut them off: say so, do not guess
         return found(Cause.UNKNOWN, site, root, "no_grad_fn.unseen_cut", root, [dx.label(t) for t in rg], evidence=[bw] if bw else [])
     # the one floating-point tensor it was computed from that the step made from nothing (a factory call:

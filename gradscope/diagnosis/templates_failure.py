@@ -217,6 +217,40 @@ def no_grad_fn_source_text(root, what, made):
     return summary, detail, fix
 
 
+@words("no_grad_fn.custom_nested")
+def no_grad_fn_custom_nested_text(root, cls, site):
+    """no_grad_fn (custom_function): summary, detail, fix."""
+    summary = said(f"backward on `{root}` failed", f"`{root}` has no grad_fn because {cls}{_at(site)}{_code(site)} "
+                   f"made no graph: the tensor that needs grad reached its forward inside a tuple, list or dict "
+                   f"argument, where autograd does not look.")
+    detail = ("Function.apply connects only the tensors passed to it directly as arguments; a tensor inside a "
+              "container is an ordinary Python object to it, so the output gets no grad_fn.")
+    fix = (f"pass each tensor as its own argument (`{cls}.apply(a, b, k)` with `forward(ctx, a, b, k)`), and "
+           "return one gradient per argument from backward.")
+    return summary, detail, fix
+
+
+@words("no_grad_fn.custom_marked")
+def no_grad_fn_custom_marked_text(root, cls, site):
+    """no_grad_fn (nondifferentiable_op): summary, detail, fix."""
+    summary = said(f"backward on `{root}` failed", f"`{root}` has no grad_fn because the custom autograd.Function "
+                   f"{cls} marks its output non-differentiable{_at(site)}{_code(site)}.")
+    detail = "An output marked with ctx.mark_non_differentiable() never gets a grad_fn."
+    fix = "do not mark outputs that should carry gradient with ctx.mark_non_differentiable()."
+    return summary, detail, fix
+
+
+@words("no_grad_fn.custom_forward")
+def no_grad_fn_custom_forward_text(root, cls, site):
+    """no_grad_fn (nondifferentiable_op): summary, detail, fix."""
+    summary = said(f"backward on `{root}` failed", f"`{root}` has no grad_fn because the result of {cls}"
+                   f"{_at(site)}{_code(site)} does not require grad although its input did: its forward ran without "
+                   f"autograd recording it.")
+    detail = "A custom Function's output gets a grad_fn only through Function.apply."
+    fix = "call the Function through .apply(...), not .forward(...)."
+    return summary, detail, fix
+
+
 @words("no_grad_fn.unseen_cut")
 def no_grad_fn_unseen_cut_text(root, names):
     """no_grad_fn (unknown): summary, detail, fix."""

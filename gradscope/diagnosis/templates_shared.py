@@ -85,6 +85,21 @@ def corrupting_write_text(name, status, orig, w, saver):
     return summary, detail, fix
 
 
+# --- custom_function: tensors apply() could not see ---------------------------------------------------
+@words("data_cut.custom_nested_args")
+def data_cut_custom_nested_args_text(name, cls, site):
+    """data_cut (custom_function): summary, detail, fix."""
+    summary = said(f"{name}.grad is None", f"{cls}{_at(site)}{_code(site)} made no graph: the tensor that needs "
+                   f"grad reached its forward inside a tuple, list or dict argument, where autograd does not look.",
+                   of=name)
+    detail = ("Function.apply connects only the tensors passed to it directly as arguments; a tensor inside a "
+              "container is an ordinary Python object to it, so the output gets no grad_fn and backward() never "
+              "reaches what went in.")
+    fix = (f"pass each tensor as its own argument (`{cls}.apply(a, b, k)` with `forward(ctx, a, b, k)`), and "
+           "return one gradient per argument from backward.")
+    return summary, detail, fix
+
+
 # --- nondifferentiable_op -----------------------------------------------------------------------
 @words("data_cut.custom_forward")
 def data_cut_custom_forward_text(name, cls, nx):
