@@ -1356,3 +1356,53 @@ def test_the_backward_that_fails_after_a_custom_function_got_its_tensors_in_a_tu
     f = tr.failure
     assert_explains(f, "custom_function", "inside a tuple, list or dict argument", "w_nested_apply_fail",
                     "pass each tensor as its own argument")
+
+
+@pytest.mark.parametrize("back", ["as_tensor", "tensor", "from_numpy", "derived"])
+def test_values_that_left_through_numpy_and_came_back_by_any_factory_are_the_harmful_cut(back):
+    import numpy as np
+
+    lin = nn.Linear(3, 1)
+    w = torch.ones(1, requires_grad=True)
+    with gradscope.trace() as tr:
+        v = lin(torch.randn(4, 3)).squeeze(-1)
+        v_np = v.detach().numpy()  # L:w_np_left
+        t = {"as_tensor": lambda: torch.as_tensor(v_np), "tensor": lambda: torch.tensor(v_np),
+             "from_numpy": lambda: torch.from_numpy(v_np),
+             "derived": lambda: torch.as_tensor(np.clip(v_np, -1, 1))}[back]()
+        ((t * w) ** 2).mean().backward()
+    exp = tr.why(lin.weight)
+    assert exp.cause == "numpy_roundtrip" and site_hits(exp.site, "w_np_left"), exp
+    assert [c.verdict for c in tr.cuts()] == ["harmful", "harmful"], [(c.op, c.verdict) for c in tr.cuts()]
+
+
+class _Q2(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+
+    def forward(self, s):
+        return self.net(s)
+
+
+def test_a_target_network_filled_by_load_state_dict_is_not_where_the_online_network_lost_its_gradient():
+    # the target's no_grad forward is its own (a separate model by design); the online network's loss was rebuilt
+    # from Python floats
+    torch.manual_seed(0)
+    with gradscope.trace() as tr:
+        q, q_target = _Q2(), _Q2()
+        q_target.load_state_dict(q.state_dict())
+        opt = torch.optim.SGD(q.parameters(), lr=0.1)
+        s, s2, r = torch.randn(6, 4), torch.randn(6, 4), torch.randn(6)
+        q_sa = q(s).max(1).values
+        with torch.no_grad():
+            y = r + 0.9 * q_target(s2).max(1).values
+        tds = [q_sa[i].item() - y[i].item() for i in range(6)]  # L:w_td_items
+        loss = torch.tensor(sum(t * t for t in tds) / 6, requires_grad=True)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    exp = tr.why(q.net[0].weight)
+    assert exp.cause == "item_roundtrip" and site_hits(exp.site, "w_td_items"), exp
+    assert "q_target" not in exp.summary, exp.summary
+    assert [s.label for s in exp.path][:4] == ["q.net.0.weight", "linear", "relu", "linear"], exp.path

@@ -151,6 +151,15 @@ class Lineage:
             self.values.clear()
 
     def reentry(self, idx, args, detail):
+        """A tensor built from Python data (``torch.tensor(...)``, ``torch.as_tensor(...)``): linked to the calls whose
+        values left autograd, by the NumPy arrays passed (their memory, else their shape: an array computed from
+        one that left) or by the Python floats in them."""
+        if self.arrays:
+            links, how = self._array_links(args)
+            if links:
+                detail["links"] = links[:8]
+                detail["inferred"] = how
+                return
         if not self.values:
             return
         vals = _floats(args, [], budget=2048)
@@ -165,3 +174,36 @@ class Lineage:
         if links:
             detail["links"] = links[:8]
             detail["inferred"] = "value"
+
+    def _array_links(self, args):
+        """(events, how) of the arrays that left autograd among the NumPy arrays in ``args`` (top level, or in a
+        list or tuple): by shared memory, else by shape."""
+        arrs = []
+        stack = list(args)
+        while stack and len(arrs) < 16:
+            x = stack.pop()
+            tx = type(x)
+            if tx is list or tx is tuple:
+                stack.extend(x[:64])
+            elif hasattr(x, "__array_interface__") and tx.__module__ == "numpy":
+                arrs.append(x)
+        links, how = [], "memory"
+        for x in arrs:
+            try:
+                ptr = x.__array_interface__["data"][0]
+            except (AttributeError, KeyError, TypeError):
+                continue
+            for a in reversed(self.arrays):
+                if a.ptr <= ptr < a.ptr + max(a.nbytes, 1):
+                    if a.event not in links:
+                        links.append(a.event)
+                    break
+        if not links:
+            how = "shape"
+            for x in arrs:
+                for a in reversed(self.arrays):
+                    if tuple(a.shape) == tuple(x.shape):
+                        if a.event not in links:
+                            links.append(a.event)
+                        break
+        return links, how

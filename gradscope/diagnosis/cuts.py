@@ -121,8 +121,9 @@ def find_data_cut(ix, tid, name, real):
             return moved
         cause, se = ix.cause_of_cut(e, path, k)
         return cut_finding(ix, tid, name, _as_written(cause, se), se, e, path, k, ix.root_label(b))
-    # no complete path: a cut whose data never came back visibly
-    cone = ix.cone(tid)
+    # no complete path: a cut whose data never came back visibly (not one in a target network its values were
+    # copied into: that model's no_grad use is its own)
+    cone = ix.cone(tid, through_copies=False)
     # a cut after the last backward (an evaluation under no_grad after training) cannot have kept a
     # gradient from that backward
     last = real[-1].index if real else len(ix.ev)
@@ -138,15 +139,40 @@ def find_data_cut(ix, tid, name, real):
         roots = set()
         for b in real:
             roots.update(b.detail.roots or b.input_ids())
-        # prefer cuts whose input required grad, then the earliest
-        harmful = [e for e in cuts if any(r.requires_grad for r in e.inputs)] or cuts
-        e = harmful[0]
-        path = [x for x in cone if x.index <= e.index]
+        # prefer a cut whose result was used (not the unused indices of a max()), then one whose input required
+        # grad, then the earliest
+        e = min(cuts, key=lambda c: (not _cut_result_used(ix, c), not any(r.requires_grad for r in c.inputs),
+                                     c.index))
+        path = _chain_to(ix, tid, e) or [x for x in cone if x.index <= e.index]
         k = len(path) - 1 if path and path[-1] is e else None
         cause, se = ix.cause_of_cut(e, cone, cone.index(e))
         return cut_finding(ix, tid, name, _as_written(cause, se), se, e, path, k,
                                      ix.root_label(real[-1]) if real else "the loss", returned=False)
     return None
+
+
+def _cut_result_used(ix, e) -> bool:
+    """Was what cut ``e`` made without history used afterwards: values that left autograd (.item(), .numpy(),
+    .tolist()), or a result without history that something consumed? (A max()'s indices nobody reads: no.)"""
+    if e.cut in ("item", "numpy", "tolist") or ix.value_users.get(e.index):
+        return True
+    cut_outs = [r.tid for r in e.outputs if not r.requires_grad]
+    if not e.outputs:
+        return True
+    return any(ix.consumers.get(t) for t in cut_outs)
+
+
+def _chain_to(ix, tid, e):
+    """The data path from ``tid`` to cut ``e`` (ending with it), or None."""
+    outs = list(e.output_ids())
+    if outs:
+        chain = ix.path_to(tid, outs, before=e.index + 1, no_writes=True)
+        return chain if chain and chain[-1] is e else None
+    ins = [r.tid for r in e.inputs if r.tid != tid]
+    if not ins:
+        return [e]
+    chain = ix.path_to(tid, ins, before=e.index, no_writes=True)
+    return chain + [e] if chain else None
 
 
 def cut_finding(ix, tid, name, cause, se, e, path, k, root, returned=True):

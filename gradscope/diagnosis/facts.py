@@ -204,8 +204,10 @@ class Facts:
         out.reverse()
         return out
 
-    def cone(self, tid, limit=100_000):
-        """Events downstream of ``tid`` (tensors and linked values), in order."""
+    def cone(self, tid, limit=100_000, through_copies=True):
+        """Events downstream of ``tid`` (tensors and linked values), in order. ``through_copies=False``: not past a
+        whole-value copy into another parameter (``load_state_dict``/``copy_`` filling a target network: a separate
+        model by design, whose own uses are not this tensor's)."""
         seen_e = set()
         dead = set()
         seen_t = {tid}
@@ -224,6 +226,10 @@ class Facts:
                     dead.add(i)  # torch's own temporary (DDP broadcasting the parameters): not a use by the user
                     continue
                 n += 1
+                if not through_copies and e.kind == "inplace" and _opname(e) in ("copy_", "set_"):
+                    tgt = self.d.tensors.get(e.detail.target) if e.detail.target is not None else None
+                    if tgt is not None and tgt.role == "param" and e.detail.target != x:
+                        continue
                 for o in e.output_ids():
                     if o not in seen_t:
                         seen_t.add(o)
