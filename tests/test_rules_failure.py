@@ -960,3 +960,25 @@ def test_a_freeze_loop_over_named_modules_in_a_scripts_top_level_code_says_so(tm
     f = runpy.run_path(str(script), run_name="__main__")["tr"].failure
     assert f.cause == "frozen_param" and f.site.lineno == freeze and f.site.code == "m.requires_grad_(False)", f
     assert "a loop over named_modules() meets the whole model first" in f.summary, f.summary
+
+
+def test_a_hidden_state_repackaged_with_clone_is_named_at_the_clone_line():
+    # clone() copies the values but keeps the graph: the second step's backward runs into the first's freed graph;
+    # the line to change is where the state is carried into the next step
+    rnn, head = nn.GRU(3, 4, batch_first=True), nn.Linear(4, 1)
+
+    def repackage(h):
+        return h.clone()  # L:w_clone_carry
+
+    h = torch.zeros(1, 2, 4)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        with tr:
+            for _ in range(3):
+                h = repackage(h)
+                out, h = rnn(torch.randn(2, 5, 3), h)
+                head(out).pow(2).mean().backward()
+    f = tr.failure
+    assert_explains(f, "backward_twice", "used again", "w_clone_carry", "instead of `h.clone()`")
+    assert f.fix.startswith("use `h.detach()`"), f.fix
+    assert any("rnn(" in (s.code or "") for s in f.extra_sites), f.extra_sites  # where it was computed

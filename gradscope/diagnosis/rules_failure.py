@@ -2,15 +2,18 @@
 patterns that select them are the table in :mod:`.errors`."""
 from __future__ import annotations
 
+import bisect
 import re
 
 from ..core.explanation import PathStep
 from ..core.model import Cause
 from . import templates_failure as say
-from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _sgd_rebind
+from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _receiver, _sgd_rebind
 from .cuts import custom_output_cut
 from .finding import Finding, found
 from .registry import rule
+
+_UNNAMED = re.compile(r"t\d+$")  # a tensor the trace has no name for (Facts.label)
 
 
 @rule("failure", 10)
@@ -100,7 +103,8 @@ def _cut_finding(dx, bw, root, evs, tids):
     # a cut of a parameter that still requires grad (the student run inside the teacher's no_grad block)
     # explains it better than a freeze that was meant (the teacher's)
     # (not what torch did on the user's behalf: module.to() sets each parameter's .data)
-    param_cut = any(e.kind == "cut" and e.context not in _NOT_FORWARD and any(
+    # (nor torch's own detach on the user's behalf: state_dict() of a pretrained copy loaded into the model)
+    param_cut = any(e.kind == "cut" and e.context not in _NOT_FORWARD and e.context != "library" and any(
         r.requires_grad and r.is_leaf and dx.d.tensors.get(r.tid) is not None
         and dx.d.tensors[r.tid].role == "param" for r in e.inputs) for e in evs)
     if frozen and not param_cut:
@@ -112,6 +116,7 @@ def _cut_finding(dx, bw, root, evs, tids):
             evidence=frozen[-3:])
     cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and e.context not in _NOT_FORWARD
             and any(r.requires_grad for r in e.inputs)]
+    cuts = [e for e in cuts if e.context != "library"] or cuts  # the user's own cuts first
     if cuts:
         e = cuts[-1]
         k = evs.index(e)
@@ -274,18 +279,36 @@ def backward_twice(dx, q):
         name = dx.label(t)
         p = dx.d.producer(t)
         stepped = p is not None and any(x.kind == "optimizer_step" and p.index < x.index < bw.index for x in dx.ev)
-        if p is not None and not stepped:
+        # state computed in every step and carried into the next (an RNN's hidden state): the line that carries it
+        # (where the detach() goes), with the one that computed it; a value computed once (in __init__) and reused
+        # by every step: the line that computed it
+        each_step = p.site is not None and len(_steps_running(dx, p.site)) > 1
+        if not stepped and not each_step:
             # no optimizer step in between: several losses on one shared computation in the same step
             return found(
                 Cause.BACKWARD_TWICE, p.site if p.site else e.site, name, "backward_twice.shared", name, bw, p, prev,
                 [dx.root_label(prev), dx.root_label(bw)],
                 evidence=[e, prev, bw])
-        return found(
-            Cause.BACKWARD_TWICE, p.site if p is not None and p.site else e.site, name, "backward_twice.carried", name, bw, p, prev, e,
-            evidence=[e, prev, bw])
+        site = (e.site or p.site) if each_step else (p.site or e.site)
+        if each_step and _UNNAMED.match(name) and e.site is not None and e.kind == "op":
+            name = _receiver(e.site.code or "", "." + _opname(e) + "(") or name  # `h.clone()`: h
+        res = found(
+            Cause.BACKWARD_TWICE, site, name, "backward_twice.carried" if each_step else "backward_twice.precomputed",
+            name, bw, p, prev, e, evidence=[e, prev, bw])
+        other = p.site if site is e.site else e.site
+        if other is not None and site is not None and other.short != site.short:
+            res.extra_sites.append(other)
+        return res
     return found(
         Cause.BACKWARD_TWICE, bw.site if bw else None, "backward", "backward_twice", bw, prev,
         evidence=[x for x in (bw, prev) if x])
+
+
+def _steps_running(dx, site) -> set:
+    """The steps (stretches between backward calls) in which the line of ``site`` ran."""
+    bws = [b.index for b in dx.backward_events()]
+    return {bisect.bisect(bws, x.index) for x in dx.ev
+            if x.context == "user" and x.site is not None and x.site.short == site.short}
 
 
 @rule("failure", 60)

@@ -44,6 +44,23 @@ def backward_twice_carried_text(name, bw, p, prev, e):
               "step (an RNN hidden state, a running statistic) still points into that freed graph.")
     fix = (f"detach the carried state before reusing it (`{name} = {name}.detach()`), or pass "
            f"retain_graph=True to the earlier backward if you really need gradients through both.")
+    if e.op.endswith(".clone"):  # the repackaging that was meant to cut it
+        fix = (f"use `{name}.detach()` instead of `{name}.clone()` there: clone() copies the values but keeps their "
+               f"history (`{name}.detach().clone()` if you need a copy).")
+    return summary, detail, fix
+
+
+@words("backward_twice.precomputed")
+def backward_twice_precomputed_text(name, bw, p, prev, e):
+    """backward_twice (backward_twice): summary, detail, fix."""
+    summary = said(f"backward{_at(bw.site)} failed",
+                   f"`{name}` was computed once{_at(p.site)}{_code(p.site)}, before the earlier "
+                   f"backward{_at(prev.site)}, and every step uses it again{_at(e.site)}: the first backward freed "
+                   f"the graph behind it, so the new backward runs into it.")
+    detail = ("A value computed once from parameters (in __init__, or before the loop) carries a graph that only "
+              "one backward can use; each step needs its own.")
+    fix = (f"compute `{name}` in forward (every step) from the parameters instead of once; if it should be a constant, "
+           f"compute it under torch.no_grad() (or detach it) so no step backpropagates into it.")
     return summary, detail, fix
 
 
@@ -225,8 +242,8 @@ def no_grad_fn_custom_nested_text(root, cls, site):
                    f"argument, where autograd does not look.")
     detail = ("Function.apply connects only the tensors passed to it directly as arguments; a tensor inside a "
               "container is an ordinary Python object to it, so the output gets no grad_fn.")
-    fix = (f"pass each tensor as its own argument (`{cls}.apply(a, b, k)` with `forward(ctx, a, b, k)`), and "
-           "return one gradient per argument from backward.")
+    fix = (f"pass each tensor as its own argument, `{cls}.apply(<a>, <b>)`, with forward taking them one by one, "
+           "and return one gradient per argument from backward.")
     return summary, detail, fix
 
 

@@ -95,8 +95,8 @@ def data_cut_custom_nested_args_text(name, cls, site):
     detail = ("Function.apply connects only the tensors passed to it directly as arguments; a tensor inside a "
               "container is an ordinary Python object to it, so the output gets no grad_fn and backward() never "
               "reaches what went in.")
-    fix = (f"pass each tensor as its own argument (`{cls}.apply(a, b, k)` with `forward(ctx, a, b, k)`), and "
-           "return one gradient per argument from backward.")
+    fix = (f"pass each tensor as its own argument, `{cls}.apply(<a>, <b>)`, with forward taking them one by one, "
+           "and return one gradient per argument from backward.")
     return summary, detail, fix
 
 
