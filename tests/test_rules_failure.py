@@ -982,3 +982,50 @@ def test_a_hidden_state_repackaged_with_clone_is_named_at_the_clone_line():
     assert_explains(f, "backward_twice", "used again", "w_clone_carry", "instead of `h.clone()`")
     assert f.fix.startswith("use `h.detach()`"), f.fix
     assert any("rnn(" in (s.code or "") for s in f.extra_sites), f.extra_sites  # where it was computed
+
+
+class _Dyn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 3)
+
+    def forward(self, s, a):
+        return s + self.net(torch.cat([s, a], -1))[:, :3].sum(-1, keepdim=True)
+
+
+def test_a_phase_freeze_undone_after_the_step_is_not_blamed_beside_a_numpy_cut():
+    # a world model frozen while the policy learns through it (grad switched back on after the step): the policy's
+    # actions went through np.clip
+    import numpy as np
+
+    dyn, policy = _Dyn(), nn.Linear(3, 1)
+
+    def policy_step(s):
+        dyn.requires_grad_(False)
+        ret = 0.0
+        for _ in range(3):
+            a = torch.from_numpy(np.clip(policy(s).detach().numpy(), -1, 1))  # L:w_np_clip
+            s = dyn(torch.cat([s, a], -1)[:, :3], a)[:, :3].repeat(1, 3)[:, :3]
+            ret = ret + s.pow(2).sum()
+        (-ret).backward()
+        dyn.requires_grad_(True)
+
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            policy_step(torch.randn(5, 3))
+    f = tr.failure
+    assert_explains(f, "numpy_roundtrip", "each of the 3 times the line ran", "w_np_clip", "`torch.clamp(...)`")
+
+
+def test_a_student_frozen_by_mistake_beside_a_detached_teacher_is_the_freeze():
+    student, teacher = nn.Linear(4, 2), nn.Linear(4, 2)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            student.requires_grad_(False)  # L:w_student_frozen
+            x = torch.randn(3, 4)
+            target = teacher(x).detach()  # (the teacher must not train: correct)
+            F.mse_loss(student(x), target).backward()
+    f = tr.failure
+    assert f.cause == "frozen_param" and site_hits(f.site, "w_student_frozen"), f

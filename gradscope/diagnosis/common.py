@@ -155,6 +155,19 @@ def _find_in_function(filename: str, lineno: int, needle: str):
     return _first_in_block(lines, top, _indent(lines[top]), needle, header=True)
 
 
+def _undone_later(filename: str, lineno: int) -> bool:
+    """Does the function around ``filename:lineno`` (a freeze) switch grad back on after that line
+    (``requires_grad_(True)``, ``requires_grad = True``): a temporary freeze for one phase of the step?"""
+    lines = linecache.getlines(filename)
+    if not lines or not 0 < lineno <= len(lines):
+        return False
+    for needle in ("requires_grad_(True)", "requires_grad = True", "requires_grad=True)", "requires_grad_()"):
+        hit = _find_in_function(filename, lineno, needle)
+        if hit is not None and hit[0] > lineno:
+            return True
+    return False
+
+
 def _first_in_block(lines, first: int, outer: int, needle: str, header: bool = False):
     """(line, code) of the first line from ``first`` on containing ``needle``, up to the next line indented
     ``outer`` or less (the end of the block; ``header``: line ``first`` is the block's own first line)."""

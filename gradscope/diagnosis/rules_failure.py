@@ -8,7 +8,7 @@ import re
 from ..core.explanation import PathStep
 from ..core.model import Cause
 from . import templates_failure as say
-from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _receiver, _sgd_rebind
+from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _receiver, _sgd_rebind, _undone_later
 from .cuts import custom_output_cut
 from .finding import Finding, found
 from .registry import rule
@@ -107,7 +107,14 @@ def _cut_finding(dx, bw, root, evs, tids):
     param_cut = any(e.kind == "cut" and e.context not in _NOT_FORWARD and e.context != "library" and any(
         r.requires_grad and r.is_leaf and dx.d.tensors.get(r.tid) is not None
         and dx.d.tensors[r.tid].role == "param" for r in e.inputs) for e in evs)
-    if frozen and not param_cut:
+    # a freeze meant for this phase of the step (undone after it in the same function: a world model frozen while
+    # the policy learns through it) beside a cut of a value that required grad: the cut. (Not "no optimizer trains
+    # it": the optimizer that would has not stepped yet when a GAN's discriminator was left frozen.)
+    meant = bool(frozen) and all(f.site is not None and _undone_later(f.site.filename, f.site.lineno)
+                                 for f in frozen) and any(
+        e.kind == "cut" and e.cut != "zero_grad_op" and e.context not in _NOT_FORWARD and e.context != "library"
+        and any(r.requires_grad for r in e.inputs) for e in evs)
+    if frozen and not param_cut and not meant:
         e = frozen[-1]
         names = sorted({dx.label(t) for f in frozen for t in f.input_ids() if t in tids})
         whole = dx.froze_everything(e)

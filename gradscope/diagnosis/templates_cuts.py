@@ -2,6 +2,8 @@
 summary, the detail and the fix, filled from the user's code and names the cut rule found."""
 from __future__ import annotations
 
+import re
+
 from .common import _opname, _short
 from .wording import _as_written, _at, _code, grad_off_text, said, words
 
@@ -27,13 +29,27 @@ def _data_attr(f):
             "`with torch.no_grad():` in the update code only.")
 
 
+#: NumPy functions and their torch twins (the fix names the one the cut's line calls)
+_TORCH_TWIN = {"clip": "torch.clamp", "exp": "torch.exp", "log": "torch.log", "tanh": "torch.tanh",
+               "where": "torch.where", "maximum": "torch.maximum", "minimum": "torch.minimum", "abs": "torch.abs",
+               "sqrt": "torch.sqrt", "mean": "torch.mean", "sum": "torch.sum", "dot": "torch.dot",
+               "matmul": "torch.matmul", "sign": "torch.sign", "linalg.norm": "torch.linalg.norm",
+               "concatenate": "torch.cat", "stack": "torch.stack", "power": "torch.pow", "square": "torch.square",
+               "log1p": "torch.log1p", "cumsum": "torch.cumsum", "sin": "torch.sin", "cos": "torch.cos"}
+_NP_CALL = re.compile(r"\b(?:np|numpy)\.((?:linalg\.)?\w+)\(")
+
+
 def _numpy_roundtrip(f):
     what, site, came_back = f["what"], f["site"], f["came_back"]
+    twins = [(n, _TORCH_TWIN[n]) for n in dict.fromkeys(_NP_CALL.findall(site.code or "")) if n in _TORCH_TWIN] \
+        if site is not None else []
     return (f"{what} left autograd through NumPy{_at(site)}{_code(site)}{came_back}",
             "NumPy arrays carry no autograd history; a tensor made from one (torch.from_numpy, "
             "torch.tensor) is a constant to backward.",
-            "keep the computation in torch (most NumPy functions have a torch twin); if you need "
-            "NumPy for logging, convert a copy and keep using the tensor.")
+            (f"keep the computation in torch: `{twins[0][1]}(...)` instead of `np.{twins[0][0]}(...)` on the "
+             f"tensor itself, without .detach().numpy(); if you need NumPy for logging, convert a copy." if twins else
+             "keep the computation in torch (most NumPy functions have a torch twin); if you need "
+             "NumPy for logging, convert a copy and keep using the tensor."))
 
 
 def _item_roundtrip(f):

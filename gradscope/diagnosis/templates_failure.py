@@ -311,6 +311,8 @@ def _cut_loop(what, se, labels, cut_fix):
     """(what, fix) of a cut on one line that ran for several tensors (``labels``: theirs; none: a single cut)."""
     if not labels:
         return what, cut_fix
+    if len(set(labels)) == 1:  # one variable, each time a loop ran the line (a rollout's action)
+        return f"{labels[0]} (each of the {len(labels)} times the line ran)", cut_fix
     return ((f"every one of {len(labels)} tensors on that line ({', '.join(labels[:3])}"
              + (", …" if len(labels) > 3 else "") + ")"),
             (f"drop the {_opname(se)}() in that loop/comprehension for the tensors that should train "
@@ -324,7 +326,7 @@ def no_grad_fn_cut_text(off, root, what, site, se, labels, cut):
     grad_mode event), ``cut``: the cut's own finding (its fix)."""
     off, cut_fix = grad_off_text(off), word(cut)[2]
     what, fix = _cut_loop(what, se, labels, cut_fix)
-    same = labels or [what]
+    same = labels if len(set(labels)) > 1 else [what]
     summary = said(f"backward on `{root}` failed",
                    f"`{root}` does not require grad because {what} was computed while grad "
                    f"was switched off{_at(site)}{_code(site)}; {off}." if off else
