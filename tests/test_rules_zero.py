@@ -471,3 +471,43 @@ def test_a_hook_that_zeroes_a_gradient_its_uses_sent_is_the_hook_not_a_cancellat
     assert exp.cause == "hook_modified" and site_hits(exp.site, "w_zero_hook"), exp
     with pytest.raises(AssertionError):
         tr.check()
+
+
+# --- rule piecewise_linear_curvature: a second derivative of a ReLU network is zero ----------------------------------
+
+class _Pinn(nn.Module):
+    def __init__(self, act):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(1, 16), nn.Linear(16, 1)
+        self.act = act
+        self.k = nn.Parameter(torch.tensor(0.7))
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))  # L:w_pinn_act
+
+
+def _second(u, x):
+    g = torch.autograd.grad(u.sum(), x, create_graph=True)[0]
+    return torch.autograd.grad(g.sum(), x, create_graph=True)[0]
+
+
+@pytest.mark.parametrize("act", ["relu", "tanh"])
+def test_a_pde_term_built_from_the_second_derivative_of_a_relu_network_names_the_activation(act):
+    torch.manual_seed(0)
+    pinn = _Pinn(torch.relu if act == "relu" else torch.tanh)
+    opt = torch.optim.Adam(pinn.parameters(), lr=1e-3)
+    x = torch.rand(32, 1, requires_grad=True)
+    with gradscope.trace() as tr:
+        u = pinn(x)
+        residual = _second(u, x) * pinn.k - u  # (u_xx * k = u)
+        opt.zero_grad()
+        residual.pow(2).mean().backward()
+        opt.step()
+    if act == "tanh":  # smooth: the second derivative is not zero, the coefficient learns
+        assert torch.count_nonzero(pinn.k.grad) == 1
+        tr.check()
+        return
+    assert torch.count_nonzero(pinn.k.grad) == 0
+    exp = tr.why(pinn.k)
+    assert_explains(exp, "zero_gradient", "second derivative", "w_pinn_act", "smooth activation")
+    assert "only nonlinearity is relu" in exp.summary, exp.summary

@@ -78,6 +78,7 @@ ORDER = {
         "custom_function_zero",
         "module_backward_hook_zero",
         "tensor_hook_zero",
+        "piecewise_linear_curvature",
         "zeroing_op",
         "cancelled_uses",
     ),

@@ -117,6 +117,54 @@ def tensor_hook_zero(dx, q):
     return None
 
 
+_MUL = {"mul", "__mul__", "__rmul__", "mul_", "__imul__", "multiply"}
+#: activations whose second derivative is zero wherever it exists
+_PIECEWISE = {"relu", "relu_", "leaky_relu", "leaky_relu_", "relu6", "hardtanh", "hardtanh_", "prelu", "rrelu",
+              "abs", "clamp", "clip", "threshold"}
+#: ops linear in the network's input (with the layers' weights fixed): they add no curvature
+_LINEAR = {"linear", "addmm", "matmul", "__matmul__", "mm", "bmm", "conv1d", "conv2d", "cat", "stack", "add",
+           "__add__", "__radd__", "sub", "__sub__", "__rsub__", "neg", "__neg__", "__getitem__", "view", "reshape",
+           "squeeze", "unsqueeze", "transpose", "t", "permute", "contiguous", "flatten", "sum", "mean", "expand",
+           "repeat", "dropout", "zeros_like", "ones_like", "full_like", "index_select", "gather", "split", "chunk",
+           "narrow", "select", "embedding"}
+
+
+def _grad_order(dx, tid, depth=0):
+    """(order, the innermost outputs differentiated) when ``tid`` is a derivative taken by torch.autograd.grad (a
+    second derivative: order 2), else (0, None)."""
+    p = dx.d.producer(tid)
+    hops = 0
+    while p is not None and p.kind != "backward" and len(p.inputs) == 1 and hops < 4:  # (`g[0]`, `.squeeze()`)
+        p, hops = dx.d.producer(p.inputs[0].tid), hops + 1
+    if p is None or p.kind != "backward" or p.op != "torch.autograd.grad" or depth > 6:
+        return 0, None
+    roots = list(p.detail.roots or p.input_ids())
+    inner = [_grad_order(dx, r, depth + 1) for r in roots]
+    order = 1 + max((o for o, _ in inner), default=0)
+    deepest = next((r for o, r in inner if o == order - 1 and r), None)
+    return order, deepest or roots
+
+
+@rule('zero_node', 45)
+def piecewise_linear_curvature(dx, q):
+    """A factor that is a second derivative of a ReLU network (piecewise linear: exactly zero) zeroed it (a PINN)."""
+    node, e = _zeroing(dx, q)
+    if e is None or _opname(e) not in _MUL:
+        return None
+    for r in e.inputs:
+        order, roots = _grad_order(dx, r.tid)
+        if order < 2:
+            continue
+        ops = [dx.ev[i] for i in sorted(dx.ancestors(roots)) if dx.ev[i].kind in ("op", "cut")
+               and dx.ev[i].context == "user" and any(x.requires_grad for x in dx.ev[i].inputs)]
+        pw = [x for x in ops if _opname(x) in _PIECEWISE]
+        if pw and all(_opname(x) in _PIECEWISE or _opname(x) in _LINEAR for x in ops):
+            act = pw[0]
+            return found(Cause.ZERO_GRADIENT, act.site, q.name, "piecewise_linear_curvature", q.name, order,
+                         _opname(act), act.site, e, evidence=[act, e])
+    return None
+
+
 @rule('zero_node', 50)
 def zeroing_op(dx, q):
     """The op whose backward turned a non-zero gradient into zero (a dead ReLU, a saturated clamp, round/sign, sampling)."""

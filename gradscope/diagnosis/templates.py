@@ -490,6 +490,21 @@ def zero_unknown_text(name):
     fix = ("check activations for dead units and saturated clamps.")
     return summary, detail, fix
 
+@words("piecewise_linear_curvature")
+def piecewise_linear_curvature_text(name, order, act, site, e):
+    """piecewise_linear_curvature (zero_gradient): summary, detail, fix."""
+    nth = {2: "second", 3: "third"}.get(order, f"{order}th")
+    summary = said(f"{name}.grad is all zeros", f"it multiplies{_at(e.site)}{_code(e.site)} a {nth} derivative taken "
+                   f"with torch.autograd.grad of a network whose only nonlinearity is {act}{_at(site)}{_code(site)}: "
+                   f"piecewise linear, so that derivative is exactly zero everywhere.", of=name)
+    detail = ("ReLU-like activations are linear wherever their derivative exists; a network of linear layers and "
+              "such activations has zero second (and higher) derivatives with respect to its input, so a term "
+              "built from them (a PDE residual's u_xx in a physics-informed loss) gives no gradient.")
+    fix = ("use a smooth activation there (torch.tanh, nn.SiLU, nn.GELU, nn.Softplus) when the loss needs "
+           "derivatives of the network beyond the first.")
+    return summary, detail, fix
+
+
 @words("cancelled_uses")
 def cancelled_uses_text(name, sent, site, root):
     """cancelled_uses (gradient_cancelled): summary, detail, fix."""
