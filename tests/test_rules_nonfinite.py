@@ -57,3 +57,83 @@ def test_a_nonfinite_gradient_from_a_graph_built_before_the_trace_names_the_node
     assert exp.cause == "nonfinite_gradient" and exp.site is None, exp
     assert "came from SqrtBackward0 (its forward ran outside the trace" in exp.summary, exp.summary
     assert "SqrtBackward0 (SqrtBackward0" not in exp.summary
+
+
+# --- where the inf/nan entered the forward (values read after the backward that ended non-finite) -----------------
+
+def _padded_step(enc, anomaly):
+    x = torch.randn(2, 5, 4)
+    pad = torch.full((2, 2, 4), float("nan"))  # w_nan_pad
+    h = enc(torch.cat([x, pad], 1))
+    loss = h[:, :5].sum()  # (the padding is sliced away: the loss is finite, the weight's gradient is not)
+    if anomaly:
+        with torch.autograd.detect_anomaly():
+            loss.backward()
+    else:
+        loss.backward()
+
+
+@pytest.mark.parametrize("anomaly", [False, True])
+def test_nan_padding_sliced_away_is_named_where_it_was_filled_in(anomaly, tmp_path):
+    import warnings
+
+    torch.manual_seed(0)
+    enc = nn.Linear(4, 3)
+    tr = gradscope.trace()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (anomaly mode's own warnings)
+        if anomaly:
+            with pytest.raises(RuntimeError, match="returned nan values"):
+                with tr:
+                    _padded_step(enc, True)
+        else:
+            with tr:
+                _padded_step(enc, False)
+    exp = tr.failure if anomaly else tr.why(enc.weight)
+    assert exp.cause == "nonfinite_gradient" and exp.site.lineno == M.line_of("w_nan_pad"), exp
+    assert "the nan entered the forward at full()" in exp.summary, exp.summary
+    assert "fill with a finite value" in exp.fix, exp.fix
+    # the values it read are part of the trace: a saved trace says the same without torch's tensors
+    path = tmp_path / "t.json"
+    tr.save(path)
+    again = gradscope.load(path)
+    assert (again.failure if anomaly else again.why("enc.weight")).site.lineno == exp.site.lineno
+
+
+def test_a_zero_over_zero_cosine_is_named_at_the_division_not_at_the_loss():
+    import warnings
+
+    enc = nn.Embedding(10, 4, padding_idx=0)
+    tr = gradscope.trace()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError, match="returned nan values"):
+            with tr:
+                a, b = enc(torch.tensor([1, 2])), enc(torch.tensor([3, 0]))  # (index 0: a zero vector)
+                sim = (a * b).sum(-1) / (a.norm(dim=-1) * b.norm(dim=-1))  # w_cos_div
+                with torch.autograd.detect_anomaly():
+                    ((sim - 1.0) ** 2).mean().backward()
+    f = tr.failure
+    assert f.cause == "nonfinite_gradient" and f.site.lineno == M.line_of("w_cos_div"), f
+    assert "entered the forward at div()" in f.summary and "epsilon to the denominator" in f.fix, f
+
+
+def test_a_causal_minus_inf_mask_that_softmax_turns_finite_is_not_where_a_later_inf_came_from():
+    q = nn.Linear(4, 4)
+    with gradscope.trace() as tr:
+        x = torch.randn(3, 4)
+        s = (q(x) @ x.t()).masked_fill(torch.triu(torch.ones(3, 3, dtype=torch.bool), 1), float("-inf"))
+        out = torch.softmax(s, -1) @ x
+        torch.log(out.relu() * 0).sum().backward()  # w_log_zero
+    exp = tr.why(q.weight)
+    assert exp.cause == "nonfinite_gradient" and exp.site.lineno == M.line_of("w_log_zero"), exp
+    assert "masked_fill" not in exp.summary
+
+
+def test_values_are_read_only_after_a_backward_that_ended_non_finite():
+    lin = nn.Linear(3, 1)
+    with gradscope.trace() as tr:
+        lin(torch.randn(4, 3)).sum().backward()
+        lin(torch.full((2, 3), float("inf"))).sum().backward()
+    ok, bad = tr.data.backwards
+    assert ok.values == {} and bad.values, (ok.values, bad.values)

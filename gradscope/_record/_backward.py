@@ -6,13 +6,14 @@ count of calls (``steps=``) and which leaf each ``.grad`` tensor belongs to (``g
 """
 from __future__ import annotations
 
+import re
 import sys
 from functools import partial
 
 import torch
 
 from ..core.model import BackwardRecord, GradInfo
-from . import _frames
+from . import _frames, _values
 from ._compat import backward_hooks, node_sequence_nr, post_accumulate_grad_hooks
 from ._frames import F_BACKWARD
 from ._graph import (
@@ -25,6 +26,8 @@ from ._records import BackwardState, HookState, PendingBackward, RawEvent, RawNo
 from ._refs import _pk, _tid_of
 from ._saved import _FREED
 from ._trampoline import _caller
+
+_NONFINITE_ERROR = re.compile(r"returned nan values|returned inf values|nan values in its")  # (anomaly mode)
 
 
 class Backward:
@@ -229,7 +232,7 @@ class Backward:
         keep = bool(kwargs.get("retain_graph") or kwargs.get("create_graph")
                     or (api == "Tensor.backward" and len(args) > 2 and args[2]))
         return rec, handles, BackwardState(raw_nodes, got, leaves, inputs_t and [eng.identity.tid(t) for t in inputs_t],
-                                           None if keep else order)
+                                           None if keep else order, order)
 
     def _hooks_before_trace(self, var, tid):
         """Hooks on a leaf registered before the trace began: recorded (once) as hook events without a
@@ -250,7 +253,7 @@ class Backward:
                                          torch.is_grad_enabled(), False, None, "user", None, detail))
 
     def _post(self, rec, state, out, err):
-        raw_nodes, got, leaves, input_tids, graph = state  # BackwardState
+        raw_nodes, got, leaves, input_tids, graph, nodes = state  # BackwardState
         eng = self._engine
         if graph and err is None and not input_tids:
             self._saved.new_graph()  # (a new graph follows)
@@ -280,6 +283,9 @@ class Backward:
             st == "zero" or st == "nonfinite" for st, _ in statuses)
         outs_of = _edge_norms(got, need)
         got.clear()
+        if (err is not None and _NONFINITE_ERROR.search(str(err))) or any(st == "nonfinite" for st, _ in statuses):
+            # where the non-finite value entered the forward: the values still readable now (see _values)
+            rec.values = _values.scan(self._events, rec.event, eng.identity.refs, raw_nodes, nodes)
         if err is not None:
             rec.error = f"{type(err).__name__}: {err}"[:2000]
             self._sink.error_event = rec.event

@@ -20,7 +20,7 @@ from ._frames import (
     F_CLIP, F_COMPILE, F_INIT, F_TORCH,
 )
 from ._ops import (
-    _T, _DETACH, _CONVERT, _BACKWARD, _ZERO_GRAD_OPS, _CAST_NAMES, _SHAPE_ONLY,
+    _T, _DETACH, _CONVERT, _FILLS, _BACKWARD, _ZERO_GRAD_OPS, _CAST_NAMES, _SHAPE_ONLY,
     _POST_ACC_HOOK, _DATA_SET, _SPECIAL, _NAMES, _name, _short, _C_OP, _C_INPLACE, _C_IGNORE,
     _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET, _C_PASS, _ZERO_GRAD_DETAIL, _CTX_FLAGS,
     _NO_DETAIL, _tensors, context_of,
@@ -28,6 +28,7 @@ from ._ops import (
 from ._records import RawEvent, error_key
 from ._refs import _pk, _tid_of, _Ref, _Held, _GradRef
 from ._trampoline import _caller
+from ._values import nonfinite_scalar
 
 _LEAF_GET = torch.Tensor.is_leaf.__get__
 
@@ -498,6 +499,8 @@ class Calls:
                     lst += otids
                     if len(lst) > 64:  # only recent consumers can still hold saved tensors that matter
                         del lst[:32]
+        if func in _FILLS and nonfinite_scalar(args, kwargs):  # (a few calls only: their Python numbers)
+            detail["nonfinite_fill"] = True
         st = self._mod_stack
         name = _NAMES.get(func) or _name(func)
         events.append(RawEvent(idx, kind, name, raw, refs, tuple(orefs), grad_on, inference,

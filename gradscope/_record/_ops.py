@@ -121,6 +121,10 @@ _DATA_SET = _T.data.__set__
 
 _SETITEM = _T.__setitem__
 
+#: calls that fill in a constant: a non-finite one there is where inf/nan entered the forward (see _values)
+_FILLS = {torch.full, torch.full_like, _T.fill_, _T.masked_fill, _T.masked_fill_, _T.new_full, _T.index_fill,
+          _T.index_fill_, torch.nn.functional.pad, _T.__setitem__, torch.where, torch.nan_to_num}
+
 
 _SPECIAL = {**{f: "detach" for f in _DETACH}, **{f: "convert" for f in _CONVERT},
             **{f: "rewrap" for f in _REWRAP}, **{f: "requires_grad" for f in _REQ}, _GRAD_SET: "grad_set",

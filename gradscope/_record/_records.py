@@ -138,6 +138,7 @@ class BackwardState(NamedTuple):
     leaves: list  # (nid, leaf tid)
     input_tids: Any  # tids of autograd.grad(inputs=...) / backward(inputs=...), else falsy
     graph: Any  # the nodes in nid order when the graph is freed by this call, else None
+    nodes: Any  # the nodes in nid order (read only if the call ends with a non-finite gradient: _values)
 
 
 class RawNode:

@@ -232,6 +232,7 @@ class CallDetail(Detail):
     inferred: str | None = None         # how those links were found: "value" | "memory" | "shape"
     outputs_of: int | None = None       # the integer outputs of this event (a cut of its own)
     attr: str | None = None             # nn.Parameter(t) re-wrap: the attribute it was registered as
+    nonfinite_fill: bool | None = None  # a fill call given inf or nan (torch.full(..., nan), masked_fill(m, -inf))
 
 
 @dataclass(slots=True, kw_only=True, repr=False, eq=False)

@@ -403,6 +403,7 @@ class BackwardRecord:
     first_nonfinite: int | None = None  # nid of the first node that produced inf/nan
     error: str | None = None
     compiled: bool = False  # a compiled region was in the graph
+    values: dict = field(default_factory=dict)  # tid -> "nan" | "inf" | "finite": read after a non-finite gradient
 
     def to_json(self) -> dict:
         return {
@@ -416,6 +417,7 @@ class BackwardRecord:
             "first_nonfinite": self.first_nonfinite,
             "error": self.error,
             "compiled": self.compiled,
+            **({"values": {str(k): v for k, v in self.values.items()}} if self.values else {}),
         }
 
     @classmethod
@@ -435,6 +437,7 @@ class BackwardRecord:
             d.get("first_nonfinite"),
             d.get("error"),
             bool(d.get("compiled", False)),
+            {int(k): str(v) for k, v in (d.get("values") or {}).items() if v in ("nan", "inf", "finite")},
         )
 
 

@@ -68,6 +68,10 @@ class Diagnosis(TraceIndex):
         return f
 
     # --- findings several rules share (the rules ask the diagnosis; they never import each other) ------------
+    def custom_output_cut(self, path):
+        """A custom autograd.Function on ``path`` that made no graph: see :func:`.cuts.custom_output_cut`."""
+        return cuts.custom_output_cut(self, path)
+
     def find_data_cut(self, tid, name, real) -> Finding | None:
         """The cut on the data path from ``tid`` to the roots of the backward calls ``real`` (:mod:`.cuts`)."""
         return cuts.find_data_cut(self, tid, name, real)

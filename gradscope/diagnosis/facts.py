@@ -465,6 +465,80 @@ class Facts:
         e = self.ev[node.event] if node is not None and node.event is not None and node.event < len(self.ev) else None
         return node, e
 
+    def enclosing_event(self, rec, node):
+        """The recorded call a backward node without one of its own belongs to (the addmm of a linear on 3-d
+        input): the first event up its single chain of callers in the graph; None when there is none."""
+        e = None
+        if node is not None:
+            parents = {}
+            for n in rec.nodes.values():
+                for nx in n.next:
+                    if nx is not None:
+                        parents.setdefault(nx, []).append(n)
+            up, hops = node, 0
+            while up.event is None and hops < 16:
+                ps = [p for p in parents.get(up.nid, ()) if p.ran]
+                if len(ps) != 1:
+                    break
+                up, hops = ps[0], hops + 1
+            if up.event is not None and up.event < len(self.ev):
+                e = self.ev[up.event]
+        return e
+
+    def nonfinite_entry(self, rec, target=None):
+        """The first recorded call whose result holds inf/nan although none of its inputs is known to: where the
+        non-finite value entered the forward, read from the values the recorder could still see after that
+        backward (``rec.values``) and the fills it was given (``torch.full(..., nan)``). Only a call whose bad value
+        reaches ``target`` (the forward event of the node that first sent a non-finite gradient; else the
+        backward's roots) through tensors not known to be finite counts (a -inf mask a softmax turns into zeros
+        does not). None when the values do not say."""
+        vals = rec.values if rec is not None else None
+        if not vals and not any(e.detail.nonfinite_fill for e in self.ev[:rec.event if rec else 0]):
+            return None
+        vals = vals or {}
+
+        def bad(tid):
+            return vals.get(tid) in ("nan", "inf")
+
+        if target is not None:
+            goal_tids, goal = set(target.output_ids()) | set(target.input_ids()), target.index + 1
+        else:
+            bev = self.ev[rec.event] if 0 <= rec.event < len(self.ev) else None
+            goal_tids = set(rec.roots or (bev.detail.roots if bev is not None else ()) or ())
+            goal = rec.event
+        anc = self.ancestors(list(goal_tids), before=goal)
+        if target is not None:
+            anc = anc | {target.index}
+        for i in sorted(anc):
+            e = self.ev[i]
+            if e.kind not in ("op", "cut", "inplace", "external") or e.context not in ("user", "library"):
+                continue
+            outs = e.output_ids() or ([e.detail.target] if e.detail.target is not None else [])
+            if not (e.detail.nonfinite_fill or any(bad(t) for t in outs)):
+                continue
+            if any(bad(r.tid) for r in e.inputs if r.tid not in outs):
+                continue  # (it only passed on what came in)
+            if self._carries_nonfinite(outs, goal_tids, anc, vals):
+                return e
+        return None
+
+    def _carries_nonfinite(self, start, goal_tids, anc, vals) -> bool:
+        """Does a value reach ``goal_tids`` from the tensors ``start`` through events of ``anc`` without passing
+        only tensors known to be finite?"""
+        seen, frontier = set(start), list(start)
+        while frontier:
+            t = frontier.pop()
+            if t in goal_tids:
+                return True
+            for i in self.consumers.get(t, ()):
+                if i not in anc:
+                    continue
+                for o in self.ev[i].output_ids():
+                    if o not in seen and vals.get(o) != "finite":
+                        seen.add(o)
+                        frontier.append(o)
+        return False
+
     def custom_node(self, fname=None):
         """The latest backward node of a custom autograd.Function (named ``fname`` if given), or None."""
         for b in reversed(self.d.backwards):

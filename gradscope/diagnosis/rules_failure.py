@@ -9,7 +9,6 @@ from ..core.explanation import PathStep
 from ..core.model import Cause
 from . import templates_failure as say
 from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _receiver, _sgd_rebind, _undone_later
-from .cuts import custom_output_cut
 from .finding import Finding, found
 from .registry import rule
 
@@ -208,7 +207,7 @@ def no_grad_fn(dx, q):
     site = bw.site if bw else None
     leaves = [t for t in tids if dx.d.tensors.get(t) and dx.d.tensors[t].producer is None]
     rg = [t for t in leaves if dx.d.tensors[t].requires_grad]
-    custom = custom_output_cut(dx, [e for e in evs if e.kind != "module"]) if rg else None
+    custom = dx.custom_output_cut([e for e in evs if e.kind != "module"]) if rg else None
     if custom is not None:  # a custom Function that made no graph (its tensors in a tuple; marked; forward() called)
         how, cls, csite, e, nx = custom
         return found(Cause.CUSTOM_FUNCTION if how == "nested" else Cause.NONDIFFERENTIABLE_OP, csite, root,
@@ -387,11 +386,19 @@ def anomaly_nonfinite(dx, q):
     if m is None:
         return None
     bw = dx.failing_backward()
-    node, e = dx.nonfinite_source(dx.backward_record(bw), m.group(1))
+    rec = dx.backward_record(bw)
+    node, e = dx.nonfinite_source(rec, m.group(1))
+    root = dx.root_label(bw) if bw else None
+    entry = dx.nonfinite_entry(rec, e or dx.enclosing_event(rec, node)) if rec is not None else None
+    if entry is not None and (e is None or entry.index != e.index):  # where the inf/nan appeared in the forward
+        value = next((rec.values[t] for t in entry.output_ids() if rec.values.get(t) in ("nan", "inf")), "nan")
+        return found(Cause.NONFINITE_GRADIENT, entry.site, root, "anomaly_nonfinite.entered", root, m.group(1),
+                     entry, _opname(entry), bool(entry.detail.nonfinite_fill), value,
+                     evidence=[entry] + ([e] if e is not None else []))
     if e is None:
         return None
-    return found(Cause.NONFINITE_GRADIENT, e.site, dx.root_label(bw) if bw else "the loss", "anomaly_nonfinite",
-                 dx.root_label(bw) if bw else "the loss", m.group(1), node, _opname(e), e, evidence=[e])
+    return found(Cause.NONFINITE_GRADIENT, e.site, root, "anomaly_nonfinite",
+                 root, m.group(1), node, _opname(e), e, evidence=[e])
 
 
 @rule("failure", 90)

@@ -89,8 +89,13 @@ def first_nonfinite_node(dx, q):
     name = q.name
     for b in reversed(dx.d.backwards):
         if b.first_nonfinite is not None:
-            node = b.nodes.get(b.first_nonfinite)
-            e = dx.ev[node.event] if node and node.event is not None else None
+            node, e = dx.nonfinite_source(b)
+            entry = dx.nonfinite_entry(b, e or dx.enclosing_event(b, node))
+            if entry is not None and (e is None or entry.index != e.index):  # where the inf/nan appeared
+                value = next((b.values[t] for t in entry.output_ids() if b.values.get(t) in ("nan", "inf")), "nan")
+                return found(Cause.NONFINITE_GRADIENT, entry.site, name, "first_nonfinite_node.entered", name, entry,
+                             _opname(entry), bool(entry.detail.nonfinite_fill), value, node,
+                             evidence=[entry] + ([e] if e is not None else []))
             site = e.site if e else None
             op = _opname(e) if e else (node.name if node else "?")
             return found(

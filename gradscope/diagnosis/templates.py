@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .common import _opname, _receiver
 from .templates_shared import (  # (importing it registers the shared findings' wording)
-    _ok_norm, _ok_via, _Worded, unfreeze_unreached_note, zero_op_text,
+    _ok_norm, _ok_via, _Worded, nonfinite_entered, unfreeze_unreached_note, zero_op_text,
 )
 from .wording import (
     _at, _clear_call, _code, _code_of, _plain, composed, froze_everything_text, hook_fix, py_expr, said, words,
@@ -278,6 +278,17 @@ def non_leaf_text(name, site, computed):
 
 
 # --- nonfinite_gradient -------------------------------------------------------------------------
+@words("first_nonfinite_node.entered")
+def first_nonfinite_node_entered_text(name, entry, op, filled, value, node):
+    """first_nonfinite_node (nonfinite_gradient): the forward call ``entry`` is where the inf/nan first appeared."""
+    how, fix = nonfinite_entered(op, filled)
+    summary = said(f"{name}.grad contains inf/nan", f"the {value} entered the forward at {op.strip('_') or op}()"
+                   f"{_at(entry.site)}{_code(entry.site)}, whose result holds it although its inputs do not"
+                   + (f"; backward carried it to {node.name}." if node is not None else "."), of=name)
+    detail = (f"{how[0].upper()}{how[1:]}. (gradscope read the step's values that were still alive after backward.)")
+    return summary, detail, fix
+
+
 @words("first_nonfinite_node")
 def first_nonfinite_node_text(name, op, node, site):
     """first_nonfinite_node (nonfinite_gradient): summary, detail, fix."""

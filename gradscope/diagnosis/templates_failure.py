@@ -3,7 +3,7 @@ explanation, filled from the user's own code and names; the decisions stay in th
 from __future__ import annotations
 
 from .common import _opname
-from .templates_shared import nonfinite_reason_fix
+from .templates_shared import nonfinite_entered, nonfinite_reason_fix
 from .wording import (
     _at, _code, _out_of_place, _plain, composed, froze_everything_text, grad_off_text, one_backward_fix, said, word,
     words,
@@ -372,6 +372,20 @@ def grad_input_unused_cut_text(name, cut):
     body = summary.quote() if summary.of == name else summary
     return (said("torch.autograd.grad failed", f"the input `{name}` was not used to compute the outputs with history: "
                  f"{body}"), detail, fix)
+
+
+@words("anomaly_nonfinite.entered")
+def anomaly_nonfinite_entered_text(root, named, entry, op, filled, value):
+    """anomaly_nonfinite (nonfinite_gradient): the forward call ``entry`` is where the inf/nan first appeared."""
+    how, fix = nonfinite_entered(op, filled)
+    summary = said(f"backward on `{root}` failed",
+                   f"anomaly detection found NaN in {named}; the {value} entered the forward at "
+                   f"{op.strip('_') or op}(){_at(entry.site)}{_code(entry.site)}, whose result holds it although its "
+                   f"inputs do not.")
+    detail = (f"{how[0].upper()}{how[1:]}. Backward carries it on: anomaly mode stops at the first node that "
+              "returns NaN, which can be far from where the value appeared (gradscope read the step's values that "
+              "were still alive when backward stopped).")
+    return summary, detail, fix
 
 
 @words("anomaly_nonfinite")

@@ -371,6 +371,31 @@ _NONFINITE_ANY = ("backward through this operation produced inf or nan from fini
                   "guard the operation (add an epsilon, clamp its input) or use a numerically stable form.")
 
 
+#: forward op -> (how a non-finite value arises in its result, the fix) for where it entered the forward
+_ENTERED = {
+    "div": ("a division by 0 (0/0 is nan, x/0 is inf)",
+            "add an epsilon to the denominator (`a / (b + 1e-12)`) or mask out the entries where it is 0."),
+    "exp": ("exp overflows to inf for large inputs",
+            "use a stable form (`torch.softmax`, `torch.logsumexp`, `log_softmax`) or subtract the maximum first."),
+    "sum": ("a sum that overflows the dtype is inf",
+            "use a stable form (`torch.softmax`, `torch.logsumexp`) or a wider dtype."),
+    "log": _DOMAIN_LOG, "sqrt": _NONFINITE_OPS["sqrt"], "pow": _NONFINITE_OPS["pow"], "acos": _DOMAIN_ARC,
+    "asin": _DOMAIN_ARC,
+}
+_FILLED = ("that call filled in inf or nan (padding, a mask); even where it is sliced away or multiplied by 0 later, "
+           "0 * nan is nan in the backward of the layer it went through",
+           "fill with a finite value (0 for padding, `torch.finfo(x.dtype).min` for a mask) and mask the padded "
+           "entries out of the loss.")
+
+
+def nonfinite_entered(op: str, filled: bool) -> tuple:
+    """(how, fix) for the call where a non-finite value first appeared in the forward."""
+    if filled:
+        return _FILLED
+    key = op.strip("_").removeprefix("true_").removeprefix("r")
+    return _ENTERED.get(key) or _ENTERED.get(op.strip("_")) or _NONFINITE_OPS.get(op.strip("_"), _NONFINITE_ANY)
+
+
 def nonfinite_reason_fix(op: str) -> tuple:
     """(why, fix) for an op whose backward produced the first inf/nan gradient (``op``: its name as called)."""
     key = op.strip("_").removeprefix("true_").removeprefix("floor_")
