@@ -137,3 +137,44 @@ def test_values_are_read_only_after_a_backward_that_ended_non_finite():
         lin(torch.full((2, 3), float("inf"))).sum().backward()
     ok, bad = tr.data.backwards
     assert ok.values == {} and bad.values, (ok.values, bad.values)
+
+
+def test_reading_values_after_a_non_finite_backward_never_reruns_a_checkpointed_forward():
+    # anomaly mode stops backward before it reaches the checkpointed region: that region's saved tensors are unpacked
+    # only by running its forward again, which gradscope must not do
+    import warnings
+
+    from torch.utils.checkpoint import checkpoint
+
+    calls = []
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+
+        def forward(self, x):
+            calls.append(1)
+            return torch.tanh(self.lin(x)) * 2.0  # (tanh saves its result, which nothing else holds)
+
+    def step(block):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = checkpoint(block, torch.randn(2, 3), use_reentrant=False)
+            with torch.autograd.detect_anomaly():
+                try:  # sqrt at 0 after the region: 0 * inf is nan before backward gets there
+                    (torch.sqrt(y * 0.0) * 0.0).sum().backward()
+                except RuntimeError as e:
+                    assert "nan values" in str(e)
+
+    torch.manual_seed(0)
+    plain = Block()
+    step(plain)
+    n_plain = len(calls)
+    calls.clear()
+    traced = Block()
+    traced.load_state_dict(plain.state_dict())
+    with gradscope.trace() as tr:
+        step(traced)
+    assert tr.data.backwards[-1].error  # (the nan was caught inside the step)
+    assert len(calls) == n_plain, (len(calls), n_plain)

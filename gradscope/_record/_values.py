@@ -3,7 +3,8 @@
 
 At that moment some of the step's tensors are still alive: those the user's frames hold (a traceback keeps the
 failing step's locals), and those the graph saved for backward (a node's ``_saved_result``, ``_saved_self``,
-``_saved_other``). Each one that can be read is checked for inf/nan (``torch.isfinite``), within a budget; what
+``_saved_other``; not in a step with a checkpointed region, whose saved tensors are unpacked by running its
+forward again). Each one that can be read is checked for inf/nan (``torch.isfinite``), within a budget; what
 cannot be read stays unknown. The diagnosis (``Facts.nonfinite_entry``) finds the first recorded call whose result
 holds a non-finite value from inputs that do not, on the way to the node that first sent one. Calls that fill in a
 non-finite constant (``torch.full(..., nan)``, ``masked_fill(mask, -inf)``) are marked when recorded (a check of
@@ -68,6 +69,9 @@ def scan(raws, upto, refs, raw_nodes, nodes) -> dict:
                 put(tid, t)
         if budget[0] <= 0:
             break
+    if any(r is not None and r.context == "checkpoint" for r in raws[:upto]):
+        # a saved tensor of a checkpointed region is unpacked by recomputing its forward (user code): not read
+        return out
     for rn, n in zip(raw_nodes or (), nodes or ()):
         if rn.event is None or rn.event >= len(raws) or raws[rn.event] is None or budget[0] <= 0:
             continue
