@@ -1029,3 +1029,88 @@ def test_a_student_frozen_by_mistake_beside_a_detached_teacher_is_the_freeze():
             F.mse_loss(student(x), target).backward()
     f = tr.failure
     assert f.cause == "frozen_param" and site_hits(f.site, "w_student_frozen"), f
+
+
+# --- rule raised_upstream: raised at one line, caused at an earlier one ----------------------------------------
+
+def _run_failing(fn):
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError) as info:
+        with tr:
+            fn()
+    return tr.failure, str(info.value)
+
+
+def test_backward_of_a_per_sample_loss_names_the_line_that_kept_it_per_sample():
+    head = nn.Linear(4, 3)
+
+    def step():
+        x, y = torch.randn(6, 4), torch.randint(0, 3, (6,))
+        losses = F.cross_entropy(head(x), y, reduction="none")  # L:w_per_sample
+        weights = torch.rand(6)
+        (losses * weights).backward()  # L:w_nonscalar_backward
+
+    f, msg = _run_failing(step)
+    assert "scalar outputs" in msg
+    assert_explains(f, "nonscalar_backward", "holds [6] values, not one", "w_per_sample", "`.mean()`")
+    assert any(s.lineno == line("w_nonscalar_backward") for s in f.extra_sites), f.extra_sites
+
+
+def test_retain_grad_on_an_input_batch_names_where_the_batch_was_made():
+    net = nn.Linear(4, 2)
+
+    def load():
+        return torch.randn(3, 4)
+
+    def saliency():
+        img = load()  # L:w_img_made
+        img.retain_grad()
+        net(img).sum().backward()
+
+    f, _ = _run_failing(saliency)
+    assert_explains(f, "retain_grad_no_grad", "`img` does not require grad", "w_img_made", "requires_grad_()")
+
+
+def test_a_hook_on_features_computed_under_no_grad_names_the_no_grad_block():
+    enc, head = nn.Linear(4, 4), nn.Linear(4, 1)
+
+    def gradcam():
+        x = torch.randn(2, 4)
+        with torch.no_grad():  # L:w_cam_no_grad
+            feats = enc(x)
+        feats.register_hook(lambda g: g)
+        head(feats).sum().backward()
+
+    f, _ = _run_failing(gradcam)
+    assert_explains(f, "hook_on_no_grad_tensor", "grad was switched off there", "w_cam_no_grad",
+                    "outside torch.no_grad()")
+
+
+@pytest.mark.parametrize("change", ["size", "dtype"])
+def test_a_hook_that_changes_a_gradients_size_or_dtype_names_its_registration(change):
+    enc, head = nn.Linear(4, 4), nn.Linear(4, 1)
+
+    def step():
+        h = enc(torch.randn(5, 4))
+        if change == "size":
+            h.register_hook(lambda g: g.mean(0))  # L:w_hook_reduces
+        else:
+            h.register_hook(lambda g: g.double())  # L:w_hook_casts
+        head(h).sum().backward()
+
+    f, msg = _run_failing(step)
+    assert f"changed the {'size' if change == 'size' else 'type'} of value" in msg
+    assert_explains(f, "hook_changed_gradient", f"another {change}", "w_hook_reduces" if change == "size"
+                    else "w_hook_casts", "same shape and dtype")
+
+
+def test_autograd_grad_of_an_input_that_does_not_require_grad_names_where_it_was_made():
+    critic = nn.Linear(4, 1)
+
+    def penalty():
+        real = torch.randn(6, 4)  # L:w_real_made
+        out = critic(real).sum()
+        torch.autograd.grad(out, real, create_graph=True)
+
+    f, _ = _run_failing(penalty)
+    assert_explains(f, "input_not_requiring_grad", "`real` does not require grad", "w_real_made", "requires_grad_()")

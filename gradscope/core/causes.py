@@ -74,6 +74,11 @@ class Cause(enum.StrEnum):
     BACKWARD_IN_TRANSFORM = "backward_in_transform"
     ITEM_IN_TRANSFORM = "item_in_transform"
     JIT_CONSTANT_REQUIRES_GRAD = "jit_constant_requires_grad"
+    NONSCALAR_BACKWARD = "nonscalar_backward"
+    RETAIN_GRAD_NO_GRAD = "retain_grad_no_grad"
+    HOOK_ON_NO_GRAD_TENSOR = "hook_on_no_grad_tensor"
+    HOOK_CHANGED_GRADIENT = "hook_changed_gradient"
+    INPUT_NOT_REQUIRING_GRAD = "input_not_requiring_grad"
     UNREGISTERED_CONTAINER = "unregistered_container"
     OK = "ok"
     NOT_TRAINED = "not_trained"
@@ -187,6 +192,11 @@ _CAUSE_GLOSS = {
     Cause.BACKWARD_IN_TRANSFORM: "backward() was called inside a torch.func transform (vmap, grad)",
     Cause.ITEM_IN_TRANSFORM: ".item() was called inside vmap",
     Cause.JIT_CONSTANT_REQUIRES_GRAD: "torch.jit.trace met a tensor that requires grad as a constant",
+    Cause.NONSCALAR_BACKWARD: "backward() without gradient= on a result of more than one element",
+    Cause.RETAIN_GRAD_NO_GRAD: "retain_grad() on a tensor that does not require grad",
+    Cause.HOOK_ON_NO_GRAD_TENSOR: "register_hook on a tensor that does not require grad",
+    Cause.HOOK_CHANGED_GRADIENT: "a tensor hook returned a gradient of another size or dtype",
+    Cause.INPUT_NOT_REQUIRING_GRAD: "autograd.grad asked for the gradient of a tensor that does not require grad",
     Cause.UNREGISTERED_CONTAINER: "layers kept in a plain list or dict: parameters(), .to() and optimizers never see them",
     Cause.OK: "the gradient is there and non-zero",
     Cause.NOT_TRAINED: "not trained by this step (no optimizer holds it; used only under no_grad, or not at all)",

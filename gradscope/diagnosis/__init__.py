@@ -126,6 +126,7 @@ ORDER = {
         "grad_input_unused",
         "reduction_unused",
         "plain_container_error",
+        "raised_upstream",
         "raised_here",
         "unknown_error",
     ),

@@ -10,7 +10,8 @@ from .common import statement_site
 from .finding import Finding, found
 from .registry import Query, REGISTRY, rule
 from . import rules_failure  # noqa: F401  (registers the failure rules this table names)
-from . import rules_containers, rules_raised  # (register plain_container_error and raised_here; their messages)
+from . import rules_containers, rules_raised, rules_upstream  # (register plain_container_error, raised_here,
+#   raised_upstream; their messages)
 
 
 #: PyTorch's error messages -> the rule that explains them (first match that returns an explanation wins;
@@ -28,6 +29,7 @@ ERRORS = tuple((re.compile(p, re.S), h) for p, h in (
     (r"appears to not have been used in the graph", "grad_input_unused"),
     (r"did not receive grad|finished reduction.*not used in producing loss", "reduction_unused"),
     (rules_containers.EMPTY.pattern + "|" + rules_containers.MISMATCH.pattern, "plain_container_error"),
+    (rules_upstream.ANY.pattern, "raised_upstream"),  # the errors whose cause is an earlier line
     (rules_raised.ANY.pattern, "raised_here"),  # the errors whose cause is the line that raised them
 ))
 _ERRORS = ERRORS  # (the name the tests and older callers use)

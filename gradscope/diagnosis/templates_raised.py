@@ -223,3 +223,77 @@ def jit_constant_text(site, op, tensor, got):
     fix = ("pass the tensor as an input of the traced function, or hold it as an nn.Parameter of a module you trace; "
            "detach it if it is not meant to train.")
     return summary, detail, fix
+
+
+# --- raised_upstream: raised at one line, caused at an earlier one ----------------------------------------------
+def _raised_at(where) -> str:
+    return f"it was raised{_at(where)}{_code(where)}"
+
+
+@words("raised_upstream.nonscalar")
+def nonscalar_text(site, where, loss, shape):
+    """raised_upstream (nonscalar_backward): ``backward()`` of a result with more than one element."""
+    summary = said(f"backward() on `{loss}` failed", f"`{loss}` holds {shape} values, not one: it was made"
+                   f"{_at(site)}{_code(site)}, and backward() without gradient= needs a scalar ({_raised_at(where)}).")
+    detail = "backward() starts from a gradient of 1 for a scalar; for a tensor it needs the gradient to start from."
+    fix = ("reduce it to a scalar before backward (`.mean()` or `.sum()`, or drop reduction='none'), or pass "
+           "`torch.ones_like(<loss>)` as gradient= if you want the sum of its gradients.")
+    return summary, detail, fix
+
+
+@words("raised_upstream.retain_grad")
+def retain_grad_text(site, where, tensor, no_grad):
+    """raised_upstream (retain_grad_no_grad): ``retain_grad()`` on a tensor that does not require grad."""
+    summary = said(f"`{tensor}.retain_grad()` failed", f"`{tensor}` does not require grad: it was made"
+                   f"{_at(site)}{_code(site)}" + (" with grad switched off" if no_grad else
+                                                   " without requires_grad") + f" ({_raised_at(where)}).")
+    detail = "Only a tensor that requires grad has a gradient to keep; an input batch does not unless you ask for it."
+    fix = (f"call `{tensor}.requires_grad_()` before it is used (for a gradient with respect to the input, as in a "
+           f"saliency map), or drop retain_grad() if no gradient is needed.")
+    return summary, detail, fix
+
+
+@words("raised_upstream.hook_no_grad")
+def hook_no_grad_text(site, where, tensor, no_grad):
+    """raised_upstream (hook_on_no_grad_tensor): ``register_hook`` on a tensor that does not require grad."""
+    summary = said(f"`{tensor}.register_hook(...)` failed", f"`{tensor}` does not require grad: it was made"
+                   f"{_at(site)}{_code(site)}" + (" (grad was switched off there)" if no_grad else "") +
+                   f", so no gradient will ever reach a hook on it ({_raised_at(where)}).")
+    detail = "A tensor hook runs when backward computes that tensor's gradient; a tensor without history never has one."
+    fix = ("compute it with grad enabled (outside torch.no_grad() / inference_mode) if you need its gradient "
+           "(Grad-CAM), or register the hook on a tensor that requires grad.")
+    return summary, detail, fix
+
+
+@words("raised_upstream.hook_changed")
+def hook_changed_text(site, where, tensor, what):
+    """raised_upstream (hook_changed_gradient): a tensor hook returned a gradient of another size or dtype."""
+    kind = "size" if what == "size" else "dtype"
+    on = f"`{tensor}`" if tensor else "its tensor"
+    summary = said(f"backward failed{_at(where)}", f"the hook registered{_at(site)}{_code(site)} on {on} "
+                   f"returned a gradient of another {kind} than {on} has.")
+    detail = "A tensor hook may replace the gradient, but with one of the same shape and dtype as the tensor."
+    fix = ("return a gradient of the same shape and dtype from the hook (`g * <mask>`, `g.clamp(-1, 1)`); reduce or "
+           "convert it after backward, on .grad, if that is what you need.")
+    return summary, detail, fix
+
+
+@words("raised_upstream.grad_input")
+def grad_input_text(site, where, tensor):
+    """raised_upstream (input_not_requiring_grad): ``autograd.grad`` of a tensor that does not require grad."""
+    summary = said(f"torch.autograd.grad failed{_at(where)}", f"`{tensor}` does not require grad: it was made"
+                   f"{_at(site)}{_code(site)} without requires_grad, so it has no gradient to return.")
+    detail = "autograd.grad differentiates with respect to tensors that require grad and are part of the graph."
+    fix = (f"call `{tensor}.requires_grad_()` before the forward that uses it (an input-gradient penalty needs it), "
+           "or leave it out of the inputs.")
+    return summary, detail, fix
+
+
+@words("raised_upstream.reentrant_grad")
+def reentrant_grad_text(site, where):
+    """raised_upstream (reentrant_checkpoint): ``autograd.grad`` through a reentrant checkpoint."""
+    summary = said(f"torch.autograd.grad failed{_at(where)}", f"the block checkpointed{_at(site)}{_code(site)} "
+                   "with use_reentrant=True cannot be differentiated by torch.autograd.grad.")
+    detail = "A reentrant checkpoint runs its own backward inside .backward(); autograd.grad cannot call into it."
+    fix = "pass use_reentrant=False to checkpoint (the default to prefer), which supports torch.autograd.grad."
+    return summary, detail, fix

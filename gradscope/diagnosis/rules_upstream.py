@@ -1,0 +1,154 @@
+"""Errors PyTorch raises at one line whose cause is an earlier one (status `failure`): ``backward()`` of a loss
+that is not a scalar (the line that made it so), ``retain_grad()`` / ``register_hook`` on a tensor that does not
+require grad (where it was made, or the no_grad block it was made in), a tensor hook that changed a gradient's size
+or dtype (its registration), ``autograd.grad`` of an input that does not require grad (where it was made), a
+reentrant checkpoint under ``autograd.grad`` (the checkpoint call). One rule, :func:`raised_upstream`, over the
+table :data:`UPSTREAM`; the wording per form is in :mod:`.templates_raised`."""
+from __future__ import annotations
+
+import re
+
+from ..core.model import Cause, Site
+from . import templates_raised as say  # noqa: F401  (registers the wording the findings here name)
+from .common import _opname, _receiver
+from .finding import found
+from .registry import rule
+
+
+def _in_caller(ix, site: Site | None, where: Site | None) -> Site | None:
+    """``site`` seen from the function of ``where`` (the line that raised): the frame of ``site``'s stack in that
+    function (`x, y = _data()` for a tensor made inside the helper), else ``site`` itself."""
+    if site is None or where is None:
+        return site
+    for i in range(len(site.stack) - 1, -1, -1):
+        f = site.stack[i]
+        if f.filename == where.filename and f.function == where.function:
+            return ix.frame_site(f, site.stack[:i]) if i < len(site.stack) - 1 else site
+    return site
+
+
+def _made(ix, tid, where):
+    """(the line that made tensor ``tid``, seen from the function of ``where``, the event) or (None, None)."""
+    p = ix.d.producer(tid)
+    if p is None or p.site is None:
+        return None, None
+    return _in_caller(ix, p.site, where), p
+
+
+_ELEMENTWISE = {"mul", "__mul__", "__rmul__", "add", "__add__", "__radd__", "sub", "__sub__", "__rsub__", "div",
+                "__truediv__", "__rtruediv__", "neg", "__neg__", "pow", "__pow__", "abs", "clamp", "where"}
+_UNNAMED = re.compile(r"t\d+$")  # a tensor the trace has no name for (Facts.label)
+
+
+def _named(ix, tid, where, call):
+    """The label of ``tid``, or the expression the failing line calls ``call`` on (`img.retain_grad()`: img)."""
+    name = ix.label(tid)
+    if _UNNAMED.match(name) and where is not None:
+        name = _receiver(where.code or "", call) or name
+    return name
+
+
+def _nonscalar(ix, e, m, where):
+    """The call that made the loss more than one element: back through element-wise arithmetic on it (a weighting
+    of a per-sample loss) to the call that made it (the loss with reduction='none', a model's output)."""
+    if e is None or e.kind != "backward" or not e.inputs:
+        return None
+    tid = e.inputs[0].tid
+    shape = ix.d.tensors[tid].shape if tid in ix.d.tensors else ()
+    p = ix.d.producer(tid)
+    for _ in range(16):
+        if p is None or _opname(p) not in _ELEMENTWISE:
+            break
+        ups = [ix.d.producer(r.tid) for r in p.inputs if ix.d.tensors.get(r.tid) is not None
+               and ix.d.tensors[r.tid].shape == shape and r.requires_grad]
+        ups = [u for u in ups if u is not None]
+        if not ups:
+            break
+        p = ups[0]
+    if p is None or p.site is None:
+        return None
+    return _in_caller(ix, p.site, where), (_named(ix, tid, where, ".backward("), list(shape)), p
+
+
+def _not_requiring(ix, e, m, where):
+    if e is None or not e.inputs:
+        return None
+    site, p = _made(ix, e.inputs[0].tid, where)
+    if p is not None and not p.grad_enabled:  # made under no_grad: the block that switched grad off
+        site = ix.region_site(p) or site
+    call = ".retain_grad(" if "retain_grad" in m.group(0) else ".register_hook("
+    return (site, (_named(ix, e.inputs[0].tid, where, call), bool(p is not None and not p.grad_enabled)), p) \
+        if site else None
+
+
+def _grad_input(ix, e, m, where):
+    if e is None or e.kind != "backward":
+        return None
+    for tid in e.detail.inputs or ():
+        info = ix.d.tensors.get(tid)
+        if info is not None and not info.requires_grad:
+            site, p = _made(ix, tid, where)
+            if site is not None:
+                return site, (ix.label(tid),), p
+    return None
+
+
+def _hook(ix, e, m, where):
+    name = m.group(1)
+    hooks = [h for h in ix.ev if h.kind == "hook" and h.site is not None and (e is None or h.index < e.index)]
+    named = [h for h in hooks if (h.detail.hook or "").rsplit(".", 1)[-1] == name] or hooks
+    if not named:
+        return None
+    h = named[-1]
+    return h.site, (ix.label(h.input_ids()[0]) if h.inputs else None, m.group(2)), h
+
+
+def _checkpoint(ix, e, m, where):
+    for x in ix.ev:
+        if x.context == "checkpoint" and x.site is not None:
+            for i in range(len(x.site.stack) - 1, -1, -1):
+                f = x.site.stack[i]
+                if "checkpoint(" in (f.code or ""):
+                    return ix.frame_site(f, x.site.stack[:i]), (), x
+    return None
+
+
+#: message pattern -> (cause, the wording form, what finds the line that caused it)
+UPSTREAM = tuple((re.compile(p, re.S), c, f, fn) for p, c, f, fn in (
+    (r"grad can be implicitly created only for (?:real )?scalar outputs", Cause.NONSCALAR_BACKWARD, "nonscalar",
+     _nonscalar),
+    (r"can't retain_grad on Tensor that has requires_grad=False", Cause.RETAIN_GRAD_NO_GRAD, "retain_grad",
+     _not_requiring),
+    (r"cannot register a hook on a tensor that doesn't require gradient", Cause.HOOK_ON_NO_GRAD_TENSOR,
+     "hook_no_grad", _not_requiring),
+    (r"hook '([^']*)' has changed the (size|type) of value", Cause.HOOK_CHANGED_GRADIENT, "hook_changed", _hook),
+    (r"One of the differentiated Tensors does not require grad", Cause.INPUT_NOT_REQUIRING_GRAD, "grad_input",
+     _grad_input),
+    (r"When use_reentrant=True, torch\.utils\.checkpoint is incompatible with \.grad\(\)",
+     Cause.REENTRANT_CHECKPOINT, "reentrant_grad", _checkpoint),
+))
+
+#: any message of :data:`UPSTREAM` (the error table's entry for :func:`raised_upstream`)
+ANY = re.compile("|".join(f"(?:{p.pattern})" for p, _, _, _ in UPSTREAM), re.S)
+
+
+@rule("failure", 107)
+def raised_upstream(dx, q):
+    """An error raised at one line whose cause is an earlier line (the table :data:`UPSTREAM`): the cause, that
+    line, the line that raised it as an extra site."""
+    for pattern, cause, form, find in UPSTREAM:
+        m = pattern.search(q.msg)
+        if m is None:
+            continue
+        x, e = dx.d.exception, dx.error_event()
+        where = (e.site if e else None) or x.site
+        hit = find(dx, e, m, where)
+        if hit is None:
+            return None
+        site, facts, ev = hit
+        res = found(cause, site, "the step", f"raised_upstream.{form}", site, where, *facts,
+                    evidence=[y for y in (ev, e) if y is not None])
+        if where is not None and site is not None and where.short != site.short:
+            res.extra_sites.append(where)
+        return res
+    return None
