@@ -1114,3 +1114,28 @@ def test_autograd_grad_of_an_input_that_does_not_require_grad_names_where_it_was
 
     f, _ = _run_failing(penalty)
     assert_explains(f, "input_not_requiring_grad", "`real` does not require grad", "w_real_made", "requires_grad_()")
+
+
+def test_a_cut_a_comprehension_ran_for_three_tensors_names_all_three():
+    w1, w2, w3 = (nn.Parameter(torch.randn(2)) for _ in range(3))
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            frozen = [p.detach() for p in (w1, w2, w3)]  # L:w_three_detached
+            sum(f.sum() for f in frozen).backward()
+    f = tr.failure
+    assert f.cause == "detach" and site_hits(f.site, "w_three_detached"), f
+    assert "every one of 3 tensors on that line (w1, w2, w3)" in f.summary, f.summary
+
+
+def test_a_zero_grad_called_through_another_name_is_still_said_to_be_zero_grad():
+    net = nn.Linear(3, 1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    reset = opt.zero_grad
+    with gradscope.trace() as tr:
+        net(torch.randn(4, 3)).sum().backward()
+        reset()  # L:w_reset_alias
+        opt.step()
+    exp = tr.why(net.weight)
+    assert exp.cause == "set_to_none_timing" and site_hits(exp.site, "w_reset_alias"), exp
+    assert "then zero_grad() at" in exp.summary and "`.grad = None`" not in exp.summary, exp.summary

@@ -317,6 +317,11 @@ class Recorder:
                     names.setdefault(tid, k)
                 elif isinstance(v, _P) and id(v) not in params:
                     params[id(v)] = (k, _mark(v))
+        # the block's own variables for tensors the recording named otherwise (a loop variable `p` of a comprehension
+        # over `(w1, w2, w3)`): what a diagnosis can call them where the recorded names coincide
+        other = {str(t): n for t, n in names.items() if self.tensors.get(t) is not None and self.tensors[t].name != n}
+        if other:
+            self.data.meta["frame_names"] = other
         called = self.modules.mod_path
         for v, k in list(mods.values()):  # a model the step never called (a target network): `target.fc.weight`
             if v in called:

@@ -135,6 +135,11 @@ def _cut_finding(dx, bw, root, evs, tids):
                 and c.cut == e.cut and c.op == e.op and e.cut in _EXPLICIT_CUTS and c.module == e.module]
         # several: one line, many tensors (a loop or comprehension: every parameter detached)
         labels = [dx.cut_input_label(c, c.inputs[0].tid if c.inputs else None) for c in same] if len(same) > 1 else []
+        if len(set(labels)) == 1 and len(labels) > 1:  # one loop variable over distinct tensors: the block's names
+            frame = dx.d.meta.get("frame_names") or {}
+            named = [frame.get(str(c.inputs[0].tid)) for c in same if c.inputs]
+            if len(named) == len(labels) and all(named) and len(set(named)) == len(named):
+                labels = named
         off = dx.grad_switched_off_by(se) if cause == "no_grad_block" else None
         w = _sgd_rebind(site) if cause == "no_grad_block" else None
         if w:  # a manual SGD step that rebinds the leaf
