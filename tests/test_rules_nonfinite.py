@@ -178,3 +178,27 @@ def test_reading_values_after_a_non_finite_backward_never_reruns_a_checkpointed_
         step(traced)
     assert tr.data.backwards[-1].error  # (the nan was caught inside the step)
     assert len(calls) == n_plain, (len(calls), n_plain)
+
+
+def test_an_invalid_action_mask_is_not_where_the_log_of_a_masked_action_went_non_finite():
+    # -inf masks illegal actions (correct); the replayed action became illegal: its probability is 0 and log(0) is
+    # where the inf appears, although the softmax's output was not read back
+    import warnings
+
+    policy = nn.Linear(4, 3)
+
+    def loss_of(s, legal, a):
+        probs = torch.softmax(policy(s).masked_fill(~legal, float("-inf")), -1)
+        return -torch.log(probs.gather(1, a[:, None]).squeeze(1)).mean()  # w_log_masked
+
+    legal = torch.tensor([[True, True, False], [True, False, True]])
+    tr = gradscope.trace()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError, match="returned nan values"):
+            with tr:
+                with torch.autograd.detect_anomaly():
+                    loss_of(torch.randn(2, 4), legal, torch.tensor([2, 1])).backward()
+    f = tr.failure
+    assert f.cause == "nonfinite_gradient" and f.site.lineno == M.line_of("w_log_masked"), f
+    assert "masked_fill" not in f.summary, f.summary

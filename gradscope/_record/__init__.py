@@ -15,6 +15,8 @@ recording. Each component owns its state and is handed what it needs of the othe
 - ``ModuleFacts`` (``_module_facts``) and ``Sync`` (``_sync``): what needs the live modules, taken at
   stop, and the conversion into plain data, on the first query.
 - ``WatchHooks`` (``_watch_hooks``): the hooks behind ``gradscope.watch`` (its logic is ``_watcher``).
+- ``_values``: after a backward that ended with an inf/nan gradient (never while recording), the step's values
+  still readable (alive, or saved by the graph) checked for inf/nan, into ``BackwardRecord.values``.
 
 Where a new recorded event kind goes: add its ``EventKind`` member and its detail type (a slotted dataclass of
 its facts, listed in ``DETAIL_TYPES``) in ``gradscope.core.events``; the component that sees it records it (a

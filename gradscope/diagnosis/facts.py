@@ -13,6 +13,11 @@ from .common import (
 )
 
 
+#: ops that map -inf to a finite value (0): a masked entry stops being non-finite there
+_SQUASHING = {"softmax", "log_softmax", "exp", "sigmoid", "softmin", "logsumexp", "scaled_dot_product_attention",
+              "exp_", "sigmoid_"}
+
+
 class Facts:
     """Queries over one TraceData (a base of :class:`~.index.TraceIndex`); cached where they are costly."""
 
@@ -533,8 +538,11 @@ class Facts:
             for i in self.consumers.get(t, ()):
                 if i not in anc:
                     continue
+                # (a softmax/exp of an unread value is taken as finite: it turns a -inf mask into zeros)
+                squash = _opname(self.ev[i]) in _SQUASHING
                 for o in self.ev[i].output_ids():
-                    if o not in seen and vals.get(o) != "finite":
+                    st = vals.get(o)
+                    if o not in seen and st != "finite" and not (squash and st is None):
                         seen.add(o)
                         frontier.append(o)
         return False
