@@ -722,8 +722,9 @@ def clip_nonfinite():
     """`clip_grad_norm_(error_if_nonfinite=True)` after a loss that overflowed to inf."""
     model = MLP()
     x, y = _data()
-    logits = model(x * 1e38)  # <- cause
-    F.cross_entropy(logits * 1e38, y).backward()
+    # (the scaled logits overflow to inf here)
+    logits = model(x) * 3e38  # <- cause
+    F.cross_entropy(logits, y).backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True)
 
 

@@ -73,7 +73,6 @@ ROWS = [
         when='an in-place op on a row from `unbind` (or iterating over a tensor)'),
     Row("view_from_no_grad_inplace", r"A view was created in no_grad mode and is being modified inplace with "
         r"grad mode enabled", "no_grad_view_inplace",
-        todo=NO_RULE + " (the in-place line, not the no_grad view)",
         when='a view taken under `no_grad` of a tensor that requires grad, written in place later with grad on'),
     Row("full_backward_hook_inplace_relu", r"Output \d+ of BackwardHookFunction\w* is a view and is being "
         r"modified inplace\. This view was created inside a custom Function", "backward_hook_inplace",
@@ -135,7 +134,6 @@ ROWS = [
         "unused_parameter",
         when='`autograd.grad(out, inputs)` where an input is not on the graph of `out`'),
     Row("dtype_mismatch_bce", r"Found dtype \w+ but expected \w+", "dtype_mismatch",
-        todo=NO_RULE + " (the loss line, not the float64 target)",
         when='a loss (BCE) given a float64 target and float32 input (a target from NumPy)'),
     Row("no_derivative", r"the derivative for .* is not implemented", "nondifferentiable_op",
         exc=NotImplementedError,
@@ -213,10 +211,10 @@ ROWS = [
     Row("inference_tensor_saved", r"Inference tensors cannot be saved for backward", "inference_mode",
         when='a tensor made under `inference_mode` is saved for backward by a trainable op'),
     Row("inference_tensor_inplace", r"Inplace update to inference tensor outside InferenceMode is not allowed",
-        "inference_mode", todo=NO_RULE + " (the forward line, not the inference_mode block that built the model)",
+        "inference_mode",
         when='an in-place update (BatchNorm statistics, an optimizer) of a tensor made under `inference_mode`'),
     Row("inference_tensor_requires_grad", r"Setting requires_grad=True on inference tensor outside InferenceMode "
-        r"is not allowed", "inference_mode", todo=NO_RULE + " (the requires_grad_ line, not the inference_mode block)",
+        r"is not allowed", "inference_mode",
         when='`requires_grad_()` on a tensor made under `inference_mode`'),
     # --- optimizers, containers, clipping, anomaly mode, DDP
     Row("empty_parameter_list", r"optimizer got an empty parameter list", "unregistered_container", exc=ValueError,
@@ -245,7 +243,7 @@ ROWS = [
         todo=NO_RULE + " (the optimizer line, not the .double() that made the non-leaf)",
         when='an optimizer given a computed tensor (`torch.randn(..., requires_grad=True).double()`)'),
     Row("clip_nonfinite", r"The total norm of order [\d.]+ for gradients from `parameters` is non-finite",
-        "nonfinite_gradient", todo=NO_RULE + " (the clip line, not the forward line where inf entered)",
+        "nonfinite_gradient",
         when='`clip_grad_norm_(..., error_if_nonfinite=True)` with an inf/NaN gradient'),
     Row("anomaly_nan", r"Function '\w+' returned nan values in its \d+th output", "nonfinite_gradient",
         when='under `detect_anomaly()`, a backward node returned NaN (`sqrt` at 0, 0/0)'),

@@ -1139,3 +1139,33 @@ def test_a_zero_grad_called_through_another_name_is_still_said_to_be_zero_grad()
     exp = tr.why(net.weight)
     assert exp.cause == "set_to_none_timing" and site_hits(exp.site, "w_reset_alias"), exp
     assert "then zero_grad() at" in exp.summary and "`.grad = None`" not in exp.summary, exp.summary
+
+
+def test_a_float64_target_from_numpy_names_where_it_was_made():
+    import numpy as np
+
+    clf = nn.Linear(4, 1)
+
+    def step():
+        x = torch.randn(6, 4)
+        labels = torch.from_numpy(np.random.default_rng(0).integers(0, 2, (6, 1)).astype(np.float64))  # L:w_f64
+        F.binary_cross_entropy(torch.sigmoid(clf(x)), labels).backward()
+
+    f, msg = _run_failing(step)
+    assert "Found dtype Double but expected Float" in msg
+    assert_explains(f, "dtype_mismatch", "`labels` is float64", "w_f64", ".float()")
+
+
+def test_a_cached_slice_of_the_weights_taken_under_no_grad_and_written_later_names_the_slice():
+    net = nn.Linear(3, 2)
+
+    def step():
+        with torch.no_grad():
+            row = net.weight[1]  # L:w_cached_row
+        out = net(torch.randn(4, 3))
+        row.add_(1.0)
+        out.sum().backward()
+
+    f, msg = _run_failing(step)
+    assert "created in no_grad mode" in msg
+    assert_explains(f, "no_grad_view_inplace", "a view taken under no_grad", "w_cached_row", "torch.no_grad()")

@@ -79,6 +79,8 @@ class Cause(enum.StrEnum):
     HOOK_ON_NO_GRAD_TENSOR = "hook_on_no_grad_tensor"
     HOOK_CHANGED_GRADIENT = "hook_changed_gradient"
     INPUT_NOT_REQUIRING_GRAD = "input_not_requiring_grad"
+    DTYPE_MISMATCH = "dtype_mismatch"
+    NO_GRAD_VIEW_INPLACE = "no_grad_view_inplace"
     UNREGISTERED_CONTAINER = "unregistered_container"
     OK = "ok"
     NOT_TRAINED = "not_trained"
@@ -197,6 +199,8 @@ _CAUSE_GLOSS = {
     Cause.HOOK_ON_NO_GRAD_TENSOR: "register_hook on a tensor that does not require grad",
     Cause.HOOK_CHANGED_GRADIENT: "a tensor hook returned a gradient of another size or dtype",
     Cause.INPUT_NOT_REQUIRING_GRAD: "autograd.grad asked for the gradient of a tensor that does not require grad",
+    Cause.DTYPE_MISMATCH: "a tensor of another dtype (a float64 target from NumPy) met the model's float32 values",
+    Cause.NO_GRAD_VIEW_INPLACE: "a view taken under no_grad written in place later with grad on",
     Cause.UNREGISTERED_CONTAINER: "layers kept in a plain list or dict: parameters(), .to() and optimizers never see them",
     Cause.OK: "the gradient is there and non-zero",
     Cause.NOT_TRAINED: "not trained by this step (no optimizer holds it; used only under no_grad, or not at all)",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
-from ..core.model import Cause, Site
+from ..core.model import Cause, Frame, Site
 from . import templates_raised as say  # noqa: F401  (registers the wording the findings here name)
-from .common import _opname, _receiver
+from .common import _find_in_function, _opname, _receiver
 from .finding import found
 from .registry import rule
 
@@ -113,6 +113,62 @@ def _checkpoint(ix, e, m, where):
     return None
 
 
+_ASSIGN = " = "  # (the source text of an assignment, searched for)
+_DTYPES = {"Double": "float64", "Float": "float32", "Half": "float16", "BFloat16": "bfloat16", "Long": "int64",
+           "Int": "int32", "Bool": "bool"}
+
+
+def _dtype(ix, e, m, where):
+    """The input of the failing call whose dtype is the one the message found: where it was made."""
+    found_dt = _DTYPES.get(m.group(1), m.group(1).lower())
+    for r in (e.inputs if e is not None else ()):
+        info = ix.d.tensors.get(r.tid)
+        if info is not None and info.dtype == found_dt:
+            site, p = _made(ix, r.tid, where)
+            if site is None:  # made by a call the trace does not see (torch.from_numpy): its assignment, by name
+                site = _assigned(ix, ix.label(r.tid), where)
+            if site is not None:
+                return site, (ix.label(r.tid), found_dt, _DTYPES.get(m.group(2), m.group(2).lower())), p
+    return None
+
+
+def _assigned(ix, name, where):
+    """The line of ``where``'s function that assigns ``name`` (`target = torch.from_numpy(...)`), or None."""
+    if where is None or not name or _UNNAMED.match(name) or not name.isidentifier():
+        return None
+    hit = _find_in_function(where.filename, where.lineno, name + _ASSIGN)
+    if hit is None or hit[0] >= where.lineno:
+        return None
+    return Site(where.filename, hit[0], where.function, hit[1], where.stack[:-1] + (
+        Frame(where.filename, hit[0], where.function, hit[1]),), where.label)
+
+
+def _written(ix, e, m, where):
+    """The tensor a failing in-place call (or requires_grad_) was given: where it was made (a view under no_grad,
+    a tensor made under inference_mode: the line inside the block)."""
+    if e is None:
+        return None
+    tid = e.detail.target if e.kind == "inplace" and e.detail.target is not None else (
+        e.inputs[0].tid if e.inputs else None)
+    if tid is None:
+        return None
+    site, p = _made(ix, tid, where)
+    if site is None:  # (a buffer made while the model was built: its registration)
+        return None
+    return site, (ix.label(tid),), p
+
+
+def _clip(ix, e, m, where):
+    """clip_grad_norm_ found an inf/nan gradient: where the inf/nan entered the forward of the last backward."""
+    for b in reversed(ix.d.backwards):
+        node, src = ix.nonfinite_source(b)
+        entry = ix.nonfinite_entry(b, src or ix.enclosing_event(b, node))
+        hit = entry or src
+        if hit is not None and hit.site is not None:
+            return _in_caller(ix, hit.site, where), (_opname(hit),), hit
+    return None
+
+
 #: message pattern -> (cause, the wording form, what finds the line that caused it)
 UPSTREAM = tuple((re.compile(p, re.S), c, f, fn) for p, c, f, fn in (
     (r"grad can be implicitly created only for (?:real )?scalar outputs", Cause.NONSCALAR_BACKWARD, "nonscalar",
@@ -126,6 +182,13 @@ UPSTREAM = tuple((re.compile(p, re.S), c, f, fn) for p, c, f, fn in (
      _grad_input),
     (r"When use_reentrant=True, torch\.utils\.checkpoint is incompatible with \.grad\(\)",
      Cause.REENTRANT_CHECKPOINT, "reentrant_grad", _checkpoint),
+    (r"Found dtype (\w+) but expected (\w+)", Cause.DTYPE_MISMATCH, "dtype", _dtype),
+    (r"A view was created in no_grad mode and is being modified inplace with grad mode enabled",
+     Cause.NO_GRAD_VIEW_INPLACE, "no_grad_view", _written),
+    (r"(?:Inplace update to|Setting requires_grad=True on) inference tensor outside InferenceMode",
+     Cause.INFERENCE_MODE, "inference_tensor", _written),
+    (r"The total norm of order [\d.]+ for gradients from `parameters` is non-finite", Cause.NONFINITE_GRADIENT,
+     "clip_nonfinite", _clip),
 ))
 
 #: any message of :data:`UPSTREAM` (the error table's entry for :func:`raised_upstream`)

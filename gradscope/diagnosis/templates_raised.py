@@ -297,3 +297,49 @@ def reentrant_grad_text(site, where):
     detail = "A reentrant checkpoint runs its own backward inside .backward(); autograd.grad cannot call into it."
     fix = "pass use_reentrant=False to checkpoint (the default to prefer), which supports torch.autograd.grad."
     return summary, detail, fix
+
+
+@words("raised_upstream.dtype")
+def dtype_text(site, where, tensor, got, want):
+    """raised_upstream (dtype_mismatch): a tensor of another dtype than the model's met it in a call."""
+    summary = said(f"the call{_at(where)} failed", f"`{tensor}` is {got}, made{_at(site)}{_code(site)}, and met "
+                   f"{want} values there (NumPy arrays are float64 by default).")
+    detail = "Losses and layers take tensors of one floating dtype; torch does not convert a float64 target for you."
+    fix = (f"make it {want} where it is made (`.float()`, or `torch.from_numpy(<array>.astype(<dtype>))`), or convert "
+           "the model's output to match.")
+    return summary, detail, fix
+
+
+@words("raised_upstream.no_grad_view")
+def no_grad_view_text(site, where, tensor):
+    """raised_upstream (no_grad_view_inplace): a view made under no_grad written in place with grad on."""
+    summary = said(f"the in-place write{_at(where)} failed", f"`{tensor}` is a view taken under no_grad"
+                   f"{_at(site)}{_code(site)} of a tensor that requires grad, and it was written in place with grad on.")
+    detail = ("autograd cannot record an in-place write into a view whose creation it did not record: the base's "
+              "history would be wrong.")
+    fix = ("take the view with grad on (outside the no_grad block), or write it under torch.no_grad() too; to "
+           "change the weights by hand, write into the base under torch.no_grad().")
+    return summary, detail, fix
+
+
+@words("raised_upstream.inference_tensor")
+def inference_tensor_text(site, where, tensor):
+    """raised_upstream (inference_mode): a tensor made under inference_mode changed or made trainable outside it."""
+    summary = said(f"the call{_at(where)} failed", f"`{tensor}` was made under torch.inference_mode()"
+                   f"{_at(site)}{_code(site)}: an inference tensor cannot be written in place or made to require grad "
+                   f"outside that mode.")
+    detail = "Inference tensors carry no version counter and no autograd metadata; training needs ordinary tensors."
+    fix = ("build or load what will be trained outside inference_mode (torch.no_grad() keeps it cheap), or clone it "
+           "outside the mode (`<t>.clone()`) before training it.")
+    return summary, detail, fix
+
+
+@words("raised_upstream.clip_nonfinite")
+def clip_nonfinite_text(site, where, op):
+    """raised_upstream (nonfinite_gradient): clip_grad_norm_ met a non-finite gradient."""
+    summary = said(f"clip_grad_norm_{_at(where)} failed", f"the gradients are not finite: the inf/nan entered the "
+                   f"forward at {op}(){_at(site)}{_code(site)}.")
+    detail = "error_if_nonfinite=True stops on an inf/nan total norm; the value went wrong in the forward before it."
+    fix = ("keep the values in range where they enter (scale the inputs, clamp, a stable form such as log_softmax), "
+           "and skip or shrink the step when the norm is not finite instead of stopping.")
+    return summary, detail, fix
