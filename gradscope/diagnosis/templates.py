@@ -283,7 +283,8 @@ def first_nonfinite_node_entered_text(name, entry, op, filled, value, node):
     """first_nonfinite_node (nonfinite_gradient): the forward call ``entry`` is where the inf/nan first appeared."""
     how, fix = nonfinite_entered(op, filled)
     summary = said(f"{name}.grad contains inf/nan", f"the {value} entered the forward at {op.strip('_') or op}()"
-                   f"{_at(entry.site)}{_code(entry.site)}, whose result holds it although its inputs do not"
+                   f"{_at(entry.site)}{_code(entry.site)}, "
+                   + ("which filled it in" if filled else "whose result holds it although its inputs do not")
                    + (f"; backward carried it to {node.name}." if node is not None else "."), of=name)
     detail = (f"{how[0].upper()}{how[1:]}. (gradscope read the step's values that were still alive after backward.)")
     return summary, detail, fix

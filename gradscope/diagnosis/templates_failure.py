@@ -380,8 +380,8 @@ def anomaly_nonfinite_entered_text(root, named, entry, op, filled, value):
     how, fix = nonfinite_entered(op, filled)
     summary = said(f"backward on `{root}` failed",
                    f"anomaly detection found NaN in {named}; the {value} entered the forward at "
-                   f"{op.strip('_') or op}(){_at(entry.site)}{_code(entry.site)}, whose result holds it although its "
-                   f"inputs do not.")
+                   f"{op.strip('_') or op}(){_at(entry.site)}{_code(entry.site)}, "
+                   + ("which filled it in." if filled else "whose result holds it although its inputs do not."))
     detail = (f"{how[0].upper()}{how[1:]}. Backward carries it on: anomaly mode stops at the first node that "
               "returns NaN, which can be far from where the value appeared (gradscope read the step's values that "
               "were still alive when backward stopped).")
