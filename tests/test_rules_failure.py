@@ -1169,3 +1169,15 @@ def test_a_cached_slice_of_the_weights_taken_under_no_grad_and_written_later_nam
     f, msg = _run_failing(step)
     assert "created in no_grad mode" in msg
     assert_explains(f, "no_grad_view_inplace", "a view taken under no_grad", "w_cached_row", "torch.no_grad()")
+
+
+def test_a_squared_error_kept_per_sample_names_the_prediction_through_the_arithmetic():
+    net = nn.Linear(3, 1)
+
+    def step():
+        x, y = torch.randn(5, 3), torch.randn(5, 1)
+        pred = net(x)  # L:w_pred_per_sample
+        (((pred - y) ** 2) * 0.5).backward()
+
+    f, _ = _run_failing(step)
+    assert f.cause == "nonscalar_backward" and site_hits(f.site, "w_pred_per_sample"), f

@@ -511,3 +511,16 @@ def test_a_pde_term_built_from_the_second_derivative_of_a_relu_network_names_the
     exp = tr.why(pinn.k)
     assert_explains(exp, "zero_gradient", "second derivative", "w_pinn_act", "smooth activation")
     assert "only nonlinearity is relu" in exp.summary, exp.summary
+
+
+def test_a_hand_written_relu_network_with_transposed_weights_is_still_piecewise_linear():
+    torch.manual_seed(0)
+    w1, w2 = nn.Parameter(torch.randn(8, 1)), nn.Parameter(torch.randn(1, 8))
+    k = nn.Parameter(torch.tensor(0.3))
+    x = torch.rand(16, 1, requires_grad=True)
+    with gradscope.trace() as tr:
+        u = torch.relu(x @ w1.t()) @ w2.t()  # L:w_manual_relu
+        (_second(u, x) * k - u).pow(2).mean().backward()
+    assert torch.count_nonzero(k.grad) == 0
+    exp = tr.why(k)
+    assert exp.cause == "zero_gradient" and site_hits(exp.site, "w_manual_relu"), exp
