@@ -126,6 +126,14 @@ def _first_arg(code: str, call: str) -> str | None:
     return arg
 
 
+_UNNAMED = re.compile(r"t\d+$")
+
+
+def unnamed(label: str) -> bool:
+    """Is ``label`` the trace-local name of a tensor nobody named (``t12``: Facts.label's fallback)?"""
+    return bool(_UNNAMED.match(label))
+
+
 def _indent(text: str) -> int:
     return len(text) - len(text.lstrip())
 

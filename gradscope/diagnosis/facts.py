@@ -18,6 +18,18 @@ _SQUASHING = {"softmax", "log_softmax", "exp", "sigmoid", "softmin", "logsumexp"
               "exp_", "sigmoid_"}
 
 
+def _up_to_event(node, parents, limit=16):
+    """The event index of the first node with one, up ``node``'s single chain of callers in the graph (``parents``:
+    nid -> [(node, edge)]; only nodes that ran), or None where the chain forks or ends first."""
+    up, hops = node, 0
+    while up.event is None and hops < limit:
+        ps = [q for q, _ in parents.get(up.nid, ()) if q.ran]
+        if len(ps) != 1:
+            return None
+        up, hops = ps[0], hops + 1
+    return up.event
+
+
 class Facts:
     """Queries over one TraceData (a base of :class:`~.index.TraceIndex`); cached where they are costly."""
 
@@ -472,23 +484,16 @@ class Facts:
 
     def enclosing_event(self, rec, node):
         """The recorded call a backward node without one of its own belongs to (the addmm of a linear on 3-d
-        input): the first event up its single chain of callers in the graph; None when there is none."""
-        e = None
-        if node is not None:
-            parents = {}
-            for n in rec.nodes.values():
-                for nx in n.next:
-                    if nx is not None:
-                        parents.setdefault(nx, []).append(n)
-            up, hops = node, 0
-            while up.event is None and hops < 16:
-                ps = [p for p in parents.get(up.nid, ()) if p.ran]
-                if len(ps) != 1:
-                    break
-                up, hops = ps[0], hops + 1
-            if up.event is not None and up.event < len(self.ev):
-                e = self.ev[up.event]
-        return e
+        input): see :func:`_up_to_event`; None when there is none."""
+        if node is None:
+            return None
+        parents = {}
+        for n in rec.nodes.values():
+            for j, nx in enumerate(n.next):
+                if nx is not None:
+                    parents.setdefault(nx, []).append((n, j))
+        i = _up_to_event(node, parents)
+        return self.ev[i] if i is not None and i < len(self.ev) else None
 
     def nonfinite_entry(self, rec, target=None):
         """The first recorded call whose result holds inf/nan although none of its inputs is known to: where the
@@ -622,14 +627,9 @@ class Facts:
                     if p.event is not None or "BackwardHook" in p.name or p.custom_backward is not None:
                         return p, (self.ev[p.event] if p.event is not None else None)
                     # a node inside a recorded call (LogSoftmaxBackward0 inside cross_entropy): that call
-                    up, hops = p, 0
-                    while up.event is None and hops < 16:
-                        ps = [q for q, _ in parents.get(up.nid, ()) if q.ran]
-                        if len(ps) != 1:
-                            break
-                        up, hops = ps[0], hops + 1
-                    if up.event is not None:
-                        return p, self.ev[up.event]
+                    up = _up_to_event(p, parents)
+                    if up is not None:
+                        return p, self.ev[up]
                 if p.nid not in seen:
                     seen.add(p.nid)
                     q.append(p.nid)

@@ -8,11 +8,10 @@ import re
 from ..core.explanation import PathStep
 from ..core.model import Cause
 from . import templates_failure as say
-from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _receiver, _sgd_rebind, _undone_later
+from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _receiver, _sgd_rebind, _undone_later, unnamed
 from .finding import Finding, found
 from .registry import rule
 
-_UNNAMED = re.compile(r"t\d+$")  # a tensor the trace has no name for (Facts.label)
 
 
 @rule("failure", 10)
@@ -301,7 +300,7 @@ def backward_twice(dx, q):
                 [dx.root_label(prev), dx.root_label(bw)],
                 evidence=[e, prev, bw])
         site = (e.site or p.site) if each_step else (p.site or e.site)
-        if each_step and _UNNAMED.match(name) and e.site is not None and e.kind == "op":
+        if each_step and unnamed(name) and e.site is not None and e.kind == "op":
             name = _receiver(e.site.code or "", "." + _opname(e) + "(") or name  # `h.clone()`: h
         res = found(
             Cause.BACKWARD_TWICE, site, name, "backward_twice.carried" if each_step else "backward_twice.precomputed",

@@ -10,7 +10,7 @@ import re
 
 from ..core.model import Cause, Frame, Site
 from . import templates_raised as say  # noqa: F401  (registers the wording the findings here name)
-from .common import _find_in_function, _opname, _receiver
+from .common import _find_in_function, _opname, _receiver, unnamed
 from .finding import found
 from .registry import rule
 
@@ -37,13 +37,12 @@ def _made(ix, tid, where):
 
 _ELEMENTWISE = {"mul", "__mul__", "__rmul__", "add", "__add__", "__radd__", "sub", "__sub__", "__rsub__", "div",
                 "__truediv__", "__rtruediv__", "neg", "__neg__", "pow", "__pow__", "abs", "clamp", "where"}
-_UNNAMED = re.compile(r"t\d+$")  # a tensor the trace has no name for (Facts.label)
 
 
 def _named(ix, tid, where, call):
     """The label of ``tid``, or the expression the failing line calls ``call`` on (`img.retain_grad()`: img)."""
     name = ix.label(tid)
-    if _UNNAMED.match(name) and where is not None:
+    if unnamed(name) and where is not None:
         name = _receiver(where.code or "", call) or name
     return name
 
@@ -134,7 +133,7 @@ def _dtype(ix, e, m, where):
 
 def _assigned(ix, name, where):
     """The line of ``where``'s function that assigns ``name`` (`target = torch.from_numpy(...)`), or None."""
-    if where is None or not name or _UNNAMED.match(name) or not name.isidentifier():
+    if where is None or not name or unnamed(name) or not name.isidentifier():
         return None
     hit = _find_in_function(where.filename, where.lineno, name + _ASSIGN)
     if hit is None or hit[0] >= where.lineno:
