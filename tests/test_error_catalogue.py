@@ -88,7 +88,7 @@ ROWS = [
         r"by an inplace operation", "inplace_saved_tensor",
         when="`nn.ReLU(inplace=True)` (or `relu_`) on the output of an op that saved it (`sigmoid`, `tanh`, `exp`)"),
     Row("expanded_inplace", r"more than one element of the written-to tensor refers to a single memory location",
-        "inplace_on_expanded", todo=NO_RULE + " (the in-place line, not the expand)",
+        "inplace_on_expanded",
         when='an in-place write into an `expand`ed tensor (several elements share memory)'),
     Row("resize_requires_grad", r"cannot resize variables that require grad", "resize_requires_grad",
         when='`resize_` on a tensor that requires grad'),
@@ -110,8 +110,6 @@ ROWS = [
         "frozen_param",
         when="`backward()` when every parameter on the loss's path is frozen (the new head frozen with the backbone)"),
     Row("backward_twice_two_losses", r"Trying to backward through the graph a second time", "backward_twice",
-        todo="cause right (backward_twice); the site is the second backward, not the first that freed the graph "
-             "(where retain_graph=True, or one backward of the summed losses, goes)",
         when="two losses over a shared trunk, each with its own `backward()` (the first frees the trunk's graph)"),
     Row("backward_twice_cached_outside_loop", r"Trying to backward through the graph a second time",
         "backward_twice",
@@ -229,7 +227,7 @@ ROWS = [
         r"device", "unregistered_container", marker="# <- cause: plain list",
         when="a device mismatch in a layer that `.to(device)` never moved (layers in a plain list)"),
     Row("param_in_two_groups", r"some parameters appear in more than one parameter group", "param_in_two_groups",
-        exc=ValueError, todo=NO_RULE + " (the optimizer line, not the groups)",
+        exc=ValueError,
         when="optimizer parameter groups that overlap (a backbone group plus `model.parameters()`)"),
     Row("optimizer_given_modules", r"optimizer can only optimize Tensors, but one of the params is", "optimizer_params",
         exc=TypeError, when="an optimizer given modules (`[model.fc1, model.fc2]`) instead of parameters"),
@@ -240,7 +238,6 @@ ROWS = [
         "unregistered_container", kind="warns", marker="# <- cause: plain list",
         when="(warning) `clip_grad_norm_(model.parameters())` where `parameters()` yields nothing (a plain list)"),
     Row("optimize_non_leaf", r"can't optimize a non-leaf Tensor", "optimize_non_leaf", exc=ValueError,
-        todo=NO_RULE + " (the optimizer line, not the .double() that made the non-leaf)",
         when='an optimizer given a computed tensor (`torch.randn(..., requires_grad=True).double()`)'),
     Row("clip_nonfinite", r"The total norm of order [\d.]+ for gradients from `parameters` is non-finite",
         "nonfinite_gradient",
@@ -251,7 +248,6 @@ ROWS = [
         r"new one", "unused_parameter",
         when='DDP: a parameter got no gradient in the previous iteration (an unused head) and `find_unused_parameters=False`'),
     Row("ddp_shared_block_checkpointed_twice", r"Expected to mark a variable ready only once", "ddp_marked_twice",
-        todo=NO_RULE + " (the backward line, not the checkpoint of the shared block)",
         when="DDP: a parameter's gradient is ready twice in one backward (a shared block under reentrant "
              "checkpoint with find_unused_parameters=True, or a parameter used outside forward)"),
     # --- checkpoint
@@ -266,7 +262,7 @@ ROWS = [
         when='(warning) `checkpoint` without `use_reentrant` (the reentrant default)'),
     Row("checkpoint_nondeterministic", r"torch\.utils\.checkpoint: A different number of tensors was saved during "
         r"the original forward and recomputation", "checkpoint_recompute_mismatch",
-        exc=torch.utils.checkpoint.CheckpointError, todo=NO_RULE + " (the backward line, not the checkpoint)",
+        exc=torch.utils.checkpoint.CheckpointError,
         when='`checkpoint(use_reentrant=False)` whose recomputation saves other tensors than the forward (a branch on Python state)'),
     # --- torch.func, jit
     Row("backward_in_functorch", r"backward\(\) called inside a functorch transform", "backward_in_transform",

@@ -457,6 +457,54 @@ def test_one_backward_per_head_on_a_shared_trunk_suggests_one_backward():
     assert_explains(f, "backward_twice", "feeds more than one loss", "w_trunk", "add the losses and call backward once")
 
 
+def test_two_losses_built_before_the_first_backward_name_that_backward():
+    """A GAN step that builds the discriminator's and the generator's losses on one fake batch, then calls
+    backward on each: the first backward freed the generator's graph, so the line to change is that backward."""
+    G, D = nn.Sequential(nn.Linear(3, 4), nn.Tanh()), nn.Linear(4, 1)
+    bce = nn.BCEWithLogitsLoss()
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="second time"):
+        with tr:
+            fake = G(torch.randn(5, 3))
+            real = torch.randn(5, 4)
+            d_loss = bce(D(real), torch.ones(5, 1)) + bce(D(fake), torch.zeros(5, 1))
+            g_loss = bce(D(fake), torch.ones(5, 1))
+            d_loss.backward()  # L:w_gan_first
+            g_loss.backward()
+    f = tr.failure
+    assert_explains(f, "backward_twice", "both losses run through `fake`", "w_gan_first",
+                    "(d_loss + g_loss).backward()")
+    assert any(s.lineno == line("w_gan_first") + 1 for s in f.extra_sites), f.extra_sites
+
+
+def test_a_retained_first_backward_is_not_the_one_named():
+    """With retain_graph=True on the first backward the graph was kept: the first backward is not the cause."""
+    trunk, head = nn.Linear(4, 8), nn.Linear(8, 2)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="second time"):
+        with tr:
+            h = torch.relu(trunk(torch.randn(6, 4)))
+            la, lb = head(h).sum(), h.pow(2).mean()
+            la.backward(retain_graph=True)
+            lb.backward()  # L:w_freed_by
+            la.backward()
+    f = tr.failure
+    assert_explains(f, "backward_twice", "both losses run through `h`", "w_freed_by", "retain_graph=True")
+
+
+def test_the_same_loss_twice_is_not_two_losses():
+    w = torch.randn(3, requires_grad=True)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="second time"):
+        with tr:
+            loss = (w.exp() * 2).sum()
+            loss.backward()
+            loss.backward()
+    f = tr.failure
+    assert f.cause == "backward_twice", f
+    assert "both losses" not in f.summary, f
+
+
 # --- rule once_differentiable: A second differentiation (create_graph=True: gradient penalty, double backward) ... ---
 
 class _Leaky(torch.autograd.Function):
@@ -1033,9 +1081,9 @@ def test_a_student_frozen_by_mistake_beside_a_detached_teacher_is_the_freeze():
 
 # --- rule raised_upstream: raised at one line, caused at an earlier one ----------------------------------------
 
-def _run_failing(fn):
+def _run_failing(fn, exc=RuntimeError):
     tr = gradscope.trace()
-    with pytest.raises(RuntimeError) as info:
+    with pytest.raises(exc) as info:
         with tr:
             fn()
     return tr.failure, str(info.value)
@@ -1181,3 +1229,167 @@ def test_a_squared_error_kept_per_sample_names_the_prediction_through_the_arithm
 
     f, _ = _run_failing(step)
     assert f.cause == "nonscalar_backward" and site_hits(f.site, "w_pred_per_sample"), f
+
+
+def test_an_accumulator_made_by_expand_and_written_through_a_slice_names_the_expand():
+    lin = nn.Linear(4, 4)
+
+    def step():
+        acc = torch.zeros(1, 4).expand(6, 4)  # L:w_expand_acc
+        feats = lin(torch.randn(6, 4))
+        acc[:, :2] += feats[:, :2]
+        acc.sum().backward()
+
+    f, msg = _run_failing(step)
+    assert "refers to a single memory location" in msg
+    assert_explains(f, "inplace_on_expanded", "`acc` was made by expanding", "w_expand_acc", ".clone()")
+    assert any(s.lineno == line("w_expand_acc") + 2 for s in f.extra_sites), f.extra_sites
+
+
+def test_an_in_place_write_into_a_buffer_from_repeat_is_not_blamed_on_expand():
+    """repeat() makes real copies: writing into them is fine, and nothing is explained as an expand."""
+    lin = nn.Linear(4, 4)
+    tr = gradscope.trace()
+    with tr:
+        acc = torch.zeros(1, 4).repeat(6, 1)
+        acc += lin(torch.randn(6, 4))
+        acc.sum().backward()
+    assert tr.failure is None
+    assert tr.why(lin.weight).cause == "ok"
+
+
+def test_a_backbone_group_beside_all_parameters_names_the_groups():
+    """Discriminative learning rates: the head's group built from model.parameters() lists the backbone again."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone, self.head = nn.Linear(4, 8), nn.Linear(8, 2)
+
+    net = Net()
+
+    def step():
+        param_groups = [  # L:w_groups
+            {"params": net.backbone.parameters(), "lr": 1e-4},
+            {"params": net.parameters(), "lr": 1e-2},
+        ]
+        torch.optim.AdamW(param_groups)
+
+    f, msg = _run_failing(step, exc=ValueError)
+    assert "more than one parameter group" in msg
+    assert_explains(f, "param_in_two_groups", "`param_groups`", "w_groups", "named_parameters()")
+
+
+def test_a_weight_moved_to_a_dtype_after_requires_grad_names_that_move():
+    """A hand-made embedding table: requires_grad=True and then .to(float64): the optimizer gets the copy."""
+    def step():
+        table = torch.zeros(10, 3).normal_().requires_grad_()
+        emb = table.to(torch.float64)  # L:w_moved_table
+        torch.optim.Adam([emb, torch.zeros(3, requires_grad=True)], lr=1e-3)
+
+    f, msg = _run_failing(step, exc=ValueError)
+    assert "non-leaf" in msg
+    assert_explains(f, "optimize_non_leaf", "`emb` is not a leaf", "w_moved_table", "requires_grad_()")
+
+
+def test_a_checkpointed_block_with_a_random_branch_names_the_checkpoint():
+    """Stochastic depth inside a checkpointed layer: the recomputation draws another coin and skips other ops."""
+    from torch.utils.checkpoint import checkpoint
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc, self.flips = nn.Linear(4, 4), iter([True, False])
+
+        def forward(self, x):
+            if next(self.flips):  # a coin that comes up differently when backward recomputes
+                return x + torch.tanh(self.fc(x)) * torch.sigmoid(x)
+            return x + self.fc(x)
+
+    layer = Layer()
+
+    def step():
+        h = checkpoint(layer, torch.randn(3, 4), use_reentrant=False)  # L:w_ckpt_coin
+        h.pow(2).sum().backward()
+
+    tr = gradscope.trace()
+    with pytest.raises(torch.utils.checkpoint.CheckpointError):
+        with tr:
+            step()
+    assert_explains(tr.failure, "checkpoint_recompute_mismatch", "computed something else", "w_ckpt_coin",
+                    "depend only on its tensor inputs")
+
+
+def test_ddp_over_a_weight_shared_layer_checkpointed_per_use_names_the_checkpoint():
+    """ALBERT-style sharing through a list of the same layer, each use under a reentrant checkpoint."""
+    import tempfile
+
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.utils.checkpoint import checkpoint
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = nn.Linear(4, 4)
+
+        def forward(self, h):
+            for layer in [self.layer] * 3:
+                h = torch.relu(checkpoint(layer, h, use_reentrant=True))  # L:w_ddp_ckpt
+            return h
+
+    tr = gradscope.trace()
+    with tempfile.NamedTemporaryFile() as f:
+        dist.init_process_group("gloo", store=dist.FileStore(f.name, 1), rank=0, world_size=1)
+        try:
+            model = DDP(Encoder(), find_unused_parameters=True)
+            with pytest.raises(RuntimeError, match="mark a variable ready only once"):
+                with tr:
+                    model(torch.randn(2, 4, requires_grad=True)).sum().backward()
+        finally:
+            dist.destroy_process_group()
+    assert_explains(tr.failure, "ddp_marked_twice", "ready twice", "w_ddp_ckpt", "use_reentrant=False")
+
+
+def _gan_g_first():
+    """A GAN step on one fake batch with one optimizer each, G's step first; D's loss takes the fake batch in
+    without detach()."""
+    G, D = nn.Sequential(nn.Linear(3, 4), nn.Tanh()), nn.Sequential(nn.Linear(4, 1))
+    opt_g, opt_d = torch.optim.Adam(G.parameters()), torch.optim.Adam(D.parameters())
+    bce = nn.BCEWithLogitsLoss()
+    ones, zeros = torch.ones(5, 1), torch.zeros(5, 1)
+    fake = G(torch.randn(5, 3))
+    loss_g = bce(D(fake), ones)
+    loss_d = bce(D(torch.randn(5, 4)), ones) + bce(D(fake), zeros)  # L:w_d_on_fake
+    for opt, loss in [(opt_g, loss_g), (opt_d, loss_d)]:
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+def _gan_d_first():
+    """The usual order: D's step (its loss on the fake batch without detach()), then G's loss and step."""
+    G, D = nn.Sequential(nn.Linear(3, 4), nn.Tanh()), nn.Sequential(nn.Linear(4, 1))
+    opt_g, opt_d = torch.optim.Adam(G.parameters()), torch.optim.Adam(D.parameters())
+    bce = nn.BCEWithLogitsLoss()
+    fake = G(torch.randn(5, 3))
+    opt_d.zero_grad()
+    loss_d = bce(D(torch.randn(5, 4)), torch.ones(5, 1)) + bce(D(fake), torch.zeros(5, 1))  # L:w_d_first_fake
+    loss_d.backward()
+    opt_d.step()
+    opt_g.zero_grad()
+    bce(D(fake), torch.ones(5, 1)).backward()
+    opt_g.step()
+
+
+@pytest.mark.parametrize("step, tag, earlier", [(_gan_g_first, "w_d_on_fake", False),
+                                                (_gan_d_first, "w_d_first_fake", True)], ids=["g_first", "d_first"])
+def test_a_discriminator_loss_on_the_undetached_fake_batch_names_that_use(step, tag, earlier):
+    """Whichever step runs first, the line to change is where D's loss takes `fake` in: it trains D only, and
+    its backward into G freed (or needed) G's graph."""
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="second time"):
+        with tr:
+            step()
+    f = tr.failure
+    assert_explains(f, "backward_twice", "takes `fake` in", tag, "fake.detach()")
+    assert ("the earlier loss" in f.summary) == earlier, f.summary

@@ -82,6 +82,11 @@ class Cause(enum.StrEnum):
     DTYPE_MISMATCH = "dtype_mismatch"
     NO_GRAD_VIEW_INPLACE = "no_grad_view_inplace"
     UNREGISTERED_CONTAINER = "unregistered_container"
+    INPLACE_ON_EXPANDED = "inplace_on_expanded"
+    PARAM_IN_TWO_GROUPS = "param_in_two_groups"
+    OPTIMIZE_NON_LEAF = "optimize_non_leaf"
+    CHECKPOINT_RECOMPUTE_MISMATCH = "checkpoint_recompute_mismatch"
+    DDP_MARKED_TWICE = "ddp_marked_twice"
     OK = "ok"
     NOT_TRAINED = "not_trained"
     UNKNOWN = "unknown"
@@ -202,6 +207,11 @@ _CAUSE_GLOSS = {
     Cause.DTYPE_MISMATCH: "a tensor of another dtype (a float64 target from NumPy) met the model's float32 values",
     Cause.NO_GRAD_VIEW_INPLACE: "a view taken under no_grad written in place later with grad on",
     Cause.UNREGISTERED_CONTAINER: "layers kept in a plain list or dict: parameters(), .to() and optimizers never see them",
+    Cause.INPLACE_ON_EXPANDED: "an in-place write into an expand()ed tensor, whose elements share memory",
+    Cause.PARAM_IN_TWO_GROUPS: "an optimizer's parameter groups list one parameter twice",
+    Cause.OPTIMIZE_NON_LEAF: "an optimizer was given a computed tensor (a `.double()`/`.to()` copy), not a leaf",
+    Cause.CHECKPOINT_RECOMPUTE_MISMATCH: "a checkpointed function computed something else when it was recomputed",
+    Cause.DDP_MARKED_TWICE: "DDP saw one parameter's gradient ready twice in one backward (reentrant checkpoint)",
     Cause.OK: "the gradient is there and non-zero",
     Cause.NOT_TRAINED: "not trained by this step (no optimizer holds it; used only under no_grad, or not at all)",
     Cause.UNKNOWN: "the trace does not hold enough evidence",

@@ -284,6 +284,17 @@ def backward_twice(dx, q):
                     break
             if carried:
                 break
+    common = _last_shared(dx, prev, bw) if bw is not None and prev is not None and not prev.detail.retain_graph \
+        else None
+    use = _unwanted_use(dx, common, prev, bw) if common is not None else None
+    if use is not None:
+        # one loss reaches the shared part only to go on into parameters its optimizer does not hold (D's loss into
+        # the generator): the use there wants a detach()
+        name = dx.label(common.output_ids()[0]) if common.outputs else _SHARED
+        use, first = use
+        return found(
+            Cause.BACKWARD_TWICE, _frame_naming(dx, use.site, name), name, "backward_twice.unwanted", name, bw,
+            common, prev, use, first, evidence=[prev, common, use, bw])
     if carried is not None:
         e, t = carried
         name = dx.label(t)
@@ -309,9 +320,90 @@ def backward_twice(dx, q):
         if other is not None and site is not None and other.short != site.short:
             res.extra_sites.append(other)
         return res
+    shared = _shared_before(dx, prev, bw) if prev is not None else None
+    if shared is not None and prev.site is not None:
+        # both losses were built before the first backward, on a shared part: the first backward freed it, so the
+        # line to change is that backward (retain_graph=True) or the two calls (one backward of the sum)
+        p = shared
+        name = dx.label(p.output_ids()[0]) if p.outputs else _SHARED
+        res = found(
+            Cause.BACKWARD_TWICE, prev.site, name, "backward_twice.first", name, bw, p, prev,
+            [dx.root_label(prev), dx.root_label(bw)], evidence=[prev, p, bw])
+        if bw.site is not None and bw.site.short != prev.site.short:
+            res.extra_sites.append(bw.site)
+        return res
     return found(
         Cause.BACKWARD_TWICE, bw.site if bw else None, "backward", "backward_twice", bw, prev,
         evidence=[x for x in (bw, prev) if x])
+
+
+_SHARED = "the shared part"
+
+
+def _frame_naming(dx, site, name):
+    """``site`` seen from the innermost frame of its stack whose line names ``name`` (`d_fake = self.D(fake)` for
+    an op inside D's forward), else ``site``."""
+    if unnamed(name):
+        return site
+    word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+    for i in range(len(site.stack) - 1, -1, -1):
+        f = site.stack[i]
+        if word.search(f.code or ""):
+            return dx.frame_site(f, site.stack[:i]) if i < len(site.stack) - 1 else site
+    return site
+
+
+def _leaves(dx, events) -> set:
+    """The leaves that require grad among the inputs of ``events`` (parameters and the like)."""
+    return {r.tid for i in events for r in dx.ev[i].inputs if r.is_leaf and r.requires_grad}
+
+
+def _unwanted_use(dx, shared, prev, bw):
+    """Where one of the two losses takes the shared part in without needing a gradient through it: the
+    parameters behind that part are held by none of the optimizers that loss feeds (for the failing loss, those
+    cleared by ``zero_grad()`` between the two backward calls; for the earlier one, those stepped after it) while
+    its other parameters are (a GAN's discriminator loss on the generator's output). None otherwise."""
+    tid = shared.output_ids()[0] if shared.outputs else None
+    behind = _leaves(dx, dx.ancestors([tid], before=prev.index))
+    between = dx.ev[prev.index + 1:bw.index]
+    cleared = {t for e in between if e.kind == "grad_set" and e.detail.zero_grad for t in e.input_ids()}
+    stepped = {t for e in between if e.kind == "optimizer_step" for t in (e.detail.params or ())}
+    start = max([b.index for b in dx.backward_events() if b.index < prev.index] or [0])
+    stepped |= {t for e in dx.ev[start:prev.index] if e.kind == "grad_set" and e.detail.zero_grad
+                for t in e.input_ids()}
+    prev_anc = dx.ancestors(prev.detail.roots or prev.input_ids(), before=prev.index)
+    cur_anc = dx.ancestors(bw.detail.roots or bw.input_ids(), before=bw.index)
+    for earlier, anc, other, held in ((False, cur_anc, prev_anc, cleared), (True, prev_anc, cur_anc, stepped)):
+        if not held or not behind or behind & held or not (_leaves(dx, anc) - behind) & held:
+            continue
+        users = [dx.ev[i] for i in sorted(anc - other) if dx.ev[i].context == "user" and dx.ev[i].site is not None
+                 and tid in dx.ev[i].input_ids()]
+        if users:
+            return users[0], earlier
+    return None
+
+
+def _shared_before(dx, prev, bw):
+    """The last user computation both backward calls run through when the failing one's loss was complete before
+    the earlier backward (two losses on one trunk, one backward each), or None."""
+    if bw is None or prev.detail.retain_graph:
+        return None
+    roots = bw.detail.roots or bw.input_ids()
+    if set(roots) == set(prev.detail.roots or prev.input_ids()):  # the same loss twice: not two losses
+        return None
+    made = [dx.d.producer(t) for t in roots]
+    if not made or any(p is None or p.index > prev.index for p in made):
+        return None
+    return _last_shared(dx, prev, bw)
+
+
+def _last_shared(dx, prev, bw):
+    """The last user computation (requiring grad) that both backward calls run through, or None."""
+    prev_anc = dx.ancestors(prev.detail.roots or prev.input_ids(), before=prev.index)
+    cur_anc = dx.ancestors(bw.detail.roots or bw.input_ids(), before=bw.index)
+    both = [dx.ev[i] for i in sorted(prev_anc & cur_anc)]
+    both = [e for e in both if e.kind == "op" and e.context == "user" and any(r.requires_grad for r in e.outputs)]
+    return both[-1] if both else None
 
 
 def _steps_running(dx, site) -> set:

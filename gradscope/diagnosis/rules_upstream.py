@@ -6,6 +6,7 @@ reentrant checkpoint under ``autograd.grad`` (the checkpoint call). One rule, :f
 table :data:`UPSTREAM`; the wording per form is in :mod:`.templates_raised`."""
 from __future__ import annotations
 
+import ast
 import re
 
 from ..core.model import Cause, Frame, Site
@@ -157,6 +158,70 @@ def _written(ix, e, m, where):
     return site, (ix.label(tid),), p
 
 
+_EXPANDING = {"expand", "expand_as", "broadcast_to"}
+_VIEWING = {"__getitem__", "view", "view_as", "reshape", "narrow", "select", "t", "transpose", "permute",
+            "unsqueeze", "squeeze", "flatten", "unflatten"}
+
+
+def _expanded(ix, e, m, where):
+    """The in-place write's target, back through views taken of it (`acc[:, :2] += ...`), to the expand that made
+    its elements share memory; else where the target was made."""
+    hit = _written(ix, e, m, where)
+    if hit is None:
+        return None
+    p = hit[2]
+    for _ in range(8):
+        if p is None or _opname(p) in _EXPANDING:
+            break
+        p = ix.d.producer(p.inputs[0].tid) if _opname(p) in _VIEWING and p.inputs else None
+    if p is None or p.site is None or _opname(p) not in _EXPANDING:
+        return hit
+    name = ix.label(p.output_ids()[0]) if p.outputs else hit[1][0]
+    return _in_caller(ix, p.site, where), (name if not unnamed(name) else hit[1][0],), p
+
+
+def _call_args(code: str) -> list:
+    """The argument expressions of the first call on a line of source (`torch.optim.SGD(groups, lr=0.1)`:
+    ['groups']; keywords left out), or []."""
+    try:
+        tree = ast.parse(code.strip().rstrip(":"))
+    except SyntaxError:
+        return []
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    return [ast.unparse(a) for a in calls[0].args] if calls else []
+
+
+_GROUPS = "the parameter groups"
+
+
+def _groups(ix, e, m, where):
+    """Parameter groups that list a parameter twice: the line that built the groups the optimizer was given (its
+    assignment when it was given a name, else the optimizer's line)."""
+    if where is None:
+        return None
+    args = _call_args(where.code or "")
+    site = _assigned(ix, args[0], where) if args else None
+    return (site or where), (args[0] if args else _GROUPS,), None
+
+
+def _non_leaf_param(ix, e, m, where):
+    """An optimizer given a computed tensor: where the tensor it was given was made (the `.double()` or `.to()`
+    after requires_grad=True), found by the names the optimizer's line passes."""
+    if where is None:
+        return None
+    names = set(re.findall(r"[A-Za-z_][\w.]*", ",".join(_call_args(where.code or ""))))
+    best = None
+    for tid, info in ix.d.tensors.items():
+        if info.requires_grad and not info.is_leaf and ix.label(tid) in names:
+            p = ix.d.producer(tid)
+            if p is not None and p.site is not None and (best is None or p.index > best[1].index):
+                best = (tid, p)
+    if best is None:
+        return None
+    tid, p = best
+    return _in_caller(ix, p.site, where), (ix.label(tid), _opname(p)), p
+
+
 def _clip(ix, e, m, where):
     """clip_grad_norm_ found an inf/nan gradient: where the inf/nan entered the forward of the last backward."""
     for b in reversed(ix.d.backwards):
@@ -184,6 +249,14 @@ UPSTREAM = tuple((re.compile(p, re.S), c, f, fn) for p, c, f, fn in (
     (r"Found dtype (\w+) but expected (\w+)", Cause.DTYPE_MISMATCH, "dtype", _dtype),
     (r"A view was created in no_grad mode and is being modified inplace with grad mode enabled",
      Cause.NO_GRAD_VIEW_INPLACE, "no_grad_view", _written),
+    (r"more than one element of the written-to tensor refers to a single memory location",
+     Cause.INPLACE_ON_EXPANDED, "expanded", _expanded),
+    (r"some parameters appear in more than one parameter group", Cause.PARAM_IN_TWO_GROUPS, "two_groups",
+     _groups),
+    (r"can't optimize a non-leaf Tensor", Cause.OPTIMIZE_NON_LEAF, "non_leaf_param", _non_leaf_param),
+    (r"torch\.utils\.checkpoint: (?:A different number of tensors was saved|Recomputed values for the following "
+     r"tensors have different)", Cause.CHECKPOINT_RECOMPUTE_MISMATCH, "recompute_mismatch", _checkpoint),
+    (r"Expected to mark a variable ready only once", Cause.DDP_MARKED_TWICE, "ddp_marked_twice", _checkpoint),
     (r"(?:Inplace update to|Setting requires_grad=True on) inference tensor outside InferenceMode",
      Cause.INFERENCE_MODE, "inference_tensor", _written),
     (r"The total norm of order [\d.]+ for gradients from `parameters` is non-finite", Cause.NONFINITE_GRADIENT,

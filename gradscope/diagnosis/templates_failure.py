@@ -76,6 +76,40 @@ def backward_twice_shared_text(name, bw, p, prev, roots):
     return summary, detail, fix
 
 
+@words("backward_twice.unwanted")
+def backward_twice_unwanted_text(name, bw, p, prev, use, earlier):
+    """backward_twice (backward_twice): one of two losses reaches the shared part only to go on into parameters its
+    optimizer does not hold (a discriminator's loss into the generator); ``earlier``: that loss is the first one."""
+    if earlier:
+        said_use = (f"the earlier loss (backward{_at(prev.site)}) takes `{name}` in{_at(use.site)}{_code(use.site)} "
+                    f"without detach(), so that backward went on into what made `{name}` (computed{_at(p.site)}) and "
+                    f"freed its graph, which this loss needs; the optimizer stepped after it does not hold those "
+                    f"parameters.")
+    else:
+        said_use = (f"its loss takes `{name}` in{_at(use.site)}{_code(use.site)} without detach(), so it "
+                    f"backpropagates into what made `{name}` (computed{_at(p.site)}), whose graph the earlier "
+                    f"backward{_at(prev.site)} already freed; the optimizer cleared for this backward does not hold "
+                    f"those parameters.")
+    summary = said(f"backward{_at(bw.site)} failed", said_use)
+    detail = ("Each backward frees the graph it ran through. A loss that only trains the part after a tensor (a GAN's "
+              "discriminator on the generator's output) should take that tensor detached.")
+    fix = (f"use `{name}.detach()` there, so that loss stops at `{name}` (it needs no gradient behind it).")
+    return summary, detail, fix
+
+
+@words("backward_twice.first")
+def backward_twice_first_text(name, bw, p, prev, roots):
+    """backward_twice (backward_twice): two losses built on one shared part, one backward each; the first freed it."""
+    summary = said(f"backward{_at(bw.site)} failed",
+                   f"both losses run through `{name}` (computed{_at(p.site)}), and the earlier "
+                   f"backward{_at(prev.site)}{_code(prev.site)} freed the graph behind it before the second "
+                   f"backward ran.")
+    detail = ("Each backward frees the graph it ran through unless retain_graph=True; a second loss built on the "
+              "same shared part before that backward cannot backpropagate through it again.")
+    fix = one_backward_fix(roots)
+    return summary, detail, fix
+
+
 @words("once_differentiable")
 def once_differentiable_text(fn, cg, site):
     """once_differentiable (custom_function): ``cg``: the backward calls made with create_graph=True."""

@@ -299,6 +299,32 @@ def reentrant_grad_text(site, where):
     return summary, detail, fix
 
 
+@words("raised_upstream.recompute_mismatch")
+def recompute_mismatch_text(site, where):
+    """raised_upstream (checkpoint_recompute_mismatch): a checkpointed block recomputed differently in backward."""
+    summary = said(f"backward failed{_at(where)}", f"the block checkpointed{_at(site)}{_code(site)} computed "
+                   "something else when backward recomputed it than in the forward (another branch, other shapes or "
+                   "dtypes).")
+    detail = ("checkpoint() reruns the block during backward and expects the same operations; a branch on Python "
+              "state (a call counter, a random choice, a flag flipped by the first run) changes them.")
+    fix = ("make the checkpointed function depend only on its tensor inputs (move counters and flags out, seed random "
+           "choices), or compute that part outside checkpoint.")
+    return summary, detail, fix
+
+
+@words("raised_upstream.ddp_marked_twice")
+def ddp_marked_twice_text(site, where):
+    """raised_upstream (ddp_marked_twice): DDP saw a parameter's gradient ready twice (reentrant checkpoint)."""
+    summary = said(f"backward failed{_at(where)}", f"DistributedDataParallel saw a parameter's gradient become ready "
+                   f"twice in one backward: the block checkpointed{_at(site)}{_code(site)} with use_reentrant=True "
+                   "runs its backward (and DDP's hooks) once per use.")
+    detail = ("With find_unused_parameters=True (or a block used twice), a reentrant checkpoint makes DDP's reducer "
+              "see the same parameter more than once in one backward.")
+    fix = ("pass use_reentrant=False to checkpoint, or construct DDP with static_graph=True if the graph is the same "
+           "every step.")
+    return summary, detail, fix
+
+
 @words("raised_upstream.dtype")
 def dtype_text(site, where, tensor, got, want):
     """raised_upstream (dtype_mismatch): a tensor of another dtype than the model's met it in a call."""
@@ -319,6 +345,43 @@ def no_grad_view_text(site, where, tensor):
               "history would be wrong.")
     fix = ("take the view with grad on (outside the no_grad block), or write it under torch.no_grad() too; to "
            "change the weights by hand, write into the base under torch.no_grad().")
+    return summary, detail, fix
+
+
+@words("raised_upstream.expanded")
+def expanded_text(site, where, tensor):
+    """raised_upstream (inplace_on_expanded): an in-place write into a tensor made by expand (shared memory)."""
+    summary = said(f"the in-place write{_at(where)} failed", f"`{tensor}` was made by expanding a smaller tensor"
+                   f"{_at(site)}{_code(site)}, so its elements share memory and one write would land in several.")
+    detail = ("expand() returns a view whose repeated elements are one memory location; autograd (and torch) refuse "
+              "an in-place write into it.")
+    fix = ("write out of place (`<x> = <x> + ...`), or make a real tensor where it is made (`.expand(...).clone()`, "
+           "`.repeat(...)`, or `torch.zeros(<full shape>)`).")
+    return summary, detail, fix
+
+
+@words("raised_upstream.two_groups")
+def two_groups_text(site, where, groups):
+    """raised_upstream (param_in_two_groups): parameter groups that list one parameter twice."""
+    summary = said(f"the optimizer{_at(where)} refused its parameter groups",
+                   f"`{groups}`{_at(site)}{_code(site)} lists some parameters in two groups (a part's own group, "
+                   f"and again in the whole model's parameters()).")
+    detail = "Each parameter may belong to one group only; the optimizer cannot tell which learning rate it should get."
+    fix = ("give the second group only the parameters not in the first (e.g. `[p for n, p in <model>.named_parameters() "
+           "if not n.startswith(<prefix>)]`), or build the groups from disjoint submodules.")
+    return summary, detail, fix
+
+
+@words("raised_upstream.non_leaf_param")
+def non_leaf_param_text(site, where, tensor, op):
+    """raised_upstream (optimize_non_leaf): an optimizer given a tensor computed from a leaf (`.double()`, `.to()`)."""
+    summary = said(f"the optimizer{_at(where)} failed",
+                   f"`{tensor}` is not a leaf: {op}{_at(site)}{_code(site)} computed it from the tensor that requires "
+                   f"grad, so its .grad is never filled and an optimizer cannot step it.")
+    detail = ("requires_grad=True before a .double()/.to()/.cuda() marks the original as the leaf; the result is a "
+              "computed copy.")
+    fix = ("create the tensor with its final dtype and device and requires_grad=True in one call (`torch.randn(<shape>)` "
+           "with dtype, device and requires_grad=True given in that one call), or call `.requires_grad_()` after the conversion.")
     return summary, detail, fix
 
 

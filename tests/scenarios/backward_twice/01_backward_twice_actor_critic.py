@@ -1,7 +1,7 @@
 """Actor-critic with a shared trunk: the actor loss is backpropagated, then the
 critic loss, both built from the same trunk output. The first backward freed
-the shared part of the graph, so the second raises "backward through the
-graph a second time".
+the shared part of the graph (no retain_graph), so the second raises "backward
+through the graph a second time"; the line to change is that first backward.
 """
 import torch
 import torch.nn as nn
@@ -36,7 +36,7 @@ def run():
     actor_loss = -(logp[torch.arange(5), actions] * adv).mean()
     critic_loss = adv.pow(2).mean()
     opt.zero_grad()
-    actor_loss.backward()
-    critic_loss.backward()  # <-- CUT
+    actor_loss.backward()  # <-- CUT
+    critic_loss.backward()
     opt.step()
     return {"ac": ac, "loss": critic_loss}
