@@ -267,6 +267,24 @@ def test_a_constructor_that_reads_only_the_shape_of_a_parameter_is_no_cut(name):
     assert tr.cuts() == []
 
 
+_SHAPE_OF_OTHER = {"view_as": lambda m, w: m.view_as(w), "expand_as": lambda m, w: m[:1].expand_as(w),
+                   "reshape_as": lambda m, w: m.reshape_as(w), "type_as": lambda m, w: m.type_as(w)}
+
+
+@pytest.mark.parametrize("name", sorted(_SHAPE_OF_OTHER))
+def test_a_method_that_reads_only_the_shape_of_its_argument_does_not_take_it_in(name):
+    """mask.view_as(w), mask.expand_as(w) ... read w's shape (type_as its dtype): w is no input of the call, so
+    the call is neither a cut of w nor a use of it (the mask still carries no gradient to w)."""
+    w = nn.Parameter(torch.ones(2, 3))
+    with gradscope.trace() as tr:
+        mask = _SHAPE_OF_OTHER[name](torch.zeros(6).view(2, 3) if name != "view_as" else torch.zeros(6), w)
+        (w * mask).sum().backward()
+    made = [e for e in tr.data.events if e.op.rsplit(".", 1)[-1] == name]
+    assert made and all(e.kind == "op" and e.cut is None for e in made), [(e.kind, e.cut) for e in made]
+    assert all(tr._rec.tid_of(w) not in e.input_ids() for e in made)
+    assert tr.cuts() == []
+
+
 def test_differentiable_ops_and_float_casts_are_not_cuts():
     x = torch.randn(3, requires_grad=True)
     with gradscope.trace() as tr:

@@ -1393,3 +1393,89 @@ def test_a_discriminator_loss_on_the_undetached_fake_batch_names_that_use(step, 
     f = tr.failure
     assert_explains(f, "backward_twice", "takes `fake` in", tag, "fake.detach()")
     assert ("the earlier loss" in f.summary) == earlier, f.summary
+
+
+def test_a_loss_module_that_keeps_one_loss_per_task_names_the_line_inside_it():
+    """A multi-task criterion whose forward returns its weighted per-task vector: the line to change (a sum) is
+    inside the criterion's forward; the caller's line stays in the site's stack."""
+    class Weighted(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.zeros(2))
+
+        def forward(self, a, b):
+            return torch.stack([a, b]) * torch.exp(-self.w) + self.w  # L:w_per_task
+
+    net, crit = nn.Linear(3, 2), Weighted()
+
+    def step():
+        out = net(torch.randn(4, 3))
+        total = crit(out[:, 0].pow(2).mean(), out[:, 1].abs().mean())  # L:w_crit_call
+        total.backward()
+
+    f, _ = _run_failing(step)
+    assert_explains(f, "nonscalar_backward", "holds [2] values", "w_per_task", ".sum()")
+    assert any(fr.lineno == line("w_crit_call") for fr in f.site.stack), f.site.stack
+
+
+def test_a_memory_bank_that_keeps_the_step_s_embeddings_with_their_graph_names_where_it_keeps_them():
+    """Contrastive learning with a memory bank updated after the loss: the next step's loss reads the bank, whose
+    rows still carry the previous step's graph. The line to change is the update (store them detached)."""
+    enc = nn.Linear(4, 3)
+    opt = torch.optim.SGD(enc.parameters(), lr=0.1)
+    bank = [torch.zeros(6, 3)]
+
+    def train():
+        for _ in range(2):
+            z = F.normalize(enc(torch.randn(2, 4)), dim=1)
+            loss = -(z @ bank[0].t()).logsumexp(1).mean() + z.pow(2).sum()
+            bank[0] = torch.cat([z, bank[0]])[:6]  # L:w_bank_update
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+    f, _ = _run_failing(train)
+    assert_explains(f, "backward_twice", "keeps `z` with its graph", "w_bank_update", "z.detach()")
+
+
+def test_a_target_computed_once_through_a_layer_names_the_call_before_the_loop():
+    """Feature matching against a target computed once, before the loop, by a layer whose own lines run every
+    step: the line to change is that call, not the layer's line."""
+    feat = nn.Linear(4, 4)
+    x = torch.randn(3, 4, requires_grad=True)
+    opt = torch.optim.SGD([x], lr=0.1)
+
+    def train():
+        target = feat(torch.randn(3, 4))  # L:w_target_once
+        for _ in range(2):
+            opt.zero_grad()
+            F.mse_loss(feat(x), target).backward()
+            opt.step()
+
+    f, _ = _run_failing(train)
+    assert_explains(f, "backward_twice", "computed once", "w_target_once", "torch.no_grad()")
+
+
+def test_a_discriminator_frozen_for_the_generator_step_and_never_unfrozen_is_named_beside_a_no_grad_fake():
+    """The second step's discriminator loss has no history: its fake batch was made under no_grad (meant), and D
+    was frozen for G's step after its optimizer had stepped it, and never unfrozen. The freeze is the cause."""
+    G, D = nn.Linear(2, 3), nn.Linear(3, 1)
+    opt_g, opt_d = torch.optim.SGD(G.parameters(), lr=0.1), torch.optim.SGD(D.parameters(), lr=0.1)
+
+    def train():
+        for _ in range(2):
+            with torch.no_grad():
+                fake = G(torch.randn(4, 2))
+            d_loss = F.softplus(-D(torch.randn(4, 3))).mean() + F.softplus(D(fake)).mean()
+            opt_d.zero_grad()
+            d_loss.backward()
+            opt_d.step()
+            D.requires_grad_(False)  # L:w_d_left_frozen
+            g_loss = F.softplus(-D(G(torch.randn(4, 2)))).mean()
+            opt_g.zero_grad()
+            g_loss.backward()
+            opt_g.step()
+
+    f, msg = _run_failing(train)
+    assert "does not require grad" in msg
+    assert_explains(f, "frozen_param", "never unfrozen", "w_d_left_frozen", "requires_grad_(True)")

@@ -1406,3 +1406,31 @@ def test_a_target_network_filled_by_load_state_dict_is_not_where_the_online_netw
     assert exp.cause == "item_roundtrip" and site_hits(exp.site, "w_td_items"), exp
     assert "q_target" not in exp.summary, exp.summary
     assert [s.label for s in exp.path][:4] == ["q.net.0.weight", "linear", "relu", "linear"], exp.path
+
+
+def test_a_mask_shaped_like_the_scores_by_view_as_names_the_topk_that_cut_them():
+    """Learned-score pruning: the mask is made from topk's indices and given the scores' shape by view_as; view_as
+    reads only that shape, so the cut is the topk, not the view_as."""
+    scores = nn.Parameter(torch.randn(4, 3))
+    w = nn.Parameter(torch.randn(4, 3))
+    with gradscope.trace() as tr:
+        idx = scores.abs().flatten().topk(6).indices  # L:n_topk_mask
+        mask = torch.zeros(12)
+        mask[idx] = 1.0
+        (w * mask.view_as(scores)).sum().backward()
+    M.assert_explains(tr.why(scores), "nondifferentiable_op", "scores", "n_topk_mask", "straight-through")
+
+
+def test_a_detached_loss_target_beside_a_detached_prediction_input_names_the_prediction_side():
+    """Self-distillation: the loss compares the predictor's output with the encoder's own detached features (the
+    idiom), and the predictor was also fed detached features (the bug). The cut to fix is the predictor's input;
+    the target's detach is not listed as one to fix."""
+    enc, pred_head = nn.Linear(4, 3), nn.Linear(3, 3)
+    with gradscope.trace() as tr:
+        h = enc(torch.randn(5, 4))
+        target = h.detach()
+        p = pred_head(h.detach())  # L:n_pred_input_detached
+        F.mse_loss(p, target).backward()
+    exp = tr.why(enc.weight)
+    M.assert_explains(exp, "detach", "enc.weight", "n_pred_input_detached", "detach")
+    assert all(s.lineno != M.line("n_pred_input_detached") - 1 for s in exp.extra_sites), exp.extra_sites

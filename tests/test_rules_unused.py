@@ -650,3 +650,54 @@ def test_unused_layers_defined_on_one_line_are_one_problem_naming_four_and_count
     names = [f"spare.{i}.weight" for i in range(k)]
     assert p.target == ", ".join(names[:4]) + (f" and {k - 4} more" if k > 4 else ""), p.target
     assert p.summary.startswith(p.target + ": "), p.summary
+
+
+def test_a_look_alike_layer_of_a_target_network_run_under_no_grad_is_not_the_forward_s_instance():
+    """A DQN with a dueling head the forward skips; the target network (same classes, filled by load_state_dict)
+    runs under no_grad. Its look-alike layer is not "another instance the forward uses": the head is unused."""
+    class QNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body, self.adv, self.val = nn.Linear(4, 8), nn.Linear(8, 2), nn.Linear(8, 1)
+
+        def forward(self, s, dueling=False):
+            h = torch.relu(self.body(s))
+            if not dueling:
+                return self.adv(h)  # L:u_skip_val
+            return self.val(h) + self.adv(h) - self.adv(h).mean(1, keepdim=True)
+
+    with gradscope.trace() as tr:
+        online, target = QNet(), QNet()
+        target.load_state_dict(online.state_dict())
+        opt = torch.optim.Adam(online.parameters())
+        s, s2 = torch.randn(5, 4), torch.randn(5, 4)
+        with torch.no_grad():
+            y = target(s2, dueling=True).max(1).values
+        opt.zero_grad()
+        F.mse_loss(online(s).max(1).values, y).backward()
+        opt.step()
+    M.assert_explains(tr.why(online.val.weight), "unused_parameter", "val", "u_skip_val", "return")
+
+
+def test_a_frozen_base_layer_is_not_the_instance_an_adapter_was_replaced_by():
+    """An adapter wrapped around a frozen layer of the same class and shape that the forward skips: the adapter
+    is unused (its skip named), not re-created beside the frozen base."""
+    class Adapter(nn.Module):
+        def __init__(self, base, enabled):
+            super().__init__()
+            self.base, self.down, self.enabled = base, nn.Linear(6, 6, bias=False), enabled
+
+        def forward(self, x):
+            if not self.enabled:
+                return self.base(x)  # L:u_adapter_off
+            return self.base(x) + self.down(x)
+
+    with gradscope.trace() as tr:
+        base = nn.Linear(6, 6, bias=False)
+        base.requires_grad_(False)
+        layer, head = Adapter(base, enabled=False), nn.Linear(6, 2)
+        opt = torch.optim.SGD([p for p in [*layer.parameters(), *head.parameters()] if p.requires_grad], lr=0.1)
+        opt.zero_grad()
+        head(layer(torch.randn(3, 6))).sum().backward()
+        opt.step()
+    M.assert_explains(tr.why(layer.down.weight), "unused_parameter", "down", "u_adapter_off", "return")

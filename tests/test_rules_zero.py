@@ -251,7 +251,7 @@ def _cut_and_zero_weight():
     p = torch.randn(3, requires_grad=True)
     x = torch.randn(3)
     gate = (x > p).float()  # cut-compare-2
-    weight = torch.zeros(3)
+    weight = torch.zeros(3)  # zero-weight-made
     loss = (gate + p * weight).sum()  # zero-weight
     loss.backward()
     return p
@@ -262,8 +262,9 @@ def test_a_zero_weight_and_a_comparison_are_both_named():
         p = _cut_and_zero_weight()
     exp = tr.why(p)
     assert exp.cause == "zero_gradient"
+    # (the product's other factor is zero: the product, then where that factor was made)
     assert exp.site.lineno == line_of("zero-weight")
-    assert [s.lineno for s in exp.extra_sites] == [line_of("cut-compare-2")]
+    assert [s.lineno for s in exp.extra_sites] == [line_of("zero-weight-made"), line_of("cut-compare-2")]
 
 
 def test_nondifferentiable_op_round_gives_zero_grad():
@@ -524,3 +525,17 @@ def test_a_hand_written_relu_network_with_transposed_weights_is_still_piecewise_
     assert torch.count_nonzero(k.grad) == 0
     exp = tr.why(k)
     assert exp.cause == "zero_gradient" and site_hits(exp.site, "w_manual_relu"), exp
+
+
+def test_a_product_with_an_all_false_mask_names_where_the_mask_was_made():
+    """A padding mask from a length threshold that no sample passes: every position is masked, and the
+    features' gradient is zero through the product. The line to look at is where the mask was made."""
+    enc = nn.Linear(3, 4)
+    with gradscope.trace() as tr:
+        lengths = torch.tensor([3, 5, 2])
+        keep = (lengths > 10).float()[:, None]  # L:z_all_false_mask
+        feats = enc(torch.randn(3, 3))
+        (feats * keep).sum().backward()  # L:z_all_false_product
+    exp = tr.why(enc.weight)
+    M.assert_explains(exp, "zero_gradient", "multiplied by `keep`", "z_all_false_product", "masks everything")
+    assert exp.extra_sites and exp.extra_sites[0].lineno == M.line("z_all_false_mask"), exp.extra_sites

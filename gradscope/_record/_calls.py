@@ -20,7 +20,7 @@ from ._frames import (
     F_CLIP, F_COMPILE, F_INIT, F_TORCH,
 )
 from ._ops import (
-    _T, _DETACH, _CONVERT, _FILLS, _BACKWARD, _ZERO_GRAD_OPS, _CAST_NAMES, _SHAPE_ONLY,
+    _T, _DETACH, _CONVERT, _FILLS, _BACKWARD, _ZERO_GRAD_OPS, _CAST_NAMES, _SHAPE_ONLY, _SHAPE_OF_OTHER,
     _POST_ACC_HOOK, _DATA_SET, _SPECIAL, _NAMES, _name, _short, _C_OP, _C_INPLACE, _C_IGNORE,
     _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET, _C_PASS, _ZERO_GRAD_DETAIL, _CTX_FLAGS,
     _NO_DETAIL, _tensors, context_of,
@@ -234,7 +234,8 @@ class Calls:
 
     def _pre(self, func, args, kwargs, code):
         self.zg = None
-        ins = _tensors(args, [])
+        # (x.view_as(other) and the like read only other's shape or dtype: other is not an input)
+        ins = _tensors(args, []) if func not in _SHAPE_OF_OTHER else _tensors(args[:1], [])
         if kwargs:
             _tensors(kwargs, ins)
         cf = sys._getframe(3)  # the frame that made the call (above _pre, _record and the mode)

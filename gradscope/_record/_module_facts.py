@@ -129,6 +129,10 @@ class ModuleFacts:
         """Static facts about called modules: children skipped by an early return, backward hooks."""
         eng = self._engine
         called = {e.op for e in self._events if e is not None and e.kind == "module"}
+        # (the events keep the path a module was called by, its class when no model held it yet, `Adapter`; the
+        # modules' final paths, `layer.down`, are named by what was called)
+        ids = eng.modules.called_ids
+        called |= {path for m, path in eng.modules.mod_path.items() if id(m) in ids}
         skipped = {}
         defined = {}  # child path -> Frame of the line that defines it, for children that were never called
         hooks = {}

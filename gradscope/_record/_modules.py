@@ -52,6 +52,7 @@ class Modules:
         self.raws: dict = {}  # interned call stacks
         self.mod_stack: list = []
         self.mod_path = _ModulePaths()
+        self.called_ids: set = set()  # id() of every module whose forward ran in the trace
         self.roots: dict = {}  # _Root of each model called, in order (kept when gone: its tensors keep their names)
         self._live: list = []  # the roots alive at the last look (see _ensure_root)
         self._root_of: dict = {}  # id(root module) -> its _Root
@@ -202,6 +203,7 @@ class Modules:
                 fr = _frames.early_return_of_input(module)
                 if fr is not None:
                     detail["return_line"] = fr.to_json()
+        self.called_ids.add(id(module))  # (the modules called, whatever their path was then: see ModuleFacts)
         events = self._events
         events.append(RawEvent(len(events), "module", path or cls, raw, tuple(in_refs), tuple(out_refs),
                             torch.is_grad_enabled(), torch.is_inference_mode_enabled(), st[-1].path if st else None,

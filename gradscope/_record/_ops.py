@@ -97,6 +97,10 @@ _SHAPE_ONLY = {torch.ones_like, torch.zeros_like, torch.empty_like, torch.full_l
                _T.size, _T.dim, _T.numel}
 
 
+# they read only the shape (or dtype) of their second argument: it is not an input (no value, no gradient)
+_SHAPE_OF_OTHER = {_T.view_as, _T.expand_as, _T.reshape_as, _T.type_as}
+
+
 _HOOK_REG = {_T.register_hook}
 
 

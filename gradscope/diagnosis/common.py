@@ -1,6 +1,7 @@
 """Constants and small pure helpers shared by the facts, the rules and the wording (no torch)."""
 from __future__ import annotations
 
+import ast
 import linecache
 import re
 
@@ -240,3 +241,14 @@ def statement_site(site: Site | None) -> Site | None:
     if hit is None or (hit[0] == site.lineno and hit[1] == site.code):
         return site
     return Site(site.filename, hit[0], site.function, hit[1], site.stack, site.label)
+
+
+def _call_args(code: str) -> list:
+    """The argument expressions of the first call on a line of source (`torch.optim.SGD(groups, lr=0.1)`:
+    ['groups']; keywords left out), or []."""
+    try:
+        tree = ast.parse(code.strip().rstrip(":"))
+    except SyntaxError:
+        return []
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    return [ast.unparse(a) for a in calls[0].args] if calls else []

@@ -122,8 +122,8 @@ class Diagnosis(TraceIndex):
         for e in self.cone(tid):
             if e.kind != "cut" or e.cut == "zero_grad_op" or e.context != "user" or e.index in have or e.site is None:
                 continue
-            if not any(r.requires_grad for r in e.inputs):
-                continue
+            if not any(r.requires_grad for r in e.inputs) or self.feeds_loss_target(e):
+                continue  # (a loss's detached target is the usual idiom, not a cut to fix)
             down = e.index in anc or any(j in anc for j in self.value_users.get(e.index, ()))
             site = statement_site(self.region_site(e) if e.cut in ("no_grad", "inference_mode") else e.site)
             if not down or (site.filename, site.lineno) in seen:

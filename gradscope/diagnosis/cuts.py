@@ -37,12 +37,25 @@ def _copied_into_new_param(ix, steps, tid, name):
             continue  # (both held by an optimizer: not a stale copy)
         if ix.trainable and tid not in ix.trainable:
             continue
+        if not any(e.grad_enabled and e.context == "user" and any(r.tid == tgt and r.requires_grad for r in e.inputs)
+                   for e in ix.ev[x.index + 1:]):
+            continue  # (the copy is not what the forward trains: a target network run under no_grad)
         o = owners.get(str(tgt))
         site = Site.from_json(o["site"]) if o and o.get("site") else x.site
         new = ix.label(tgt)
         return found(Cause.PARAM_RECREATED, site, name, "data_cut.copied_into_new_param", name, new, site, x,
                      evidence=[x])
     return None
+
+
+def _into_other_param(ix, steps, tid) -> bool:
+    """The path goes on through a whole-value copy (load_state_dict, copy_) into another parameter."""
+    for x in steps:
+        tgt = x.detail.target if x.kind == "inplace" and _opname(x) in ("copy_", "set_") else None
+        info = ix.d.tensors.get(tgt) if tgt is not None else None
+        if info is not None and tgt != tid and info.role == "param":
+            return True
+    return False
 
 
 def custom_output_cut(ix, path):
@@ -116,9 +129,18 @@ def find_data_cut(ix, tid, name, real):
                 return res
             continue
         k, e = hit
+        if ix.feeds_loss_target(e):
+            # a detached (or no_grad) target of a loss, the usual idiom (`mse_loss(z_q, z_e.detach())`): a cut on
+            # another path to the loss, when there is one, is the one that matters
+            other = ix.path_to(tid, roots, before=b.index, no_writes=True, avoid={e.index})
+            hit2 = ix.cut_on_path(other, tid) if other else None
+            if hit2 is not None:
+                path, (k, e) = other, hit2
         moved = _copied_into_new_param(ix, path[k:], tid, name)
         if moved is not None:
             return moved
+        if _into_other_param(ix, path[k:], tid):
+            continue  # (the path reaches the loss through a copy into a target network: that model's own use)
         cause, se = ix.cause_of_cut(e, path, k)
         return cut_finding(ix, tid, name, _as_written(cause, se), se, e, path, k, ix.root_label(b))
     # no complete path: a cut whose data never came back visibly (not one in a target network its values were

@@ -30,6 +30,11 @@ def _up_to_event(node, parents, limit=16):
     return up.event
 
 
+#: loss functions whose second argument is the target (what the prediction is compared with)
+_LOSSES = {"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "cross_entropy", "nll_loss", "cosine_embedding_loss"}
+
+
 class Facts:
     """Queries over one TraceData (a base of :class:`~.index.TraceIndex`); cached where they are costly."""
 
@@ -174,9 +179,10 @@ class Facts:
         self._reach_cache[key] = seen_e
         return seen_e
 
-    def path_to(self, tid, root_tids, before: int | None = None, no_writes: bool = False):
+    def path_to(self, tid, root_tids, before: int | None = None, no_writes: bool = False, avoid=()):
         """Shortest data path (list of events) from tensor ``tid`` to one of the roots. ``no_writes``: not
-        through in-place writes (an EMA update `t.mul_(a).add_(b * p)` carries values, not the forward)."""
+        through in-place writes (an EMA update `t.mul_(a).add_(b * p)` carries values, not the forward);
+        ``avoid``: indices of events it may not go through."""
         anc = self.ancestors(root_tids, before)
         roots = set(root_tids)
         prev = {}
@@ -188,7 +194,7 @@ class Facts:
                 if x in roots and x != tid:
                     return self._rebuild(prev, ("t", x))
                 for i in self.consumers.get(x, ()):
-                    if no_writes and self.ev[i].kind == "inplace":
+                    if (no_writes and self.ev[i].kind == "inplace") or i in avoid:
                         continue
                     if i in anc and ("e", i) not in seen:
                         seen.add(("e", i))
@@ -559,6 +565,15 @@ class Facts:
                 if n.custom_backward is not None and (fname is None or n.name == fname):
                     return n
         return None
+
+    def feeds_loss_target(self, e) -> bool:
+        """The cut ``e``'s result goes straight into a loss function as its target, its second argument (the
+        usual idiom of a detached or no_grad target: `mse_loss(z_q, z_e.detach())`), and nowhere else."""
+        outs = set(e.output_ids()) | ({e.detail.target} if e.detail.target is not None else set())
+        users = [self.ev[i] for t in outs for i in self.consumers.get(t, ())]
+        return bool(users) and all(
+            _opname(u) in _LOSSES and len(u.inputs) >= 2 and u.inputs[1].tid in outs
+            and u.inputs[0].tid not in outs for u in users)
 
     def feeds_loss_directly(self, e, b) -> bool:
         """True when ``e``'s result reaches the backward root through reductions and arithmetic only (a few

@@ -8,7 +8,7 @@ import re
 from ..core.explanation import PathStep
 from ..core.model import Cause
 from . import templates_failure as say
-from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _receiver, _sgd_rebind, _undone_later, unnamed
+from .common import _EXPLICIT_CUTS, _call_args, _NOT_FORWARD, _opname, _receiver, _sgd_rebind, _undone_later, unnamed
 from .finding import Finding, found
 from .registry import rule
 
@@ -112,7 +112,11 @@ def _cut_finding(dx, bw, root, evs, tids):
                                  for f in frozen) and any(
         e.kind == "cut" and e.cut != "zero_grad_op" and e.context not in _NOT_FORWARD and e.context != "library"
         and any(r.requires_grad for r in e.inputs) for e in evs)
-    if frozen and not param_cut and not meant:
+    # a freeze of parameters an optimizer had already stepped (trained, then frozen and never unfrozen: SAC's
+    # critic frozen for the actor's update) outweighs a cut in a no_grad block of this step (the target)
+    left = any(x.kind == "optimizer_step" and x.index < f.index and set(f.input_ids()) & set(x.detail.params or ())
+               for f in frozen for x in dx.ev[:f.index])
+    if frozen and (not param_cut or left) and not meant:
         e = frozen[-1]
         names = sorted({dx.label(t) for f in frozen for t in f.input_ids() if t in tids})
         whole = dx.froze_everything(e)
@@ -284,8 +288,12 @@ def backward_twice(dx, q):
                     break
             if carried:
                 break
+        if carried is None:
+            carried = _kept_in_state(dx, prev, prev_anc, cur_anc)
+    # two losses: two backward calls, or one call given two losses built before the first ran (a loop's one
+    # backward run again on the next step's loss is a carry across steps)
     common = _last_shared(dx, prev, bw) if bw is not None and prev is not None and not prev.detail.retain_graph \
-        else None
+        and (not _same_call(prev, bw) or _built_before(dx, prev, bw)) else None
     use = _unwanted_use(dx, common, prev, bw) if common is not None else None
     if use is not None:
         # one loss reaches the shared part only to go on into parameters its optimizer does not hold (D's loss into
@@ -295,6 +303,18 @@ def backward_twice(dx, q):
         return found(
             Cause.BACKWARD_TWICE, _frame_naming(dx, use.site, name), name, "backward_twice.unwanted", name, bw,
             common, prev, use, first, evidence=[prev, common, use, bw])
+    if carried is not None and len(carried) == 3:
+        # the step's graph kept in state after its loss was made (a queue of keys, a memory bank): where it was kept
+        e, p, src = carried
+        name = dx.label(p.output_ids()[0]) if p.outputs else _SHARED
+        if unnamed(name) and p.site is not None:
+            name = (p.site.code or "").split(_ASSIGN, 1)[0].strip() if _ASSIGN in (p.site.code or "") else name
+        kept = dx.label(src.output_ids()[0]) if src.outputs else _SHARED
+        res = found(Cause.BACKWARD_TWICE, p.site, name, "backward_twice.kept", name, kept, bw, p, prev, e,
+                    evidence=[p, e, prev, bw])
+        if e.site is not None and p.site is not None and e.site.short != p.site.short:
+            res.extra_sites.append(e.site)
+        return res
     if carried is not None:
         e, t = carried
         name = dx.label(t)
@@ -310,12 +330,17 @@ def backward_twice(dx, q):
                 Cause.BACKWARD_TWICE, p.site if p.site else e.site, name, "backward_twice.shared", name, bw, p, prev,
                 [dx.root_label(prev), dx.root_label(bw)],
                 evidence=[e, prev, bw])
-        site = (e.site or p.site) if each_step else (p.site or e.site)
+        site = (e.site or p.site) if each_step else (_ran_once(dx, p.site) or e.site)
         if each_step and unnamed(name) and e.site is not None and e.kind == "op":
             name = _receiver(e.site.code or "", "." + _opname(e) + "(") or name  # `h.clone()`: h
-        res = found(
-            Cause.BACKWARD_TWICE, site, name, "backward_twice.carried" if each_step else "backward_twice.precomputed",
-            name, bw, p, prev, e, evidence=[e, prev, bw])
+        if each_step and unnamed(name) and e.site is not None and e.kind in ("op", "module"):
+            name = _argument_named(e, t) or name  # `self.rnn(x, self.hidden)`: self.hidden
+        if each_step:
+            res = found(Cause.BACKWARD_TWICE, site, name, "backward_twice.carried", name, bw, p, prev, e,
+                        evidence=[e, prev, bw])
+        else:
+            res = found(Cause.BACKWARD_TWICE, site, name, "backward_twice.precomputed", name, bw, site, prev, e,
+                        evidence=[e, prev, bw])
         other = p.site if site is e.site else e.site
         if other is not None and site is not None and other.short != site.short:
             res.extra_sites.append(other)
@@ -338,6 +363,71 @@ def backward_twice(dx, q):
 
 
 _SHARED = "the shared part"
+_ASSIGN = " = "  # (the source text of an assignment)
+
+
+def _argument_named(e, tid):
+    """The argument expression a module call was given ``tid`` in (`self.rnn(x, self.hidden)`: the state tuple,
+    the last argument), or None."""
+    args = _call_args(e.site.code or "")
+    ids = e.input_ids()
+    if tid not in ids or not args:
+        return None
+    i = ids.index(tid)
+    if len(args) == len(ids):
+        return args[i]
+    return args[-1] if i >= len(args) - 1 else None  # (a tuple argument, flattened into the inputs)
+
+
+def _ran_once(dx, site):
+    """``site`` seen from the innermost frame of its stack whose line ran in one step only (the call before the
+    loop, `target = feats(content)`, of a layer whose own lines run every step), else ``site``."""
+    if site is None:
+        return None
+    bws = [b.index for b in dx.backward_events()]
+    steps: dict = {}
+    for x in dx.ev:
+        if x.context == "user" and x.site is not None:
+            for f in x.site.stack:
+                steps.setdefault((f.filename, f.lineno), set()).add(bisect.bisect(bws, x.index))
+    for i in range(len(site.stack) - 1, -1, -1):
+        f = site.stack[i]
+        if len(steps.get((f.filename, f.lineno), ())) <= 1:
+            return site if i == len(site.stack) - 1 else dx.frame_site(f, site.stack[:i])
+    return site
+
+
+def _built_before(dx, prev, bw) -> bool:
+    """The failing backward's loss was complete before the earlier backward ran."""
+    made = [dx.d.producer(t) for t in (bw.detail.roots or bw.input_ids())]
+    return bool(made) and all(p is not None and p.index < prev.index for p in made)
+
+
+def _same_call(a, b) -> bool:
+    """Two events made by the same line in the same calling frames (a loop's backward, run again)."""
+    return a.site is not None and b.site is not None and a.site.stack == b.site.stack
+
+
+def _kept_in_state(dx, prev, prev_anc, cur_anc):
+    """(the use in the failing step, the call that kept it, what it kept) when the failing backward runs into a
+    tensor made before the earlier backward, outside that backward's graph, from a result inside it (the step's
+    keys put in a queue after the loss was made: `self.queue = torch.cat([k, self.queue])`); else None."""
+    for i in sorted(cur_anc):
+        e = dx.ev[i]
+        if i <= prev.index or e.context != "user":
+            continue
+        for r in e.inputs:
+            p = dx.d.producer(r.tid)
+            if not r.requires_grad or r.is_leaf or p is None or p.index > prev.index or p.index in prev_anc:
+                continue
+            hit = dx.ancestors([r.tid], before=prev.index) & prev_anc
+            if hit:  # (through the slicing and the like after the call that kept it: `cat([k, q])[:K]`)
+                src = dx.ev[max(hit)]
+                keep = min((dx.ev[j] for j in dx.ancestors([r.tid], before=prev.index) - prev_anc
+                            if any(u.tid in src.output_ids() for u in dx.ev[j].inputs)), key=lambda x: x.index,
+                           default=p)
+                return e, keep, src
+    return None
 
 
 def _frame_naming(dx, site, name):
@@ -391,8 +481,7 @@ def _shared_before(dx, prev, bw):
     roots = bw.detail.roots or bw.input_ids()
     if set(roots) == set(prev.detail.roots or prev.input_ids()):  # the same loss twice: not two losses
         return None
-    made = [dx.d.producer(t) for t in roots]
-    if not made or any(p is None or p.index > prev.index for p in made):
+    if not _built_before(dx, prev, bw):
         return None
     return _last_shared(dx, prev, bw)
 
@@ -407,10 +496,12 @@ def _last_shared(dx, prev, bw):
 
 
 def _steps_running(dx, site) -> set:
-    """The steps (stretches between backward calls) in which the line of ``site`` ran."""
+    """The steps (stretches between backward calls) in which the line of ``site`` ran, called from the same
+    lines (a layer's forward runs every step; the call `target = feats(content)` before the loop ran once)."""
     bws = [b.index for b in dx.backward_events()]
     return {bisect.bisect(bws, x.index) for x in dx.ev
-            if x.context == "user" and x.site is not None and x.site.short == site.short}
+            if x.context == "user" and x.site is not None and x.site.short == site.short
+            and x.site.stack == site.stack}
 
 
 @rule("failure", 60)

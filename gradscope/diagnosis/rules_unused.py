@@ -15,7 +15,7 @@ def _cone(dx, q):
     """The calls the tensor's values flowed through; none when they are only a state_dict()/load_state_dict()
     copy (a teacher made from the student is no use in the forward)."""
     def compute():
-        cone = dx.cone(q.tid)
+        cone = dx.cone(q.tid, through_copies=False)
         if cone and all(e.context == "library" or _is_copy(e) for e in cone):
             cone = []
         return cone
@@ -27,6 +27,13 @@ def _used(dx, q):
     return q.get("used", lambda: {r.tid for e in dx.ev if e.context == "user" and e.kind in ("op", "cut", "module",
                                                                                                 "inplace")
                                   and not _is_copy(e) for r in e.inputs})
+
+
+def _used_with_grad(dx, q):
+    """Tensors used in the computation with grad on while they required grad (a target network run under no_grad,
+    a frozen base layer, are not among them)."""
+    return q.get("used_grad", lambda: {r.tid for e in dx.ev if e.context == "user" and e.grad_enabled and e.kind in (
+        "op", "cut", "module", "inplace") and not _is_copy(e) for r in e.inputs if r.requires_grad})
 
 
 def _dead(dx, q):
@@ -103,9 +110,11 @@ def other_instance_in_forward(dx, q):
             return None
     if not cone and mine:
         info = d.tensors[tid]
+        used = _used_with_grad(dx, q)  # (the instance the forward trains: a target network under no_grad is not it)
         for t in d.tensors.values():
             o = owners.get(str(t.tid))
-            if (t.tid != tid and t.tid in used and o and o["class"] == mine["class"] and o["attr"] == mine["attr"]
+            if (t.tid != tid and t.tid in used and o and o["class"] == mine["class"]
+                    and o["attr"] == mine["attr"]
                     and t.shape == info.shape and t.tid not in dx.trainable and tid in dx.trainable):
                 order = list(owners)  # (registration order)
                 if order.index(str(tid)) > order.index(str(t.tid)) and mine.get("site"):
@@ -169,7 +178,7 @@ def stale_optimizer(dx, q):
     cone = _cone(dx, q)
     if cone:
         return None
-    return _stale_optimizer(dx, tid, name, _used(dx, q))
+    return _stale_optimizer(dx, tid, name, _used_with_grad(dx, q))
 
 
 @rule('none', 350)

@@ -6,12 +6,11 @@ reentrant checkpoint under ``autograd.grad`` (the checkpoint call). One rule, :f
 table :data:`UPSTREAM`; the wording per form is in :mod:`.templates_raised`."""
 from __future__ import annotations
 
-import ast
 import re
 
 from ..core.model import Cause, Frame, Site
 from . import templates_raised as say  # noqa: F401  (registers the wording the findings here name)
-from .common import _find_in_function, _opname, _receiver, unnamed
+from .common import _call_args, _find_in_function, _opname, _receiver, unnamed
 from .finding import found
 from .registry import rule
 
@@ -67,7 +66,9 @@ def _nonscalar(ix, e, m, where):
         p = ups[0]
     if p is None or p.site is None:
         return None
-    return _in_caller(ix, p.site, where), (_named(ix, tid, where, ".backward("), list(shape)), p
+    # (the line itself, also inside a loss module or helper: that is where the reduction goes; its caller is in
+    # the site's stack)
+    return p.site, (_named(ix, tid, where, ".backward("), list(shape)), p
 
 
 def _not_requiring(ix, e, m, where):
@@ -178,17 +179,6 @@ def _expanded(ix, e, m, where):
         return hit
     name = ix.label(p.output_ids()[0]) if p.outputs else hit[1][0]
     return _in_caller(ix, p.site, where), (name if not unnamed(name) else hit[1][0],), p
-
-
-def _call_args(code: str) -> list:
-    """The argument expressions of the first call on a line of source (`torch.optim.SGD(groups, lr=0.1)`:
-    ['groups']; keywords left out), or []."""
-    try:
-        tree = ast.parse(code.strip().rstrip(":"))
-    except SyntaxError:
-        return []
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-    return [ast.unparse(a) for a in calls[0].args] if calls else []
 
 
 _GROUPS = "the parameter groups"

@@ -178,7 +178,20 @@ def zeroing_op(dx, q):
     cause = Cause.NONDIFFERENTIABLE_OP if is_nd else Cause.ZERO_GRADIENT
     single, hinge = _zero_op_facts(dx, e, b, op, is_nd)
     site = e.site
+    if op in _MULS and not is_nd and e.site is not None:
+        # a product with a factor that needs no grad (a mask, a pruning mask, a weighting): that factor is zero
+        # where the gradient arrives; the product is the op (the site), where the factor was made comes next
+        const = [r for r in e.inputs if not r.requires_grad]
+        p = dx.d.producer(const[0].tid) if len(const) == 1 else None
+        if p is not None and p.site is not None and p.site.short != e.site.short:
+            res = found(Cause.ZERO_GRADIENT, e.site, name, "zeroing_op.mask", name, op, e.site, node,
+                        dx.label(const[0].tid), p.site, evidence=[e, p])
+            res.extra_sites.append(p.site)
+            return res
     return found(cause, site, name, "zeroing_op", name, op, site, node, e, is_nd, single, hinge, evidence=[e])
+
+
+_MULS = {"mul", "__mul__", "__rmul__", "mul_", "__imul__"}
 
 
 @rule('zero_node', 60)

@@ -544,6 +544,19 @@ def zeroing_op_text(name, op, site, node, e, is_nd, single, hinge):
     return summary, detail, fix
 
 
+@words("zeroing_op.mask")
+def zeroing_op_mask_text(name, op, site, node, factor, made):
+    """zeroing_op (zero_gradient): a product whose other factor, which needs no grad, is zero (a mask)."""
+    summary = said(f"{name}.grad is all zeros", f"gradient reaches {op}{_at(site)}{_code(site)} but comes out as zero "
+                   f"({node.name}): it is multiplied by `{factor}`, made{_at(made)}{_code(made)}, which is zero where "
+                   f"the gradient arrives, so nothing flows back to {name}.", of=name)
+    detail = ("The gradient of a product is the other factor; a mask that is all zero (everything masked or pruned "
+              "away) stops it everywhere.")
+    fix = (f"check how `{factor}` is made: a threshold, ratio or amount that masks everything (pruning amount=1.0, "
+           "a mask from a condition that never holds).")
+    return summary, detail, fix
+
+
 # --- the cause of the failed backward (backward_failed) ------------------------------------------
 @words("backward_failed")
 def backward_failed_text(name, f):

@@ -51,10 +51,10 @@ def backward_twice_carried_text(name, bw, p, prev, e):
 
 
 @words("backward_twice.precomputed")
-def backward_twice_precomputed_text(name, bw, p, prev, e):
-    """backward_twice (backward_twice): summary, detail, fix."""
+def backward_twice_precomputed_text(name, bw, made, prev, e):
+    """backward_twice (backward_twice): ``made`` the line that computed it (seen from the call that ran once)."""
     summary = said(f"backward{_at(bw.site)} failed",
-                   f"`{name}` was computed once{_at(p.site)}{_code(p.site)}, before the earlier "
+                   f"`{name}` was computed once{_at(made)}{_code(made)}, before the earlier "
                    f"backward{_at(prev.site)}, and every step uses it again{_at(e.site)}: the first backward freed "
                    f"the graph behind it, so the new backward runs into it.")
     detail = ("A value computed once from parameters (in __init__, or before the loop) carries a graph that only "
@@ -73,6 +73,18 @@ def backward_twice_shared_text(name, bw, p, prev, roots):
     detail = ("Each backward frees the graph it ran through; a second loss built on the same shared "
               "part cannot backpropagate through it again.")
     fix = (one_backward_fix(roots))
+    return summary, detail, fix
+
+
+@words("backward_twice.kept")
+def backward_twice_kept_text(name, kept, bw, p, prev, e):
+    """backward_twice (backward_twice): the step's graph kept in state (a queue, a memory bank) after the loss."""
+    summary = said(f"backward{_at(bw.site)} failed",
+                   f"`{name}` keeps `{kept}` with its graph{_at(p.site)}{_code(p.site)}; the next step uses it"
+                   f"{_at(e.site)}, so its backward runs into the graph the earlier backward{_at(prev.site)} freed.")
+    detail = ("A tensor stored for later steps (a queue of keys, a memory bank, a running buffer) must not carry "
+              "the step's graph: after backward that graph is freed.")
+    fix = f"store `{kept}.detach()` there (or build `{name}` under torch.no_grad())."
     return summary, detail, fix
 
 
