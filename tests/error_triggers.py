@@ -576,11 +576,11 @@ def once_differentiable_double_backward():
             return x * torch.sigmoid(x)
 
         @staticmethod
-        @once_differentiable  # <- cause
+        @once_differentiable
         def backward(ctx, g):
             (x,) = ctx.saved_tensors
             s = torch.sigmoid(x)
-            return g * (s + x * s * (1 - s))
+            return g * (s + x * s * (1 - s))  # <- cause
     model = MLP()
     x, y = _data()
     x.requires_grad_()

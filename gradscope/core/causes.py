@@ -87,6 +87,9 @@ class Cause(enum.StrEnum):
     OPTIMIZE_NON_LEAF = "optimize_non_leaf"
     CHECKPOINT_RECOMPUTE_MISMATCH = "checkpoint_recompute_mismatch"
     DDP_MARKED_TWICE = "ddp_marked_twice"
+    SAVE_FOR_BACKWARD_NON_TENSOR = "save_for_backward_non_tensor"
+    DEEPCOPY_NON_LEAF = "deepcopy_non_leaf"
+    BACKWARD_HOOK_INPLACE = "backward_hook_inplace"
     OK = "ok"
     NOT_TRAINED = "not_trained"
     UNKNOWN = "unknown"
@@ -212,6 +215,9 @@ _CAUSE_GLOSS = {
     Cause.OPTIMIZE_NON_LEAF: "an optimizer was given a computed tensor (a `.double()`/`.to()` copy), not a leaf",
     Cause.CHECKPOINT_RECOMPUTE_MISMATCH: "a checkpointed function computed something else when it was recomputed",
     Cause.DDP_MARKED_TWICE: "DDP saw one parameter's gradient ready twice in one backward (reentrant checkpoint)",
+    Cause.SAVE_FOR_BACKWARD_NON_TENSOR: "ctx.save_for_backward() was given something other than a tensor",
+    Cause.DEEPCOPY_NON_LEAF: "copy.deepcopy of a module holding a computed tensor (a cached activation, weight_norm)",
+    Cause.BACKWARD_HOOK_INPLACE: "an in-place op (ReLU(inplace=True)) on the output of a module with a full backward hook",
     Cause.OK: "the gradient is there and non-zero",
     Cause.NOT_TRAINED: "not trained by this step (no optimizer holds it; used only under no_grad, or not at all)",
     Cause.UNKNOWN: "the trace does not hold enough evidence",

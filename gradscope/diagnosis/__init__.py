@@ -60,6 +60,8 @@ ORDER = {
         "unfrozen_after_optimizer_built",
         "plain_container",
         "not_in_any_optimizer",
+        "create_graph_backward",
+        "legacy_module_hook",
         "gradient_flows",
     ),
     "nonfinite": (

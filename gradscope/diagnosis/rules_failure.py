@@ -6,7 +6,8 @@ import bisect
 import re
 
 from ..core.explanation import PathStep
-from ..core.model import Cause
+from ..core import _source
+from ..core.model import Cause, Frame
 from . import templates_failure as say
 from .common import _EXPLICIT_CUTS, _call_args, _NOT_FORWARD, _opname, _receiver, _sgd_rebind, _undone_later, unnamed
 from .finding import Finding, found
@@ -515,7 +516,11 @@ def once_differentiable(dx, q):
     site = dx.frame_site(f)
     fn = node.name.replace("Backward", "")
     cg = [e for e in dx.backward_events() if e.detail.create_graph]
-    return found(Cause.CUSTOM_FUNCTION, site, fn, "once_differentiable", fn, cg, site, evidence=cg[-1:])
+    deco = _source.decorator_of(f.filename, f.lineno, "once_differentiable")
+    res = found(Cause.CUSTOM_FUNCTION, site, fn, "once_differentiable", fn, cg, site, evidence=cg[-1:])
+    if deco is not None:  # (the backward's return is the site, as for every custom_function; the decorator next)
+        res.extra_sites.append(dx.frame_site(Frame(f.filename, deco[0], f.function, deco[1])))
+    return res
 
 
 @rule("failure", 70)

@@ -2,7 +2,7 @@
 (status `nonfinite`)."""
 from __future__ import annotations
 
-from ..core.model import Cause
+from ..core.model import Cause, Frame
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
 from .common import _opname
 from .finding import found
@@ -73,6 +73,34 @@ def not_in_any_optimizer(dx, q):
         return None
     site, norm, root = _ok_facts(dx, q)
     return found(Cause.OK, site, name, "not_in_any_optimizer", name, norm, root)
+
+
+@rule('received', 34)
+def create_graph_backward(dx, q):
+    """It gets its gradient from backward(create_graph=True): right, but the gradient keeps a graph that refers
+    back to the parameter (torch warns of the reference cycle: memory grows each step)."""
+    for b in dx.backward_events():
+        if b.op == "torch.autograd.grad" or not b.detail.create_graph:
+            continue
+        anc = dx.ancestors(b.detail.roots or b.input_ids(), before=b.index)
+        if any(q.tid in dx.ev[i].input_ids() for i in anc):
+            _, norm, root = _ok_facts(dx, q)
+            return found(Cause.OK, b.site, q.name, "gradient_flows.create_graph", q.name, norm, root, b, evidence=[b])
+    return None
+
+
+@rule('received', 36)
+def legacy_module_hook(dx, q):
+    """It gets its gradient, and a module around it has a register_backward_hook hook (not the full kind): that
+    hook sees the gradient of the module's last op only (torch warns), not of the module's inputs and outputs."""
+    legacy = dx.d.meta.get("legacy_backward_hooks") or {}
+    for path, hooked in legacy.items():
+        if hooked.get("hook") and q.tid in (hooked.get("params") or ()):
+            _, norm, root = _ok_facts(dx, q)
+            site = dx.frame_site(Frame.from_json(hooked["hook"][0]))
+            return found(Cause.OK, site, q.name, "gradient_flows.legacy_hook", q.name, norm, root, path or None,
+                         site)
+    return None
 
 
 @rule('received', 40)

@@ -212,6 +212,74 @@ def _non_leaf_param(ix, e, m, where):
     return _in_caller(ix, p.site, where), (ix.label(tid), _opname(p)), p
 
 
+def _func_nonscalar(ix, e, m, where):
+    """torch.func.grad of a function that returned more than one element: the last call inside the transform
+    (its result is what the function returned), back through element-wise arithmetic as for backward()."""
+    lim = e.index if e is not None else len(ix.ev)
+    last = next((x for x in reversed(ix.ev[:lim]) if x.kind in ("op", "cut") and x.context == "functorch"
+                 and x.outputs and len(x.outputs[0].shape) > 0 and x.site is not None), None)
+    if last is None:
+        return None
+    tid = last.outputs[0].tid
+    shape = last.outputs[0].shape
+    p = last
+    for _ in range(16):
+        if _opname(p) not in _ELEMENTWISE:
+            break
+        ups = [ix.d.producer(r.tid) for r in p.inputs if r.requires_grad and tuple(r.shape) == tuple(shape)]
+        ups = [u for u in ups if u is not None and u.site is not None]
+        if not ups:
+            break
+        p = ups[0]
+    return p.site, (ix.label(tid), list(shape)), p
+
+
+def _hooked_inplace(ix, e, m, where):
+    """An in-place op on the output of a module with a full backward hook: the in-place module's construction
+    when its variable is assigned in the function that raised (`act = nn.ReLU(inplace=True)`), else the line."""
+    if e is None or e.kind != "inplace":
+        return None
+    mod = e.module or ""
+    site = _assigned(ix, mod, where) if mod.isidentifier() else None
+    return (site or e.site or where), (mod or _opname(e), _opname(e)), e
+
+
+_SELF_ASSIGN = re.compile(r"^\s*self\.(\w+)\s*(?::[^=]+)?=(?!=)")
+
+
+def _deepcopied(ix, e, m, where):
+    """copy.deepcopy met a computed tensor: a weight recomputed by the old torch.nn.utils.weight_norm (the call
+    that applied it), else the last tensor with history a module kept as an attribute (`self.cache = ...`)."""
+    lim = e.index if e is not None else len(ix.ev)
+    wn = [x for x in ix.ev[:lim] if x.kind == "op" and _opname(x) == "_weight_norm" and x.site is not None]
+    if wn:
+        return _in_caller(ix, wn[0].site, where), ("weight_norm", None), wn[0]
+    for x in reversed(ix.ev[:lim]):
+        if x.kind != "op" or x.context != "user" or x.site is None or not any(
+                r.requires_grad and not r.is_leaf for r in x.outputs):
+            continue
+        hit = _SELF_ASSIGN.match(x.site.code or "")
+        if hit is not None and ix.last_on_line(x) is x:
+            return x.site, ("attribute", hit.group(1)), x
+    return None
+
+
+_SAVE_CALL = "save_for_backward("
+
+
+def _saved_non_tensor(ix, e, m, where):
+    """ctx.save_for_backward given a non-tensor: the call in the custom Function's forward that ran last (its
+    ops are recorded inside it), read from that function's source."""
+    inside = [x for x in ix.ev if x.context == "custom_function" and x.site is not None]
+    for x in reversed(inside):
+        f = x.site.stack[-1] if x.site.stack else x.site.frame()
+        hit = _find_in_function(f.filename, f.lineno, _SAVE_CALL)
+        if hit is not None:
+            site = ix.frame_site(Frame(f.filename, hit[0], f.function, hit[1]), x.site.stack[:-1])
+            return site, (f.function.rsplit(".", 1)[0], int(m.group(1)), m.group(2)), x
+    return None
+
+
 def _clip(ix, e, m, where):
     """clip_grad_norm_ found an inf/nan gradient: where the inf/nan entered the forward of the last backward."""
     for b in reversed(ix.d.backwards):
@@ -247,6 +315,14 @@ UPSTREAM = tuple((re.compile(p, re.S), c, f, fn) for p, c, f, fn in (
     (r"torch\.utils\.checkpoint: (?:A different number of tensors was saved|Recomputed values for the following "
      r"tensors have different)", Cause.CHECKPOINT_RECOMPUTE_MISMATCH, "recompute_mismatch", _checkpoint),
     (r"Expected to mark a variable ready only once", Cause.DDP_MARKED_TWICE, "ddp_marked_twice", _checkpoint),
+    (r"Expected f\(\*args\) to return a scalar Tensor, got tensor with (\d+) dims", Cause.NONSCALAR_BACKWARD,
+     "func_nonscalar", _func_nonscalar),
+    (r"Output \d+ of BackwardHookFunction\w* is a view and is being modified inplace", Cause.BACKWARD_HOOK_INPLACE,
+     "hooked_inplace", _hooked_inplace),
+    (r"Only Tensors created explicitly by the user \(graph leaves\) support the deepcopy protocol",
+     Cause.DEEPCOPY_NON_LEAF, "deepcopy", _deepcopied),
+    (r"save_for_backward can only save variables, but argument (\d+) is of type (\w+)",
+     Cause.SAVE_FOR_BACKWARD_NON_TENSOR, "save_non_tensor", _saved_non_tensor),
     (r"(?:Inplace update to|Setting requires_grad=True on) inference tensor outside InferenceMode",
      Cause.INFERENCE_MODE, "inference_tensor", _written),
     (r"The total norm of order [\d.]+ for gradients from `parameters` is non-finite", Cause.NONFINITE_GRADIENT,

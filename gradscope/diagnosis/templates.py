@@ -348,6 +348,32 @@ def gradient_flows_text(name, norm, root):
     fix = ("nothing to fix.")
     return summary, detail, fix
 
+@words("gradient_flows.create_graph")
+def gradient_flows_create_graph_text(name, norm, root, b):
+    """gradient_flows (ok): the gradient came from backward(create_graph=True), which leaks (torch's warning)."""
+    n, via = _ok_norm(norm), _ok_via(root)
+    summary = said(f"{name}.grad is set and non-zero{n}", f"gradient flows{via}, but backward{_at(b.site)}"
+                   f"{_code(b.site)} runs with create_graph=True: the gradient it stores keeps a graph that refers back "
+                   f"to {name}, a reference cycle that holds memory every step (torch warns of it).", of=name)
+    detail = "backward(create_graph=True) is for higher-order gradients; torch.autograd.grad returns them instead."
+    fix = ("use torch.autograd.grad(<loss>, <inputs>, create_graph=True) for the gradients you differentiate again, "
+           "or clear the .grad fields (set them to None) after use.")
+    return summary, detail, fix
+
+
+@words("gradient_flows.legacy_hook")
+def gradient_flows_legacy_hook_text(name, norm, root, path, site):
+    """gradient_flows (ok): a register_backward_hook hook (not full) on a module around it (torch's warning)."""
+    n, via = _ok_norm(norm), _ok_via(root)
+    where = f"`{path}`" if path else "the model"
+    summary = said(f"{name}.grad is set and non-zero{n}", f"gradient flows{via}, but the hook{_at(site)}{_code(site)} "
+                   f"on {where} was registered with register_backward_hook: it sees the gradient of the module's last "
+                   "operation only, not of its inputs and outputs (torch warns that this is deprecated).", of=name)
+    detail = "register_full_backward_hook gives the gradients of the module's inputs and outputs."
+    fix = "register it with register_full_backward_hook (the same signature: module, grad_input, grad_output)."
+    return summary, detail, fix
+
+
 # --- param_recreated ----------------------------------------------------------------------------
 @words("other_instance_in_forward")
 def other_instance_in_forward_text(name, mine, site):

@@ -385,6 +385,56 @@ def non_leaf_param_text(site, where, tensor, op):
     return summary, detail, fix
 
 
+@words("raised_upstream.func_nonscalar")
+def func_nonscalar_text(site, where, result, shape):
+    """raised_upstream (nonscalar_backward): torch.func.grad of a function that returns more than one element."""
+    summary = said(f"torch.func.grad{_at(where)} failed", f"the function returns `{result}`, which holds {shape} "
+                   f"values, made{_at(site)}{_code(site)}; grad() differentiates a function with one scalar output.")
+    detail = "torch.func.grad needs f(*args) to return a scalar; for a vector output use vjp or jacrev."
+    fix = ("reduce the result to a scalar there (`.mean()` or `.sum()`, or drop reduction='none'), or use "
+           "torch.func.vjp / torch.func.jacrev for the gradient of each element.")
+    return summary, detail, fix
+
+
+@words("raised_upstream.hooked_inplace")
+def hooked_inplace_text(site, where, module, op):
+    """raised_upstream (backward_hook_inplace): an in-place op on a hooked module's output."""
+    summary = said(f"the forward{_at(where)} failed", f"`{module}` runs {op} in place{_at(site)}{_code(site)} on "
+                   "the output of a module that has a full backward hook (register_full_backward_hook), which "
+                   "autograd must keep unchanged.")
+    detail = ("A full backward hook wraps the module's outputs in a view made by a custom Function; writing into that "
+              "view in place is not allowed (Grad-CAM hooks before ReLU(inplace=True)).")
+    fix = "use the out-of-place version (inplace=False, `torch.relu(<x>)`), or hook the module after the in-place one."
+    return summary, detail, fix
+
+
+@words("raised_upstream.deepcopy")
+def deepcopy_text(site, where, how, attr):
+    """raised_upstream (deepcopy_non_leaf): copy.deepcopy of a module that holds a tensor with history."""
+    if how == "weight_norm":
+        said_why = (f"the module uses the old torch.nn.utils.weight_norm, applied{_at(site)}{_code(site)}: after a "
+                    "forward its weight is a computed tensor, and deepcopy copies only leaves.")
+        fix = ("use torch.nn.utils.parametrizations.weight_norm (it deep-copies), or deepcopy before the first forward.")
+    else:
+        said_why = (f"the module keeps a computed tensor as `self.{attr}`{_at(site)}{_code(site)}; it carries "
+                    "history, and deepcopy copies only leaves.")
+        fix = (f"store it detached (`self.{attr} = <value>.detach()`), or clear it before copying the model.")
+    summary = said(f"copy.deepcopy{_at(where)} failed", said_why)
+    detail = "Tensors with a grad_fn cannot be deep-copied; a model's attributes are copied with it (an EMA copy)."
+    return summary, detail, fix
+
+
+@words("raised_upstream.save_non_tensor")
+def save_non_tensor_text(site, where, fn, index, kind):
+    """raised_upstream (save_for_backward_non_tensor): save_for_backward given a Python value."""
+    summary = said(f"the call{_at(where)} failed", f"{fn}.forward passes a Python {kind} (argument {index}) to "
+                   f"ctx.save_for_backward{_at(site)}{_code(site)}, which saves tensors only.")
+    detail = "save_for_backward keeps tensors (and None) for backward, checking their versions; other values it refuses."
+    fix = ("keep Python values as attributes of ctx (set them in forward, read them in backward) and pass only "
+           "tensors to ctx.save_for_backward.")
+    return summary, detail, fix
+
+
 @words("raised_upstream.inference_tensor")
 def inference_tensor_text(site, where, tensor):
     """raised_upstream (inference_mode): a tensor made under inference_mode changed or made trainable outside it."""
