@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 import gradscope
 
@@ -202,3 +203,45 @@ def test_an_invalid_action_mask_is_not_where_the_log_of_a_masked_action_went_non
     f = tr.failure
     assert f.cause == "nonfinite_gradient" and f.site.lineno == M.line_of("w_log_masked"), f
     assert "masked_fill" not in f.summary, f.summary
+
+
+def test_a_division_by_a_zero_standard_deviation_is_named_although_its_inputs_were_not_read():
+    """Feature standardisation inside the step where one feature is constant: (x - mean) / std divides by zero.
+    The values between the division and the loss are gone when backward ends; the division is named, not the
+    layer or loss the nan reached."""
+    net = nn.Linear(3, 1)
+
+    def step():
+        x = torch.randn(6, 3)
+        x[:, 2] = 1.0  # a constant column
+        z = (x - x.mean(0)) / x.std(0)  # L:nf_div_std
+        out = net(z)
+        return F.mse_loss(out, torch.zeros(6, 1))
+
+    tr = gradscope.trace()
+    with tr:
+        step().backward()
+    M.assert_explains(tr.why(net.weight), "nonfinite_gradient", "net.weight", "nf_div_std", "epsilon")
+
+
+def test_a_row_masked_entirely_with_minus_inf_under_a_detached_weighting_is_named_at_the_mask():
+    """Weights from a softmax over masked scores, detached, with one row masked entirely: softmax makes nan, the
+    nan reaches a log through the weighting. The log's backward made nan (not inf): the nan came in, from the
+    -inf fill."""
+    import warnings
+
+    proj = nn.Linear(4, 4)
+
+    def loss_of(x, mask):
+        s = proj(x) @ proj(x).t()
+        w = torch.softmax(s.masked_fill(mask, float("-inf")), 1).detach()  # L:nf_row_mask
+        return torch.log((w * s.exp()).sum(1) + 1.0).mean()
+
+    mask = torch.zeros(3, 3, dtype=torch.bool)
+    mask[1] = True  # every entry of row 1 masked
+    tr = gradscope.trace()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with tr:
+            loss_of(torch.randn(3, 4), mask).backward()
+    M.assert_explains(tr.why(proj.weight), "nonfinite_gradient", "masked_fill", "nf_row_mask", "finite value")

@@ -30,6 +30,10 @@ def _up_to_event(node, parents, limit=16):
     return up.event
 
 
+#: ops whose result can be inf/nan from finite inputs (at the edge of their domain, or overflowing)
+_DOMAIN_EDGE = {"div", "__truediv__", "__rtruediv__", "true_divide", "reciprocal", "log", "log2", "log10", "log1p",
+                "sqrt", "rsqrt", "pow", "__pow__", "__rpow__", "acos", "asin", "atanh", "exp", "expm1", "tan"}
+
 #: loss functions whose second argument is the target (what the prediction is compared with)
 _LOSSES = {"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "cross_entropy", "nll_loss", "cosine_embedding_loss"}
@@ -535,8 +539,47 @@ class Facts:
             if any(bad(r.tid) for r in e.inputs if r.tid not in outs):
                 continue  # (it only passed on what came in)
             if self._carries_nonfinite(outs, goal_tids, anc, vals):
-                return e
+                return self._suspect_upstream(e, vals, anc) or e
+        if target is not None and self._nan_came_in(rec):
+            # no value read says, but the node's backward made nan (not inf) from a finite gradient: its input
+            # value was nan already (log(nan); log(0) would have made inf): an inf/nan fill upstream of it, through
+            # unread values (a row masked entirely with -inf, which a softmax turns into nan)
+            hit = self._suspect_upstream(target, vals, anc, fills_only=True)
+            if hit is not None:
+                return hit
         return None
+
+    @staticmethod
+    def _nan_came_in(rec) -> bool:
+        """The first node that sent a non-finite gradient sent nan only (norms of nan), no inf."""
+        n = rec.nodes.get(rec.first_nonfinite) if rec is not None and rec.first_nonfinite is not None else None
+        norms = [v for v in (n.out_norms if n is not None else ()) if v is not None and not math.isfinite(v)]
+        return bool(norms) and all(math.isnan(v) for v in norms)
+
+    def _suspect_upstream(self, e, vals, anc, fills_only=False):
+        """When the call that holds the first inf/nan read had inputs whose values were gone (not read), the value
+        may have entered before it: the nearest call upstream, through those unread tensors, that filled in an
+        inf/nan (a -inf mask over a whole row, which a softmax turns into nan) or op at the edge of its domain (a
+        division, log, sqrt, acos, exp; not with ``fills_only``). None when its inputs were all read, or nothing
+        fits."""
+        todo = deque(r.tid for r in e.inputs if vals.get(r.tid) is None)
+        if not todo:
+            return None
+        seen, order = set(), []
+        while todo and len(seen) < 256:
+            t = todo.popleft()
+            if t in seen:
+                continue
+            seen.add(t)
+            makers = [self.d.producer(t)] + [self.ev[i] for i in self.consumers.get(t, ())
+                                               if self.ev[i].kind == "inplace" and self.ev[i].detail.target == t]
+            for p in makers:
+                if p is None or p.index not in anc or p in order:
+                    continue
+                order.append(p)
+                todo.extend(r.tid for r in p.inputs if vals.get(r.tid) != "finite")
+        return next((p for p in order if p.detail.nonfinite_fill or (
+            not fills_only and _opname(p) in _DOMAIN_EDGE and p.context == "user")), None)  # (the nearest)
 
     def _carries_nonfinite(self, start, goal_tids, anc, vals) -> bool:
         """Does a value reach ``goal_tids`` from the tensors ``start`` through events of ``anc`` without passing
