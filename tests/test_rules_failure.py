@@ -1574,3 +1574,118 @@ def test_an_in_place_add_on_a_hooked_block_s_output_names_that_add():
     f, msg = _run_failing(step)
     assert "BackwardHookFunction" in msg
     assert_explains(f, "backward_hook_inplace", "full backward hook", "w_hooked_iadd", "out-of-place")
+
+
+def _set_requires_grad(nets, flag):
+    for net in nets:
+        for p in net.parameters():
+            p.requires_grad = flag
+
+
+def test_a_generator_left_frozen_by_a_helper_beside_a_discriminator_frozen_for_this_step_names_the_left_one():
+    """pix2pix-style `set_requires_grad(nets, flag)`: the D step freezes G (and never unfreezes it), the G step
+    freezes D for itself. G's loss has no history: the freeze left from the D step is the cause, named at the
+    call that passed False; D's freeze, made for this step, is not."""
+    G, D = nn.Linear(2, 3), nn.Linear(3, 1)
+    opt_g, opt_d = torch.optim.SGD(G.parameters(), lr=0.1), torch.optim.SGD(D.parameters(), lr=0.1)
+
+    def d_step():
+        _set_requires_grad([D], True)
+        _set_requires_grad([G], False)  # L:w_g_left_frozen
+        d_loss = F.softplus(D(G(torch.randn(4, 2)))).mean()
+        opt_d.zero_grad()
+        d_loss.backward()
+        opt_d.step()
+
+    def g_step():
+        _set_requires_grad([D], False)
+        g_loss = F.softplus(-D(G(torch.randn(4, 2)))).mean()
+        opt_g.zero_grad()
+        g_loss.backward()
+
+    def train():
+        d_step()
+        g_step()
+
+    f, _ = _run_failing(train)
+    assert_explains(f, "frozen_param", "never unfrozen", "w_g_left_frozen", "requires_grad_(True)")
+    assert "D.weight" not in f.summary, f.summary
+
+
+def test_a_feature_net_frozen_in_its_constructor_beside_a_no_grad_around_the_model_output_names_the_no_grad():
+    """A perceptual loss whose feature network freezes itself in __init__ (meant); the step computes the features
+    of the model's output under no_grad too (the bug). The no_grad block is the cause, not the freeze."""
+    class Features(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Linear(4, 4)
+            self.requires_grad_(False)
+
+        def forward(self, x):
+            return torch.relu(self.conv(x))
+
+    model, feats = nn.Linear(4, 4), Features()
+
+    def step():
+        out = model(torch.randn(3, 4))
+        with torch.no_grad():  # L:w_nograd_output_feats
+            target, pred = feats(torch.randn(3, 4)), feats(out)
+        F.l1_loss(pred, target).backward()
+
+    f, _ = _run_failing(step)
+    assert_explains(f, "no_grad_block", "cut off from autograd", "w_nograd_output_feats", "no_grad")
+
+
+def test_a_recurrent_state_kept_in_an_attribute_names_the_line_that_keeps_it():
+    """A streaming GRU cell that keeps its state on the module between calls: the line to change is where the
+    state is kept (store it detached)."""
+    class Streaming(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cell, self.h = nn.GRUCell(3, 4), torch.zeros(2, 4)
+
+        def forward(self, x):
+            h = self.cell(x, self.h)
+            self.h = h  # L:w_state_kept
+            return h.sum()
+
+    model = Streaming()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def train():
+        for _ in range(2):
+            opt.zero_grad()
+            model(torch.randn(2, 3)).backward()
+            opt.step()
+
+    f, _ = _run_failing(train)
+    assert_explains(f, "backward_twice", "is kept for the next step in `self.h`", "w_state_kept", "h.detach()")
+
+
+def test_a_simulator_state_kept_on_an_object_between_windows_names_that_line():
+    """Truncated backpropagation through a simulator: each window starts from the state the last one kept on the
+    environment object; it is kept with its graph."""
+    class Env:
+        def __init__(self):
+            self.x = torch.ones(1, 2)
+
+        def step(self, x, u):
+            return x + 0.1 * torch.tanh(u)
+
+    ctrl, env = nn.Linear(2, 2), Env()
+    opt = torch.optim.SGD(ctrl.parameters(), lr=0.1)
+
+    def train():
+        for _ in range(2):
+            x = env.x
+            cost = 0.0
+            for _ in range(3):
+                x = env.step(x, ctrl(x))
+                cost = cost + x.pow(2).sum()
+            env.x = x  # L:w_env_kept
+            opt.zero_grad()
+            cost.backward()
+            opt.step()
+
+    f, _ = _run_failing(train)
+    assert_explains(f, "backward_twice", "is kept for the next step in `env.x`", "w_env_kept", "x.detach()")

@@ -1434,3 +1434,16 @@ def test_a_detached_loss_target_beside_a_detached_prediction_input_names_the_pre
     exp = tr.why(enc.weight)
     M.assert_explains(exp, "detach", "enc.weight", "n_pred_input_detached", "detach")
     assert all(s.lineno != M.line("n_pred_input_detached") - 1 for s in exp.extra_sites), exp.extra_sites
+
+
+def test_top_k_pooling_with_detached_weights_names_the_detach_not_the_indices():
+    """Top-k pooling: the scorer picks k rows by topk's indices (a routing that has no gradient by design) and
+    weights them by a softmax of the scores, detached by mistake. The detach is the cut to undo."""
+    scorer, feat = nn.Linear(4, 1), nn.Linear(4, 4)
+    with gradscope.trace() as tr:
+        x = torch.randn(6, 4)
+        vals, idx = scorer(x).squeeze(1).topk(3)
+        w = torch.softmax(vals, 0).detach()  # L:n_topk_weights_detached
+        pooled = (w[:, None] * feat(x)[idx]).sum(0)
+        pooled.pow(2).sum().backward()
+    M.assert_explains(tr.why(scorer.weight), "detach", "scorer.weight", "n_topk_weights_detached", "detach")

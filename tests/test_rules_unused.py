@@ -701,3 +701,30 @@ def test_a_frozen_base_layer_is_not_the_instance_an_adapter_was_replaced_by():
         head(layer(torch.randn(3, 6))).sum().backward()
         opt.step()
     M.assert_explains(tr.why(layer.down.weight), "unused_parameter", "down", "u_adapter_off", "return")
+
+
+def test_a_layer_skipped_inside_a_method_called_instead_of_forward_is_named_at_the_early_return():
+    """A decoder driven through its own `decode_step` method (never called as a module): a config branch returns
+    before the attention projection. The early return in that method is the line, also though the decoder itself
+    never ran as a module."""
+    class Decoder(nn.Module):
+        def __init__(self, use_attention):
+            super().__init__()
+            self.cell, self.attn, self.out = nn.GRUCell(4, 4), nn.Linear(4, 4), nn.Linear(4, 3)
+            self.use_attention = use_attention
+
+        def decode_step(self, x, h):
+            h = self.cell(x, h)
+            if not self.use_attention:
+                return self.out(h), h  # L:u_method_return
+            return self.out(h + torch.tanh(self.attn(h))), h
+
+    dec = Decoder(use_attention=False)
+    with gradscope.trace() as tr:
+        h = torch.zeros(2, 4)
+        loss = 0.0
+        for _ in range(3):
+            logits, h = dec.decode_step(torch.randn(2, 4), h)
+            loss = loss + logits.logsumexp(1).mean()
+        loss.backward()
+    M.assert_explains(tr.why(dec.attn.weight), "unused_parameter", "attn", "u_method_return", "return")

@@ -539,3 +539,18 @@ def test_a_product_with_an_all_false_mask_names_where_the_mask_was_made():
     exp = tr.why(enc.weight)
     M.assert_explains(exp, "zero_gradient", "multiplied by `keep`", "z_all_false_product", "masks everything")
     assert exp.extra_sites and exp.extra_sites[0].lineno == M.line("z_all_false_mask"), exp.extra_sites
+
+
+def _clip_rows(g, keep):
+    return g * keep  # L:z_delegate_return
+
+
+def test_a_hook_lambda_that_calls_a_helper_names_the_helper_s_return():
+    """A gradient hook written as `lambda g: _clip_rows(g, keep)` with the arithmetic in the helper: the line to
+    look at is the helper's return, not the lambda."""
+    emb = nn.Embedding(4, 3)
+    keep = torch.zeros(4, 1)  # (the mask keeps nothing: inverted)
+    emb.weight.register_hook(lambda g: _clip_rows(g, keep))
+    with gradscope.trace() as tr:
+        emb(torch.tensor([0, 1, 2])).sum().backward()
+    M.assert_explains(tr.why(emb.weight), "hook_modified", "weight", "z_delegate_return", "return None")

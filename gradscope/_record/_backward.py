@@ -242,7 +242,7 @@ class Backward:
         for hooks, post in ((backward_hooks(var), False), (post_accumulate_grad_hooks(var), True)):
             for fn in list((hooks or {}).values()):
                 detail = {"hook": _frames.callable_label(fn), "before_trace": True}
-                fr = _frames.return_lines(fn)
+                fr = _frames.hook_return(fn)
                 if fr is not None:
                     detail["hook_return"] = fr.to_json()
                 if post:

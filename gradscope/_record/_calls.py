@@ -449,7 +449,7 @@ class Calls:
         elif special == "hook":
             kind = "hook"
             fn = args[1] if len(args) > 1 else kwargs.get("hook")
-            fr = _frames.return_lines(fn)
+            fr = _frames.hook_return(fn)
             if fr is not None:
                 detail["hook_return"] = fr.to_json()
             detail["hook"] = _frames.callable_label(fn)

@@ -405,6 +405,41 @@ def return_lines(fn) -> Frame | None:
     return _frame_at(co, line) if line is not None else None
 
 
+def hook_return(fn) -> Frame | None:
+    """Where a hook returns its value; for a lambda that only calls a function of the user's
+    (`lambda g: self._mask_grad(g, keep)`), where that function returns (the arithmetic is there)."""
+    co = _code_of(fn)
+    if co is not None and co.co_name == "<lambda>":
+        target = _delegate(fn, co)
+        if target is not None:
+            fr = return_lines(target)
+            if fr is not None:
+                return fr
+    return return_lines(fn)
+
+
+def _delegate(fn, co):
+    """The user function a lambda calls by name: an attribute of an object in its closure (`self._mask_grad`,
+    found on the object's class) or a global function; None when there is not exactly one."""
+    found = []
+    cells = getattr(fn, "__closure__", None) or ()
+    objs = []
+    for c in cells:
+        try:
+            objs.append(c.cell_contents)
+        except ValueError:
+            pass
+    glob = getattr(fn, "__globals__", {}) or {}
+    for n in co.co_names:
+        cands = [getattr(type(o), n, None) for o in objs] + [glob.get(n)]
+        for f in cands:
+            f = getattr(f, "__func__", f)
+            fco = getattr(f, "__code__", None)
+            if fco is not None and not fco.co_filename.startswith(TORCH_DIR) and f not in found:
+                found.append(f)
+    return found[0] if len(found) == 1 else None
+
+
 def loop_over_attr(module, attr: str) -> Frame | None:
     """The line of ``type(module).forward`` (or a helper it calls) that loops over ``self.<attr>``
     sliced or zipped (``for blk in self.blocks[:-1]``, ``zip(self.blocks, self.norms)``)."""

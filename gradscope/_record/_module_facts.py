@@ -133,6 +133,8 @@ class ModuleFacts:
         # modules' final paths, `layer.down`, are named by what was called)
         ids = eng.modules.called_ids
         called |= {path for m, path in eng.modules.mod_path.items() if id(m) in ids}
+        # (a module whose children ran although it was not called itself: its own method, `dec.step(...)`, ran them)
+        prefixes = {c[:i + 1] for c in called for i, ch in enumerate(c) if ch == "."}
         skipped = {}
         defined = {}  # child path -> Frame of the line that defines it, for children that were never called
         hooks = {}
@@ -186,7 +188,9 @@ class ModuleFacts:
                 if path not in called and (path or "") != "":
                     if isinstance(m, (nn.ModuleList, nn.ModuleDict)) and path:
                         self._partly_iterated(m, path, called, skipped)
-                    continue
+                        continue
+                    if path + "." not in prefixes:
+                        continue
                 for cname, child in m.named_children():
                     cpath = f"{path}.{cname}" if path else cname
                     if cpath in called or child is None:

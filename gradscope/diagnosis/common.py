@@ -252,3 +252,31 @@ def _call_args(code: str) -> list:
         return []
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     return [ast.unparse(a) for a in calls[0].args] if calls else []
+
+
+_LHS = re.compile(r"^\s*([A-Za-z_][\w]*(?:\s*,\s*[A-Za-z_][\w]*)*)\s*=(?!=)")
+
+
+def stored_in_attribute(site):
+    """(the frame, line, code) of `<obj>.<attr> = <name>` after a line of ``site``'s stack that assigned ``name``
+    (`out, hidden = self.rnn(x, self.hidden)` then `self.hidden = hidden`; `state = env.step(...)` then
+    `env.state = state`): where a carried state is kept for the next step. Innermost frame first; None if none."""
+    for f in reversed(site.stack if site is not None else ()):
+        m = _LHS.match(f.code or "")
+        lines = linecache.getlines(f.filename)
+        if m is None or not lines or not 0 < f.lineno <= len(lines):
+            continue
+        names = [n.strip() for n in m.group(1).split(",")]
+        store = re.compile(r"^\s*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\s*=\s*(" + "|".join(map(re.escape, names))
+                           + r")\s*(?:#.*)?$")
+        here = _indent(lines[f.lineno - 1])
+        top = next((_indent(lines[j]) for j in range(f.lineno - 2, -1, -1)
+                    if lines[j].lstrip().startswith(("def ", "async def ")) and _indent(lines[j]) < here), -1)
+        for i in range(f.lineno, min(len(lines), f.lineno + 60)):
+            text = lines[i]
+            if text.strip() and _indent(text) <= top and not text.lstrip().startswith("#"):
+                break  # (the end of the function the assignment is in)
+            if store.match(text):
+                return f, i + 1, text.strip()
+    return None
+

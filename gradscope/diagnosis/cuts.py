@@ -161,10 +161,11 @@ def find_data_cut(ix, tid, name, real):
         roots = set()
         for b in real:
             roots.update(b.detail.roots or b.input_ids())
-        # prefer a cut whose result was used (not the unused indices of a max()), then one whose input required
-        # grad, then the earliest
-        e = min(cuts, key=lambda c: (not _cut_result_used(ix, c), not any(r.requires_grad for r in c.inputs),
-                                     c.index))
+        # prefer a cut whose result was used (not the unused indices of a max()), then one that could carry a
+        # gradient if undone (not the integer indices of a topk/max/sort, which route by design: a mixture of
+        # experts' top-k beside its detached gate weights), then one whose input required grad, then the earliest
+        e = min(cuts, key=lambda c: (not _cut_result_used(ix, c), c.detail.outputs_of is not None,
+                                     not any(r.requires_grad for r in c.inputs), c.index))
         path = _chain_to(ix, tid, e) or [x for x in cone if x.index <= e.index]
         k = len(path) - 1 if path and path[-1] is e else None
         cause, se = ix.cause_of_cut(e, cone, cone.index(e))

@@ -9,7 +9,7 @@ from ..core.explanation import PathStep
 from ..core import _source
 from ..core.model import Cause, Frame
 from . import templates_failure as say
-from .common import _EXPLICIT_CUTS, _call_args, _NOT_FORWARD, _opname, _receiver, _sgd_rebind, _undone_later, unnamed
+from .common import _EXPLICIT_CUTS, _call_args, stored_in_attribute, _NOT_FORWARD, _opname, _receiver, _sgd_rebind, _undone_later, unnamed
 from .finding import Finding, found
 from .registry import rule
 
@@ -95,10 +95,40 @@ def inplace_modified_saved_tensor(dx, q):
         evidence=[e] + ([se] if se else []))
 
 
+def _said_false(dx, site):
+    """A freeze's site seen from the call that passed False, when the line itself sets a variable
+    (`p.requires_grad = flag` inside `set_requires_grad(net, False)`)."""
+    if site is None or "False" in (site.code or ""):
+        return site
+    for i in range(len(site.stack) - 2, -1, -1):
+        f = site.stack[i]
+        if "False" in (f.code or ""):
+            return dx.frame_site(f, site.stack[:i])
+    return site
+
+
+def _for_this_backward(dx, f, bw) -> bool:
+    """The freeze ``f`` ran in the same call of the function that runs ``bw``, before it (after any earlier run
+    of that backward line)."""
+    if bw is None or f.site is None or bw.site is None:
+        return False
+    fr = next((x for x in f.site.stack if x.filename == bw.site.filename and x.function == bw.site.function), None)
+    if fr is None or fr.lineno >= bw.site.lineno:
+        return False
+    before = [b.index for b in dx.backward_events() if b.index < bw.index and b.site is not None
+              and b.site.short == bw.site.short]
+    return not before or f.index > before[-1]
+
+
 def _cut_finding(dx, bw, root, evs, tids):
     """A failing backward's loss with no history: the freeze or the cut on its inputs that removed it (or None)."""
     frozen = [e for e in dx.ev if e.kind == "requires_grad" and e.detail.value is False
               and set(e.input_ids()) & tids and (bw is None or e.index < bw.index)]
+    # a freeze made for this backward (earlier in the same call of the function that runs it: a GAN's D frozen for
+    # G's step) is meant; one left from another phase (G frozen in the D step, never unfrozen) is the cause
+    meant_here = [f for f in frozen if _for_this_backward(dx, f, bw)]
+    if meant_here and len(meant_here) < len(frozen):
+        frozen = [f for f in frozen if f not in meant_here]
     # a cut of a parameter that still requires grad (the student run inside the teacher's no_grad block)
     # explains it better than a freeze that was meant (the teacher's)
     # (not what torch did on the user's behalf: module.to() sets each parameter's .data)
@@ -117,12 +147,20 @@ def _cut_finding(dx, bw, root, evs, tids):
     # critic frozen for the actor's update) outweighs a cut in a no_grad block of this step (the target)
     left = any(x.kind == "optimizer_step" and x.index < f.index and set(f.input_ids()) & set(x.detail.params or ())
                for f in frozen for x in dx.ev[:f.index])
-    if frozen and (not param_cut or left) and not meant:
+    # a freeze made while a module was built (a feature extractor frozen in its __init__) beside a cut, in this
+    # step, of a value that requires grad (the generator's output run under no_grad): the cut
+    built = bool(frozen) and all(f.site is not None and any((x.function or "").endswith("__init__")
+                                                           for x in f.site.stack) for f in frozen)
+    value_cut = built and any(
+        e.kind == "cut" and e.cut in _USER_CUTS and e.context not in _NOT_FORWARD and e.context != "library"
+        and any(r.requires_grad and not r.is_leaf for r in e.inputs) for e in evs)
+    if frozen and (not param_cut or left) and not meant and not value_cut:
         e = frozen[-1]
         names = sorted({dx.label(t) for f in frozen for t in f.input_ids() if t in tids})
         whole = dx.froze_everything(e)
+        site = _said_false(dx, e.site)
         return found(
-            Cause.FROZEN_PARAM, e.site, root, "no_grad_fn.frozen", whole, root, e, names,
+            Cause.FROZEN_PARAM, site, root, "no_grad_fn.frozen", whole, root, site, names,
             evidence=frozen[-3:])
     cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and e.context not in _NOT_FORWARD
             and any(r.requires_grad for r in e.inputs)]
@@ -336,6 +374,16 @@ def backward_twice(dx, q):
             name = _receiver(e.site.code or "", "." + _opname(e) + "(") or name  # `h.clone()`: h
         if each_step and unnamed(name) and e.site is not None and e.kind in ("op", "module"):
             name = _argument_named(e, t) or name  # `self.rnn(x, self.hidden)`: self.hidden
+        kept = stored_in_attribute(p.site) if each_step else None
+        if kept is not None:  # kept for the next step in an attribute (`self.hidden = hidden`): where detach() goes
+            f, line, code = kept
+            i = p.site.stack.index(f)
+            store = dx.frame_site(Frame(f.filename, line, f.function, code), p.site.stack[:i])
+            held = code.split("=", 1)[1].split("#", 1)[0].strip()
+            res = found(Cause.BACKWARD_TWICE, store, name, "backward_twice.stored", held, code.split("=", 1)[0].strip(),
+                        bw, p, prev, e, store, evidence=[e, prev, bw])
+            res.extra_sites.extend(x for x in (e.site,) if x is not None and x.short != store.short)
+            return res
         if each_step:
             res = found(Cause.BACKWARD_TWICE, site, name, "backward_twice.carried", name, bw, p, prev, e,
                         evidence=[e, prev, bw])

@@ -76,6 +76,19 @@ def backward_twice_shared_text(name, bw, p, prev, roots):
     return summary, detail, fix
 
 
+@words("backward_twice.stored")
+def backward_twice_stored_text(held, attr, bw, p, prev, e, store):
+    """backward_twice (backward_twice): a state computed each step and kept in an attribute for the next one."""
+    summary = said(f"backward{_at(bw.site)} failed",
+                   f"`{held}`, computed{_at(p.site)}, is kept for the next step in `{attr}`{_at(store)} with its "
+                   f"graph; the next step uses it{_at(e.site)}, so its backward runs into the graph the earlier "
+                   f"backward{_at(prev.site)} freed.")
+    detail = ("A state carried from step to step (an RNN's hidden state, a simulator's state) must be detached "
+              "where it is kept: after backward the graph behind it is freed.")
+    fix = f"keep it detached there: `{attr} = {held}.detach()` (for a tuple of states, detach each)."
+    return summary, detail, fix
+
+
 @words("backward_twice.kept")
 def backward_twice_kept_text(name, kept, bw, p, prev, e):
     """backward_twice (backward_twice): the step's graph kept in state (a queue, a memory bank) after the loss."""
@@ -149,12 +162,12 @@ def custom_function_gradients_text(first, site, node):
 
 
 @words("no_grad_fn.frozen")
-def no_grad_fn_frozen_text(whole, root, e, names):
+def no_grad_fn_frozen_text(whole, root, site, names):
+    """no_grad_fn (frozen_param): ``site`` the freeze (seen from the call that passed False)."""
     whole = froze_everything_text(whole)
-    """no_grad_fn (frozen_param): summary, detail, fix."""
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     summary = said(f"backward on `{root}` failed", f"nothing in it requires grad because {shown} "
-                   f"{'was' if len(names) == 1 else 'were'} frozen{_at(e.site)}{_code(e.site)} and never unfrozen."
+                   f"{'was' if len(names) == 1 else 'were'} frozen{_at(site)}{_code(site)} and never unfrozen."
                    + (f" {whole[0]}" if whole else ""))
     detail = ("With every parameter frozen (requires_grad=False) and the other inputs detached, the loss has no "
               "grad_fn, so backward has nothing to differentiate.")
