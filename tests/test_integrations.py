@@ -10,6 +10,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import gradscope
+
 
 def line_of(marker: str) -> int:
     src = inspect.getsource(__import__(__name__))
@@ -95,6 +97,71 @@ def test_lightning_no_grad_on_odd_steps_is_named_at_its_line():
     assert a.explanation["cause"] == "no_grad_block", a.explanation
     assert line_of("# L:odd") in site_lines(a.explanation)
     assert all(not p._post_accumulate_grad_hooks for p in model.parameters())
+
+
+class LitGAN(pl.LightningModule):
+    """Manual optimization with toggle_optimizer (Lightning freezes the other model for each step); ``bug``: the
+    generator step detaches the fake batch."""
+
+    def __init__(self, bug):
+        super().__init__()
+        self.automatic_optimization = False
+        self.G, self.D, self.bug = nn.Linear(2, 3), nn.Linear(3, 1), bug
+
+    def training_step(self, batch, batch_idx):
+        opt_g, opt_d = self.optimizers()
+        z, real = batch
+        self.toggle_optimizer(opt_g)
+        fake = self.G(z).detach() if self.bug else self.G(z)  # L:gan_detach
+        g_loss = F.softplus(-self.D(fake)).mean()
+        opt_g.zero_grad()
+        self.manual_backward(g_loss)
+        opt_g.step()
+        self.untoggle_optimizer(opt_g)
+        self.toggle_optimizer(opt_d)
+        d_loss = F.softplus(-self.D(real)).mean() + F.softplus(self.D(self.G(z).detach())).mean()
+        opt_d.zero_grad()
+        self.manual_backward(d_loss)
+        opt_d.step()
+        self.untoggle_optimizer(opt_d)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.G.parameters(), lr=0.1), torch.optim.SGD(self.D.parameters(), lr=0.1)
+
+
+def _fit_gan(model):
+    from torch.utils.data import DataLoader, TensorDataset
+
+    torch.manual_seed(0)
+    ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 3))
+    trainer = pl.Trainer(max_steps=1, accelerator="cpu", logger=False, enable_checkpointing=False,
+                         enable_progress_bar=False, enable_model_summary=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trainer.fit(model, DataLoader(ds, batch_size=4))
+
+
+def test_lightning_toggle_optimizer_freeze_is_not_blamed_beside_the_user_s_detach():
+    """toggle_optimizer freezes D while G steps (Lightning's own, temporary): the generator loss fails because the
+    user detached the fake batch, and that detach is named, not Lightning's freeze."""
+    model = LitGAN(bug=True)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            _fit_gan(model)
+    f = tr.failure
+    assert f.cause == "detach", f
+    assert f.site.lineno == line_of("# L:gan_detach") and f.site.filename.endswith("test_integrations.py"), f
+
+
+def test_lightning_gan_with_toggle_optimizer_is_quiet():
+    """The same GAN without the bug: Lightning's toggles are no problem, and both models got gradients."""
+    model = LitGAN(bug=False)
+    with gradscope.trace() as tr:
+        _fit_gan(model)
+    assert tr.failure is None
+    assert tr.problems() == [], tr.problems()
+    assert tr.why(model.G.weight).cause == "ok" and tr.why(model.D.weight).cause == "ok"
 
 
 def test_lightning_correct_run_is_quiet_and_logs_grad_norms():

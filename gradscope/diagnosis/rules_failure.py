@@ -95,6 +95,14 @@ def inplace_modified_saved_tensor(dx, q):
         evidence=[e] + ([se] if se else []))
 
 
+_INSTALLED = ("site-packages", "dist-packages")
+
+
+def _in_installed_package(filename: str) -> bool:
+    """A file of an installed package (a training framework), not the user's code."""
+    return any(f"{sep}{d}{sep}" in filename for d in _INSTALLED for sep in ("/", "\\"))
+
+
 def _said_false(dx, site):
     """A freeze's site seen from the call that passed False, when the line itself sets a variable
     (`p.requires_grad = flag` inside `set_requires_grad(net, False)`)."""
@@ -126,6 +134,12 @@ def _cut_finding(dx, bw, root, evs, tids):
               and set(e.input_ids()) & tids and (bw is None or e.index < bw.index)]
     # a freeze made for this backward (earlier in the same call of the function that runs it: a GAN's D frozen for
     # G's step) is meant; one left from another phase (G frozen in the D step, never unfrozen) is the cause
+    # a training framework's own temporary freeze (Lightning's toggle_optimizer freezing the other model) beside a
+    # cut the user wrote: the user's cut
+    framework = [f for f in frozen if f.site is not None and _in_installed_package(f.site.filename)]
+    if framework and any(e.kind == "cut" and e.cut in _USER_CUTS and e.context == "user"
+                         and any(r.requires_grad for r in e.inputs) for e in evs):
+        frozen = [f for f in frozen if f not in framework]
     meant_here = [f for f in frozen if _for_this_backward(dx, f, bw)]
     if meant_here and len(meant_here) < len(frozen):
         frozen = [f for f in frozen if f not in meant_here]
