@@ -393,3 +393,37 @@ def test_run_eager_compile_gets_the_line_inside_a_compiled_forward(tmp_path):
     plain = gradscope("run", "--json", script, cwd=tmp_path)  # compiled backward: no line, judged by arrival
     [hidden] = json.loads(plain.stdout)["problems"]
     assert hidden["cause"] == "unknown" and "--eager-compile" in hidden["fix"], hidden
+
+
+FACTORY = """\
+import torch, torch.nn as nn
+CFG = {"act": nn.GELU, "norm": nn.LayerNorm}
+
+
+class Block(nn.Module):
+    def __init__(self, d, norm_layer=nn.LayerNorm, act=nn.ReLU):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.norm1, self.norm2 = norm_layer(d), norm_layer(d)
+        self.act = act()
+
+    def forward(self, x):
+        return self.act(self.norm1(self.fc(x)))
+
+
+model = nn.Sequential(Block(4, CFG["norm"], CFG["act"]), nn.Linear(4, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+opt.zero_grad()
+model(torch.randn(3, 4)).sum().backward()
+opt.step()
+"""
+
+
+def test_run_names_the_line_of_a_layer_built_through_a_factory_that_the_forward_never_calls(tmp_path):
+    """`norm_layer(d)` from a config, assigned with another layer in one tuple: the unused one's definition line
+    is in the report of `gradscope run`, as in-process."""
+    (tmp_path / "fac.py").write_text(FACTORY)
+    p = gradscope("run", "fac.py", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    line = line_of(FACTORY, "self.norm1, self.norm2 = norm_layer(d), norm_layer(d)")
+    assert re.search(rf"0\.norm2\.weight .*unused parameter @ fac\.py:{line}\b", p.stdout), p.stdout

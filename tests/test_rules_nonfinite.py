@@ -245,3 +245,30 @@ def test_a_row_masked_entirely_with_minus_inf_under_a_detached_weighting_is_name
         with tr:
             loss_of(torch.randn(3, 4), mask).backward()
     M.assert_explains(tr.why(proj.weight), "nonfinite_gradient", "masked_fill", "nf_row_mask", "finite value")
+
+
+def test_a_scaled_attention_score_is_not_taken_for_the_division_that_made_the_nan():
+    """Cross-attention over a memory whose last sequence is empty: its row of scores, divided by sqrt(d) (a Python
+    number: no inf can come of it), is masked entirely with -inf. Anomaly mode stops the backward; the nan is named
+    at the mask, not at the scaling division."""
+    import warnings
+
+    q, kv, o, head = nn.Linear(8, 8), nn.Linear(8, 16), nn.Linear(8, 8), nn.Linear(8, 5)
+
+    def attend(x, mem, lengths):
+        k, v = kv(mem).chunk(2, dim=-1)
+        scores = q(x) @ k.transpose(1, 2) / x.shape[-1] ** 0.5
+        pad = torch.arange(mem.shape[1])[None, :] >= lengths[:, None]
+        scores = scores.masked_fill(pad[:, None, :], float("-inf"))  # L:nf_scaled_mask
+        return o(torch.softmax(scores, dim=-1) @ v)
+
+    tr = gradscope.trace()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError, match="returned nan values"):
+            with tr:
+                with torch.autograd.detect_anomaly(check_nan=True):
+                    logits = head(attend(torch.randn(3, 4, 8), torch.randn(3, 6, 8), torch.tensor([6, 3, 0])))
+                    F.cross_entropy(logits.reshape(-1, 5), torch.randint(0, 5, (12,))).backward()
+    f = tr.failure
+    assert f.cause == "nonfinite_gradient" and f.site.lineno == M.line("nf_scaled_mask"), f

@@ -728,3 +728,22 @@ def test_a_layer_skipped_inside_a_method_called_instead_of_forward_is_named_at_t
             loss = loss + logits.logsumexp(1).mean()
         loss.backward()
     M.assert_explains(tr.why(dec.attn.weight), "unused_parameter", "attn", "u_method_return", "return")
+
+
+def test_a_layer_made_by_a_factory_argument_in_a_tuple_assignment_is_named_at_its_definition():
+    """timm-style `norm_layer`/`act_layer` arguments: two norms built in one tuple assignment, the forward calls
+    one. The other never-called layer is named at that line."""
+    class Block(nn.Module):
+        def __init__(self, d, norm_layer=nn.LayerNorm):
+            super().__init__()
+            self.fc = nn.Linear(d, d)
+            self.pre_norm, self.post_norm = norm_layer(d), norm_layer(d)  # L:u_factory_tuple
+
+        def forward(self, x):
+            return self.fc(self.pre_norm(x))
+
+    block = Block(4, norm_layer=nn.BatchNorm1d)
+    with gradscope.trace() as tr:
+        block(torch.randn(5, 4)).sum().backward()
+    M.assert_explains(tr.why(block.post_norm.weight), "unused_parameter", "post_norm", "u_factory_tuple",
+                      "post_norm", line_in_summary=True)

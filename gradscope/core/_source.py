@@ -198,7 +198,10 @@ def _assignment_in_class(tree, lines, cls_name, attr):
                 targets = sub.targets
             elif isinstance(sub, (ast.AnnAssign, ast.AugAssign)):
                 targets = [sub.target]
-            for t in targets:
+            flat = []
+            for t in targets:  # (`self.norm1, self.norm2 = norm_layer(d), norm_layer(d)`: each element)
+                flat.extend(t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])
+            for t in flat:
                 if isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name) \
                         and t.value.id == "self":
                     return sub.lineno, _clean(lines[sub.lineno - 1:sub.end_lineno or sub.lineno])

@@ -9,7 +9,7 @@ from . import templates as say  # noqa: F401  (registers the wording the finding
 from .common import statement_site
 from .finding import Finding, found
 from .registry import Query, REGISTRY, rule
-from . import rules_failure  # noqa: F401  (registers the failure rules this table names)
+from . import rules_failure, rules_twice  # noqa: F401  (register the failure rules this table names)
 from . import rules_containers, rules_raised, rules_upstream  # (register plain_container_error, raised_here,
 #   raised_upstream; their messages)
 

@@ -34,6 +34,14 @@ def _up_to_event(node, parents, limit=16):
 _DOMAIN_EDGE = {"div", "__truediv__", "__rtruediv__", "true_divide", "reciprocal", "log", "log2", "log10", "log1p",
                 "sqrt", "rsqrt", "pow", "__pow__", "__rpow__", "acos", "asin", "atanh", "exp", "expm1", "tan"}
 
+def _at_domain_edge(e) -> bool:
+    """An op that can make inf/nan from finite inputs: a division only by a tensor (`x / 8 ** 0.5` cannot)."""
+    op = _opname(e)
+    if op in ("div", "__truediv__", "true_divide"):
+        return len(e.inputs) >= 2
+    return op in _DOMAIN_EDGE
+
+
 #: loss functions whose second argument is the target (what the prediction is compared with)
 _LOSSES = {"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "cross_entropy", "nll_loss", "cosine_embedding_loss"}
@@ -579,7 +587,7 @@ class Facts:
                 order.append(p)
                 todo.extend(r.tid for r in p.inputs if vals.get(r.tid) != "finite")
         return next((p for p in order if p.detail.nonfinite_fill or (
-            not fills_only and _opname(p) in _DOMAIN_EDGE and p.context == "user")), None)  # (the nearest)
+            not fills_only and _at_domain_edge(p) and p.context == "user")), None)  # (the nearest)
 
     def _carries_nonfinite(self, start, goal_tids, anc, vals) -> bool:
         """Does a value reach ``goal_tids`` from the tensors ``start`` through events of ``anc`` without passing
