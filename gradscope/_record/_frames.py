@@ -431,7 +431,12 @@ def _delegate(fn, co):
             pass
     glob = getattr(fn, "__globals__", {}) or {}
     for n in co.co_names:
-        cands = [getattr(type(o), n, None) for o in objs] + [glob.get(n)]
+        cands = [glob.get(n)]
+        for o in objs:
+            try:  # (on the class, so no property or __getattr__ of the object runs)
+                cands.append(getattr(type(o), n, None))
+            except Exception:  # noqa: BLE001 (a metaclass that raises: no delegate)
+                pass
         for f in cands:
             f = getattr(f, "__func__", f)
             fco = getattr(f, "__code__", None)

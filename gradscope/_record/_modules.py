@@ -207,10 +207,13 @@ class Modules:
         self.called_ids.add(id(module))  # (the modules called, whatever their path was then: see ModuleFacts)
         legacy = legacy_backward_hooks(module)
         if legacy:  # register_backward_hook (not full): where its hooks return, and the parameters under it
-            tids = [self._ident.tid_of(p) for p in module.parameters()]
-            self.legacy_hooks[path or cls] = {
-                "hook": [f.to_json() for f in map(_frames.return_lines, legacy) if f is not None],
-                "params": [t for t in tids if t is not None]}
+            try:
+                tids = [self._ident.tid_of(p) for p in module.parameters()]
+                self.legacy_hooks[path or cls] = {
+                    "hook": [f.to_json() for f in map(_frames.return_lines, legacy) if f is not None],
+                    "params": [t for t in tids if t is not None]}
+            except (AttributeError, RuntimeError, TypeError) as e:  # (a module whose parameters() is broken)
+                self._sink.internal(e)
         events = self._events
         events.append(RawEvent(len(events), "module", path or cls, raw, tuple(in_refs), tuple(out_refs),
                             torch.is_grad_enabled(), torch.is_inference_mode_enabled(), st[-1].path if st else None,

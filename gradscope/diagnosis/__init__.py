@@ -16,7 +16,8 @@ Stages, each an object of its own:
    the verdicts on cuts as data (``verdicts()`` -> {event index: "harmful" | "benign"}).
 2. Rules (``rules_*``; :mod:`.cuts` for the data-path cut the none and failure rules share, :mod:`.errors`
    for the table of PyTorch error messages -> failure rule, whose tables of errors caused at the raising line
-   and at an earlier one are :mod:`.rules_raised` and :mod:`.rules_upstream`): ``fn(index, query) -> Finding | None``
+   and at an earlier one are :mod:`.rules_raised` and :mod:`.rules_upstream`; :mod:`.rules_twice` the failure rule
+   for a second backward through a freed graph): ``fn(index, query) -> Finding | None``
    (:class:`~.finding.Finding`: data only: cause, site, target, evidence, path, and the ``facts`` its wording
    needs), registered per gradient status with a priority (:mod:`.registry`).
 3. Passes over findings (:mod:`.core`): not trained by the step, other cuts on other paths, tied weights,
