@@ -1437,6 +1437,8 @@ def test_a_memory_bank_that_keeps_the_step_s_embeddings_with_their_graph_names_w
 
     f, _ = _run_failing(train)
     assert_explains(f, "backward_twice", "keeps `z` with its graph", "w_bank_update", "z.detach()")
+    # (the next step's use of the bank comes next)
+    assert [x.lineno for x in f.extra_sites] == [line("w_bank_update") - 1], f.extra_sites
 
 
 def test_a_target_computed_once_through_a_layer_names_the_call_before_the_loop():

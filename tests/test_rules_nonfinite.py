@@ -272,3 +272,19 @@ def test_a_scaled_attention_score_is_not_taken_for_the_division_that_made_the_na
                     F.cross_entropy(logits.reshape(-1, 5), torch.randint(0, 5, (12,))).backward()
     f = tr.failure
     assert f.cause == "nonfinite_gradient" and f.site.lineno == M.line("nf_scaled_mask"), f
+
+
+def test_an_rsqrt_of_a_zero_variance_is_named_although_its_inputs_were_not_read():
+    """A hand-written layer norm with rsqrt and no epsilon over a constant row: rsqrt(0) is inf where it is made."""
+    net = nn.Linear(4, 1)
+
+    def step():
+        x = torch.randn(3, 4)
+        x[1] = 2.0  # a constant row: variance 0
+        h = (x - x.mean(1, keepdim=True)) * torch.rsqrt(x.var(1, keepdim=True))  # L:nf_rsqrt
+        return net(h).pow(2).mean()
+
+    tr = gradscope.trace()
+    with tr:
+        step().backward()
+    M.assert_explains(tr.why(net.weight), "nonfinite_gradient", "net.weight", "nf_rsqrt", "epsilon")

@@ -3,6 +3,7 @@ cuts on a path, regions and the governing grad mode, backward arrivals. Nothing 
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict, deque
 
 from ..core import _source
@@ -39,7 +40,12 @@ def _at_domain_edge(e) -> bool:
     op = _opname(e)
     if op in ("div", "__truediv__", "true_divide"):
         return len(e.inputs) >= 2
+    if op in ("pow", "__pow__") and len(e.inputs) < 2 and _INT_POWER.search((e.site.code or "") if e.site else ""):
+        return False  # (a whole power of a tensor, `.pow(2)`, `x ** 2`: no nan from finite values)
     return op in _DOMAIN_EDGE
+
+
+_INT_POWER = re.compile(r"(?:\*\*\s*|\.pow\(\s*)\d+(?![.\d\w])")
 
 
 #: loss functions whose second argument is the target (what the prediction is compared with)
@@ -552,7 +558,10 @@ class Facts:
             # no value read says, but the node's backward made nan (not inf) from a finite gradient: its input
             # value was nan already (log(nan); log(0) would have made inf): an inf/nan fill upstream of it, through
             # unread values (a row masked entirely with -inf, which a softmax turns into nan)
-            hit = self._suspect_upstream(target, vals, anc, fills_only=True)
+            hit = self._suspect_upstream(target, vals, anc, fills_only=True) or (
+                None if _at_domain_edge(target) else self._suspect_upstream(target, vals, anc))
+            # (a fill first; else, unless the node's own op can make it from finite values (a fractional power at
+            # 0, whose derivative is infinite), the nearest op at the edge of its domain upstream: rsqrt(0))
             if hit is not None:
                 return hit
         return None

@@ -171,9 +171,10 @@ def _cut_finding(dx, bw, root, evs, tids):
         e = frozen[-1]
         names = sorted({dx.label(t) for f in frozen for t in f.input_ids() if t in tids})
         whole = dx.froze_everything(e)
-        site = _said_false(dx, e.site)
+        # (the line that set it, its stack holding the call that passed False: `set_requires_grad(net, False)`,
+        # which the summary names)
         return found(
-            Cause.FROZEN_PARAM, site, root, "no_grad_fn.frozen", whole, root, site, names,
+            Cause.FROZEN_PARAM, e.site, root, "no_grad_fn.frozen", whole, root, _said_false(dx, e.site), names,
             evidence=frozen[-3:])
     cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and e.context not in _NOT_FORWARD
             and any(r.requires_grad for r in e.inputs)]
