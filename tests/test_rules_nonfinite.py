@@ -288,3 +288,50 @@ def test_an_rsqrt_of_a_zero_variance_is_named_although_its_inputs_were_not_read(
     with tr:
         step().backward()
     M.assert_explains(tr.why(net.weight), "nonfinite_gradient", "net.weight", "nf_rsqrt", "epsilon")
+
+
+# every op of the domain-edge table (facts._DOMAIN_EDGE), each at the edge of its domain before a layer whose
+# backward then sends inf/nan: the op is named (the layer's values between are gone; it cannot make one itself)
+_EDGES = {
+    "div": lambda x: torch.div(torch.ones_like(x), x - x.detach()),
+    "__truediv__": lambda x: torch.ones_like(x) / (x - x.detach()),
+    "__rtruediv__": lambda x: 1.0 / (x - x.detach()),
+    "true_divide": lambda x: torch.true_divide(torch.ones_like(x), x - x.detach()),
+    "reciprocal": lambda x: torch.reciprocal(x - x.detach()),
+    "log": lambda x: torch.log(x - x.detach()),
+    "log2": lambda x: torch.log2(x - x.detach()),
+    "log10": lambda x: torch.log10(x - x.detach()),
+    "log1p": lambda x: torch.log1p(x - x.detach() - 1.0),
+    "sqrt": lambda x: torch.sqrt(x - x.detach() - 1.0),
+    "rsqrt": lambda x: torch.rsqrt(x - x.detach()),
+    "pow": lambda x: torch.pow(x - x.detach() - 1.0, 0.5),
+    "__pow__": lambda x: (x - x.detach() - 1.0) ** 0.5,
+    "__rpow__": lambda x: (-2.0) ** (x - x.detach() + 0.5),
+    "acos": lambda x: torch.acos(x - x.detach() + 2.0),
+    "asin": lambda x: torch.asin(x - x.detach() + 2.0),
+    "atanh": lambda x: torch.atanh(x - x.detach() + 1.0),
+    "exp": lambda x: torch.exp(x - x.detach() + 1000.0),
+    "expm1": lambda x: torch.expm1(x - x.detach() + 1000.0),
+    "tan": lambda x: torch.tan(x - x.detach() + torch.pi / 2) * torch.inf,
+}
+
+
+@pytest.mark.parametrize("op", sorted(_EDGES))
+def test_each_op_at_the_edge_of_its_domain_is_named_before_a_layer_that_passed_its_inf_on(op):
+    from gradscope.diagnosis import facts
+
+    assert op in facts._DOMAIN_EDGE
+    net, head = nn.Linear(3, 3), nn.Linear(3, 1)
+
+    def step():
+        h = net(torch.randn(2, 3))
+        bad = _EDGES[op](h)  # L:nf_edge_op
+        return head(bad * 2.0).sum()
+
+    tr = gradscope.trace()
+    with tr:
+        step().backward()
+    exp = tr.why(head.weight)
+    assert exp.cause == "nonfinite_gradient", exp
+    # (the op runs inside the table's lambda: its line there, the step's line in its stack)
+    assert M.site_hits(exp.site, "nf_edge_op") and exp.site.stack[-1].code.startswith(f'"{op}":'), exp

@@ -45,6 +45,12 @@ def _at_domain_edge(e) -> bool:
     return op in _DOMAIN_EDGE
 
 
+#: ops whose backward cannot make an inf/nan out of finite values and a finite gradient (a linear layer, a sum):
+#: a non-finite gradient they sent came in with a saved input
+_PASS_ON = {"linear", "matmul", "mm", "bmm", "addmm", "mul", "__mul__", "__rmul__", "add", "__add__", "__radd__",
+            "sub", "__sub__", "__rsub__", "sum", "mean", "conv1d", "conv2d", "conv3d", "relu", "cat", "stack",
+            "reshape", "view", "flatten", "squeeze", "unsqueeze", "transpose", "permute", "embedding", "dropout"}
+
 _INT_POWER = re.compile(r"(?:\*\*\s*|\.pow\(\s*)\d+(?![.\d\w])")
 
 
@@ -527,7 +533,8 @@ class Facts:
         backward's roots) through tensors not known to be finite counts (a -inf mask a softmax turns into zeros
         does not). None when the values do not say."""
         vals = rec.values if rec is not None else None
-        if not vals and not any(e.detail.nonfinite_fill for e in self.ev[:rec.event if rec else 0]):
+        if not vals and not any(e.detail.nonfinite_fill for e in self.ev[:rec.event if rec else 0]) and (
+                target is None or _opname(target) not in _PASS_ON):
             return None
         vals = vals or {}
 
@@ -554,7 +561,9 @@ class Facts:
                 continue  # (it only passed on what came in)
             if self._carries_nonfinite(outs, goal_tids, anc, vals):
                 return self._suspect_upstream(e, vals, anc) or e
-        if target is not None and self._nan_came_in(rec):
+        if target is not None and (self._nan_came_in(rec) or _opname(target) in _PASS_ON):
+            # (or the node's op cannot make an inf/nan from finite values, a linear layer: it came in with a saved
+            # input whose value is gone)
             # no value read says, but the node's backward made nan (not inf) from a finite gradient: its input
             # value was nan already (log(nan); log(0) would have made inf): an inf/nan fill upstream of it, through
             # unread values (a row masked entirely with -inf, which a softmax turns into nan)
