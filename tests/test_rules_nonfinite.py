@@ -290,7 +290,7 @@ def test_an_rsqrt_of_a_zero_variance_is_named_although_its_inputs_were_not_read(
     M.assert_explains(tr.why(net.weight), "nonfinite_gradient", "net.weight", "nf_rsqrt", "epsilon")
 
 
-# every op of the domain-edge table (facts._DOMAIN_EDGE), each at the edge of its domain before a layer whose
+# every op of the domain-edge table (common._DOMAIN_EDGE), each at the edge of its domain before a layer whose
 # backward then sends inf/nan: the op is named (the layer's values between are gone; it cannot make one itself)
 _EDGES = {
     "div": lambda x: torch.div(torch.ones_like(x), x - x.detach()),
@@ -318,7 +318,7 @@ _EDGES = {
 
 @pytest.mark.parametrize("op", sorted(_EDGES))
 def test_each_op_at_the_edge_of_its_domain_is_named_before_a_layer_that_passed_its_inf_on(op):
-    from gradscope.diagnosis import facts
+    from gradscope.diagnosis import common as facts
 
     assert op in facts._DOMAIN_EDGE
     net, head = nn.Linear(3, 3), nn.Linear(3, 1)

@@ -280,3 +280,35 @@ def stored_in_attribute(site):
                 return f, i + 1, text.strip()
     return None
 
+
+#: ops whose result can be inf/nan from finite inputs (at the edge of their domain, or overflowing)
+_DOMAIN_EDGE = {"div", "__truediv__", "__rtruediv__", "true_divide", "reciprocal", "log", "log2", "log10", "log1p",
+                "sqrt", "rsqrt", "pow", "__pow__", "__rpow__", "acos", "asin", "atanh", "exp", "expm1", "tan"}
+
+def _at_domain_edge(e) -> bool:
+    """An op that can make inf/nan from finite inputs: a division only by a tensor (`x / 8 ** 0.5` cannot)."""
+    op = _opname(e)
+    if op in ("div", "__truediv__", "true_divide"):
+        return len(e.inputs) >= 2
+    if op in ("pow", "__pow__") and len(e.inputs) < 2 and _INT_POWER.search((e.site.code or "") if e.site else ""):
+        return False  # (a whole power of a tensor, `.pow(2)`, `x ** 2`: no nan from finite values)
+    return op in _DOMAIN_EDGE
+
+
+#: ops whose backward cannot make an inf/nan out of finite values and a finite gradient (a linear layer, a sum):
+#: a non-finite gradient they sent came in with a saved input
+_PASS_ON = {"linear", "matmul", "mm", "bmm", "addmm", "mul", "__mul__", "__rmul__", "add", "__add__", "__radd__",
+            "sub", "__sub__", "__rsub__", "sum", "mean", "conv1d", "conv2d", "conv3d", "relu", "cat", "stack",
+            "reshape", "view", "flatten", "squeeze", "unsqueeze", "transpose", "permute", "embedding", "dropout"}
+
+_INT_POWER = re.compile(r"(?:\*\*\s*|\.pow\(\s*)\d+(?![.\d\w])")
+
+
+#: loss functions whose second argument is the target (what the prediction is compared with)
+_LOSSES = {"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "cross_entropy"}
+
+
+#: ops that map -inf to a finite value (0): a masked entry stops being non-finite there
+_SQUASHING = {"softmax", "log_softmax", "exp", "sigmoid", "softmin", "logsumexp", "scaled_dot_product_attention",
+              "exp_", "sigmoid_"}

@@ -102,16 +102,16 @@ def _in_installed_package(filename: str) -> bool:
     return any(f"{sep}{d}{sep}" in filename for d in _INSTALLED for sep in ("/", "\\"))
 
 
+_SET_FROM_NAME = re.compile(r"requires_grad(?:_\(\s*|\s*=\s*)([A-Za-z_]\w*)\s*\)?\s*(?:#.*)?$")
+
+
 def _said_false(dx, site):
-    """A freeze's site seen from the call that passed False, when the line itself sets a variable
-    (`p.requires_grad = flag` inside `set_requires_grad(net, False)`)."""
-    if site is None or "False" in (site.code or ""):
+    """A freeze's site seen from its caller when the line sets requires_grad from a variable (`p.requires_grad =
+    flag` inside `set_requires_grad(net, False)`): the value was chosen by the call one frame up."""
+    m = _SET_FROM_NAME.search((site.code or "") if site is not None else "")
+    if m is None or m.group(1) in ("True", "False") or len(site.stack) < 2:
         return site
-    for i in range(len(site.stack) - 2, -1, -1):
-        f = site.stack[i]
-        if "False" in (f.code or ""):
-            return dx.frame_site(f, site.stack[:i])
-    return site
+    return dx.frame_site(site.stack[-2], site.stack[:-2])
 
 
 def _for_this_backward(dx, f, bw) -> bool:

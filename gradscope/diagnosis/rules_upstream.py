@@ -47,6 +47,20 @@ def _named(ix, tid, where, call):
     return name
 
 
+def _through_elementwise(ix, p, shape):
+    """From the call ``p`` back through element-wise arithmetic on a result of ``shape`` (a weighting of a per-sample
+    loss) to the call that made it; ``p`` itself when it is no such arithmetic."""
+    for _ in range(16):
+        if p is None or _opname(p) not in _ELEMENTWISE:
+            break
+        ups = [ix.d.producer(r.tid) for r in p.inputs if r.requires_grad and tuple(r.shape) == tuple(shape)]
+        ups = [u for u in ups if u is not None and u.site is not None]
+        if not ups:
+            break
+        p = ups[0]
+    return p
+
+
 def _nonscalar(ix, e, m, where):
     """The call that made the loss more than one element: back through element-wise arithmetic on it (a weighting
     of a per-sample loss) to the call that made it (the loss with reduction='none', a model's output)."""
@@ -54,16 +68,7 @@ def _nonscalar(ix, e, m, where):
         return None
     tid = e.inputs[0].tid
     shape = ix.d.tensors[tid].shape if tid in ix.d.tensors else ()
-    p = ix.d.producer(tid)
-    for _ in range(16):
-        if p is None or _opname(p) not in _ELEMENTWISE:
-            break
-        ups = [ix.d.producer(r.tid) for r in p.inputs if ix.d.tensors.get(r.tid) is not None
-               and ix.d.tensors[r.tid].shape == shape and r.requires_grad]
-        ups = [u for u in ups if u is not None]
-        if not ups:
-            break
-        p = ups[0]
+    p = _through_elementwise(ix, ix.d.producer(tid), shape)
     if p is None or p.site is None:
         return None
     # (the line itself, also inside a loss module or helper: that is where the reduction goes; its caller is in
@@ -222,15 +227,7 @@ def _func_nonscalar(ix, e, m, where):
         return None
     tid = last.outputs[0].tid
     shape = last.outputs[0].shape
-    p = last
-    for _ in range(16):
-        if _opname(p) not in _ELEMENTWISE:
-            break
-        ups = [ix.d.producer(r.tid) for r in p.inputs if r.requires_grad and tuple(r.shape) == tuple(shape)]
-        ups = [u for u in ups if u is not None and u.site is not None]
-        if not ups:
-            break
-        p = ups[0]
+    p = _through_elementwise(ix, last, shape)
     return p.site, (ix.label(tid), list(shape)), p
 
 
