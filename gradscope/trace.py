@@ -60,6 +60,8 @@ class Trace:
         self._source = source
         self._diag = None
         self._diag_len = -1
+        self._verification = None  # what verify() found (gradscope.core.verification.Verification)
+        self._step = None  # (fn, args, kwargs) of a decorated call: what verify() re-runs by default
 
     # --- recording -------------------------------------------------------------------------
     def __enter__(self) -> "Trace":
@@ -115,6 +117,7 @@ class Trace:
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             tr = Trace(**opts)
+            tr._step = (fn, args, kwargs)
             try:
                 # (its entry frame is this wrapper: the stack starts at the decorated function; the caller's
                 # variables name the tensors asked about)
@@ -311,7 +314,53 @@ class Trace:
                 name = name or (self._rec.variable_name(target) if self._rec is not None else None)
                 if name:
                     diag.aliases[tid] = name
-            return diag.why(tid, self._now(tid))
+            return self._checked(diag.why(tid, self._now(tid)))
+
+    def _checked(self, exp):
+        """``exp`` as the verification (if any) left it."""
+        if self._verification is None or exp is None:
+            return exp
+        from .diagnosis.verified import apply
+        from ._verify import undo_sites
+
+        return apply(exp, self._verification, undo_sites(self._diagnosis(), self._verification.trials))
+
+    def verify(self, step=None, *args, budget_s: float | None = 120.0, max_trials: int = 24, **kwargs):
+        """Test each explanation by experiment: re-run ``step(*args, **kwargs)`` once per candidate cut on the way
+        to each starved or failing target, with that cut undone (a ``.detach()``/``.data`` keeps the graph, a
+        NumPy/``.item()`` round trip is joined straight-through to its source, a no-grad region runs with grad,
+        a freeze or a gradient clear is skipped, an in-place write goes to a copy), restoring the state verify
+        started from before each run and after the last (parameters, buffers, gradients, optimizers that
+        stepped, RNG states). First an unmodified re-run must reproduce the recorded flow, else nothing is
+        claimed ("not repeatable"). Afterwards ``why``, ``problems``, the report and JSON name the verified cut.
+
+        ``step`` defaults to a decorated function's own call (``fn.last_trace.verify()``). The re-run repeats the
+        user's code: its prints, files and other Python state are the user's. ``budget_s``: stop starting
+        re-runs after this many seconds (what was not tried is counted in ``skipped``). Returns the
+        :class:`~gradscope.core.verification.Verification`."""
+        if self.recording:
+            raise GradscopeError("verify() re-runs the step: call it after the `with gradscope.trace()` block ends")
+        if self._rec is None:
+            raise GradscopeError("a loaded trace cannot be verified: verify() re-runs the step, which needs the live "
+                                 "trace (call tr.verify(step, *args) right after recording)")
+        if step is None:
+            if self._step is None:
+                raise GradscopeError("verify() needs the step to re-run: tr.verify(step, *args, **kwargs) "
+                                     "(a function decorated with @gradscope.trace() remembers its own)")
+            step, args, kwargs = self._step
+        if not callable(step):
+            raise GradscopeError(f"verify() re-runs a callable step; got a {type(step).__name__}")
+        from ._verify import verify
+
+        self._verification = None
+        v = verify(self, step, args, kwargs, sys._getframe(1), budget_s=budget_s, max_trials=max_trials)
+        self._verification = v
+        return v
+
+    @property
+    def verification(self):
+        """What :meth:`verify` found (None before it ran)."""
+        return self._verification
 
     @property
     def failure(self) -> Explanation | None:
@@ -320,7 +369,7 @@ class Trace:
             d = self.data
             if d.exception is None:
                 return None
-            return self._diagnosis().failure()
+            return self._checked(self._diagnosis().failure())
 
     def summary(self) -> StepSummary:
         with self._paused():
@@ -337,6 +386,14 @@ class Trace:
                     now[t.tid] = n
         s = diag.summarize(now)
         self._fill_verdicts(diag)
+        if self._verification is not None:
+            s.problems = [self._checked(p) for p in s.problems]
+            s.failure = self._checked(s.failure)
+            by = {p.target: p for p in s.problems}
+            for row in s.params:
+                p = by.get(row.name)
+                if p is not None and p.verified == "verified":
+                    row.cause, row.site = p.cause, p.site
         return s
 
     def problems(self) -> list:

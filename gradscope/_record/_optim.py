@@ -4,6 +4,7 @@ recorded as one event from version counters.
 from __future__ import annotations
 
 import sys
+import weakref
 from functools import partial
 
 import torch
@@ -81,9 +82,14 @@ class Optim:
         self.pending = None  # PendingStep: inside optimizer.step()
         self.closure = False  # inside optimizer.step(closure), before the closure ran
         self.trainable: set = set()  # tids of every parameter an optimizer holds
+        self.seen = weakref.WeakSet()  # the optimizers that stepped (a verification restores their state)
 
     def step(self, opt):
         eng = self._engine
+        try:
+            self.seen.add(opt)
+        except TypeError:  # (an optimizer without weak references: not restored by a verification)
+            pass
         if self.pending is not None:  # the previous step raised and nothing closed its record
             self._note("an optimizer.step() raised inside the trace; torch calls between it and the next module "
                        "call were not recorded")

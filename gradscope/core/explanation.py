@@ -59,6 +59,11 @@ class Explanation:
     status: str = ""  # gradient status: "none" | "zero" | "nonfinite" | "received" | "error"
     extra_sites: list = field(default_factory=list)  # Site: further lines that take part (other cuts, a definition)
     rule: str = ""  # the diagnosis rule that decided it (gradscope.diagnosis.ORDER)
+    # what Trace.verify found by re-running the step with cuts undone: "verified" (undoing the named line
+    # restored it), "no_single_undo", "not_verified" (nothing could be tried), "not_repeatable"; "" when
+    # not verified at all. ``verification``: the sentence that says so.
+    verified: str = ""
+    verification: str = ""
 
     @property
     def ok(self) -> bool:
@@ -79,6 +84,8 @@ class Explanation:
             lines.append("  path:  " + "  ->  ".join(s.label + ("" if s.flows else " [cut]") for s in self.path))
         if self.fix:
             lines.append(f"  fix:   {self.fix}")
+        if self.verification:
+            lines.append(f"  check: {self.verification}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -112,6 +119,8 @@ class Explanation:
             ],
             "evidence": [e.index for e in self.evidence if isinstance(e, Event)],
             "extra_sites": [s.to_json() for s in self.extra_sites],
+            "verified": self.verified or None,
+            "verification": self.verification or None,
         }
 
 

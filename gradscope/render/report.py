@@ -266,6 +266,9 @@ def _explanation_parts(exp: Explanation, st: _Styles, also: list = ()) -> list:
     if exp.fix:
         rows.add_row(Text("fix:", st("fix") + st("label")), Text(exp.fix, st("fix")))
         has_rows = True
+    if exp.verification:
+        rows.add_row("check:", Text(exp.verification, st("ok") if exp.verified == "verified" else st("warn")))
+        has_rows = True
     if has_rows:
         parts.append(Text(""))
         parts.append(rows)

@@ -1,0 +1,160 @@
+"""Verification by experiment: re-run the user's step once per candidate cut with that cut undone
+(``_intervene.Interventions``) and see whether each starved target's gradient comes back, or the failing
+backward succeeds. Called through :meth:`gradscope.Trace.verify`.
+
+State restored before each re-run and after the last (what verify found when it started): every parameter and
+buffer the trace saw (values, ``.grad``, ``requires_grad``), the modules' train/eval flags, the optimizers that
+stepped (their state_dict), and the RNG states (torch, CUDA when initialised, Python's ``random``, NumPy's
+global one). Not restored: files written, prints, other Python state (the re-run repeats the user's code).
+"""
+from __future__ import annotations
+
+import copy
+import random
+import sys
+import time
+import warnings
+
+import torch
+
+from ..core.verification import FAILURE, TargetCheck, TargetResult, Trial, Verification
+from ._intervene import Interventions
+from ._quiet import _Quiet
+
+__all__ = ["State", "run_trials", "step_identity"]
+
+
+def step_identity(step):
+    """(file, qualified name) of the function a step runs (a bound method's, a partial's, a callable's)."""
+    f = step
+    for _ in range(4):
+        if hasattr(f, "__func__"):
+            f = f.__func__
+        elif hasattr(f, "func") and callable(f.func):  # functools.partial
+            f = f.func
+        elif hasattr(f, "__wrapped__"):
+            f = f.__wrapped__
+        else:
+            break
+    co = getattr(f, "__code__", None)
+    if co is None:
+        co = getattr(getattr(type(f), "__call__", None), "__code__", None)
+    if co is None:
+        return None
+    return co.co_filename, getattr(co, "co_qualname", co.co_name)
+
+
+class State:
+    """What a re-run may change, captured once, put back by :meth:`restore`."""
+
+    def __init__(self, tensors, modules, optimizers):
+        with torch.no_grad(), _Quiet():
+            self.tensors = [(t, t.detach().clone(), None if t.grad is None else t.grad.detach().clone(),
+                             t.requires_grad) for t in tensors if t.is_leaf]
+        self.modules = [(m, m.training) for m in modules]
+        self.optimizers = [(o, copy.deepcopy(o.state_dict())) for o in optimizers]
+        self.rng = torch.get_rng_state()
+        self.cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+        self.py = random.getstate()
+        np = sys.modules.get("numpy")
+        self.np = np.random.get_state() if np is not None else None
+
+    def restore(self):
+        with torch.no_grad(), _Quiet():
+            for t, v, g, rg in self.tensors:
+                if t.shape != v.shape or t.dtype != v.dtype:
+                    t.data = v.clone()
+                else:
+                    t.copy_(v)
+                t.grad = None if g is None else g.clone()
+                if t.requires_grad != rg:
+                    t.requires_grad_(rg)
+        for m, tr in self.modules:
+            m.train(tr)
+        for o, sd in self.optimizers:
+            o.load_state_dict(copy.deepcopy(sd))
+        torch.set_rng_state(self.rng)
+        if self.cuda is not None:
+            torch.cuda.set_rng_state_all(self.cuda)
+        random.setstate(self.py)
+        np = sys.modules.get("numpy")
+        if self.np is not None and np is not None:
+            np.random.set_state(self.np)
+
+
+def _run_once(make_trace, step, args, kwargs, undos, step_id, names_frame, measure):
+    """One re-run under a fresh trace with ``undos`` undone: (trial facts, the re-run's trace)."""
+    tr = make_trace()
+    iv = Interventions(undos, step_id)
+    err = None
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with iv:
+            tr._start_at(sys._getframe(0), names_frame)
+            try:
+                step(*args, **kwargs)
+            except Exception as e:  # the re-run's own failure is a result
+                err = e
+            finally:
+                tr.__exit__(type(err) if err is not None else None, err, None)
+    secs = time.perf_counter() - t0
+    return iv, tr, err, secs, measure(tr, err)
+
+
+def run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure, signature, *, budget_s=None,
+               pairs=True, max_pairs=10):
+    """Run the baseline and each planned undo; returns (Verification, trials). ``plan``: [(Undo, reason or
+    None)]; ``measure(trace, err) -> {target: TargetResult}``; ``signature(trace) -> tuple`` of the flow that
+    must repeat."""
+    v = Verification(budget_s=budget_s)
+    t_all = time.perf_counter()
+    step_id = step_identity(step)
+    try:
+        state.restore()
+        _, base_tr, base_err, secs, base = _run_once(make_trace, step, args, kwargs, (), step_id, names_frame, measure)
+        v.step_seconds = secs
+        v.baseline = base
+        v.base_signature = signature(base_tr)
+        tried = []
+        for u, reason in plan:
+            if reason is not None:
+                v.trials.append(Trial(u, tried=False, reason=reason))
+                continue
+            if budget_s is not None and time.perf_counter() - t_all > budget_s:
+                v.skipped += 1
+                continue
+            state.restore()
+            iv, _, err, secs, res = _run_once(make_trace, step, args, kwargs, (u,), step_id, names_frame, measure)
+            t = Trial(u, results=res, hits=iv.hits[0], seconds=secs,
+                      error=None if err is None else f"{type(err).__name__}: {err}".split("\n")[0][:300])
+            if iv.hits[0] == 0:
+                t.tried = False
+                t.reason = iv.errors[0] if iv.errors else "the re-run never reached this call"
+            elif u.kind in ("numpy", "item", "tolist") and iv.joins == 0:
+                t.tried = False
+                t.reason = iv.errors[0] if iv.errors else "cannot undo: the values did not come back into torch " \
+                    "by a call gradscope can join (torch.tensor / as_tensor / from_numpy of the same values)"
+            v.trials.append(t)
+            if t.tried:
+                tried.append(t)
+        v.pair_candidates = [t.undo for t in tried]
+    finally:
+        state.restore()
+    v.seconds = time.perf_counter() - t_all
+    return v
+
+
+def run_pair(make_trace, step, args, kwargs, a, b, state, names_frame, measure):
+    """One re-run with two undos at once (when no single one restored a target)."""
+    step_id = step_identity(step)
+    try:
+        state.restore()
+        iv, _, err, secs, res = _run_once(make_trace, step, args, kwargs, (a, b), step_id, names_frame, measure)
+    finally:
+        state.restore()
+    return Trial(a, also=b, results=res, hits=min(iv.hits), seconds=secs,
+                 error=None if err is None else f"{type(err).__name__}: {err}".split("\n")[0][:300])
+
+
+__all__ += ["run_pair", "FAILURE", "TargetCheck", "TargetResult"]

@@ -1,0 +1,208 @@
+"""``Trace.verify``: from a recorded trace to the experiments (:mod:`gradscope.diagnosis.candidates`), their runs
+(:mod:`gradscope._record._replay`) and a verdict per target (:class:`~gradscope.core.verification.TargetCheck`)."""
+from __future__ import annotations
+
+from .core.verification import FAILURE, TargetCheck, TargetResult, Verification, frame_key
+from .diagnosis.candidates import candidates, cause_of_undo
+from .diagnosis.common import statement_site
+from .errors import UnknownTargetError
+
+__all__ = ["verify", "undo_sites"]
+
+_BAD = ("none", "zero", "nonfinite")
+
+
+def _targets(tr):
+    """{name: (tid or None, status, is_param)}: the starved parameters (the summary's problems), the other leaves
+    asked about or requiring grad that got no usable gradient, and the failure."""
+    s = tr.summary()
+    out = {}
+    for row in s.params:
+        if (row.status in _BAD or row.status == "frozen") and row.cause not in (None, "ok", "not_trained") and (
+                row.trainable or row.status == "frozen"):
+            out[row.name] = (row.tid, row.status, tr.data.tensors[row.tid].role == "param")
+    diag = tr._diagnosis()
+    for t in tr.data.tensors.values():
+        if t.tid in {v[0] for v in out.values()} or not t.is_leaf or t.role == "param":
+            continue
+        if not (t.requires_grad or t.tid in diag.query_tids) or not (t.name or t.tid in diag.aliases):
+            continue
+        n = tr._now(t.tid)
+        if n is not None and n["requires_grad"] and n["status"] in _BAD:
+            out[t.name or diag.aliases[t.tid]] = (t.tid, n["status"], False)
+    if s.failure is not None:
+        out[FAILURE] = (None, "error", False)
+    return out, s
+
+
+def undo_sites(diag, trials) -> dict:
+    """Event index -> the Site an explanation shows for undoing it (a region: its opener)."""
+    out = {}
+    for t in trials:
+        for u in (t.undo, t.also):
+            if u is None or u.event in out:
+                continue
+            e = diag.ev[u.event]
+            s = diag.region_site(e) if u.kind == "region" else e.site
+            out[u.event] = statement_site(s)
+    return out
+
+
+def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24, pairs=True) -> Verification:
+    from ._record._replay import State, run_pair, run_trials, step_identity
+    from .trace import Trace
+
+    with tr._paused():
+        targets, summary = _targets(tr)
+        diag = tr._diagnosis()
+        if not targets:
+            return Verification()
+        step_id = step_identity(step)
+        evidence = [e for p in list(summary.problems) + ([summary.failure] if summary.failure else [])
+                    for e in p.evidence]
+        plan = candidates(diag, [v[0] for v in targets.values()], step_id, evidence)
+        n_plan = len(plan)
+        plan = plan[:max_trials]
+        rec = tr._rec
+        live = []
+        for tid, info in tr.data.tensors.items():
+            if info.is_leaf and (info.role in ("param", "buffer") or info.requires_grad):
+                t = rec.live(tid)
+                if t is not None:
+                    live.append(t)
+        state = State(live, [], list(rec.optim.seen))
+        originals = {name: rec.live(v[0]) if v[0] is not None else None for name, v in targets.items()}
+        orig_sig = _signature(tr, step_id)
+
+    def measure(tr2, err):
+        res = {}
+        with tr2._paused():
+            for name, (tid, status, _) in targets.items():
+                if name == FAILURE:
+                    res[name] = TargetResult("ok") if err is None else TargetResult(
+                        "error", error=f"{type(err).__name__}: {err}".split("\n")[0][:300])
+                    continue
+                tid2 = None
+                t = originals.get(name)
+                if t is not None:
+                    tid2 = tr2._rec.tensor_id(t)
+                if tid2 is None:
+                    try:
+                        tid2 = tr2.resolve(name)
+                    except UnknownTargetError:
+                        res[name] = TargetResult("missing")
+                        continue
+                now = tr2._now(tid2)
+                if now is None:
+                    st = tr2._diagnosis().recorded_status(tid2)
+                    res[name] = TargetResult(st)
+                else:
+                    res[name] = TargetResult(now["status"], now["norm"])
+        return res
+
+    def make_trace():
+        return Trace(**tr._opts)
+
+    def signature(tr2):
+        with tr2._paused():
+            return _signature(tr2, step_id)
+
+    v = run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure, signature,
+                   budget_s=budget_s, pairs=pairs)
+    v.skipped += n_plan - len(plan)
+    base = v.baseline
+    unrepeated = {}
+    for name, (tid, status, _) in targets.items():
+        r = base.get(name)
+        if r is None or (r.status != _as_run(status) if name != FAILURE else r.status == "ok"):
+            got = "backward succeeded" if r is not None and r.status == "ok" else (r.status if r else "missing")
+            unrepeated[name] = f"the unmodified re-run gave {name} {got!s}, the recorded step {status}"
+    if unrepeated and len(unrepeated) == len(targets):
+        v.repeatable = False
+        v.reason = next(iter(unrepeated.values()))
+    if v.repeatable and not _contains(orig_sig, v.base_signature):
+        v.repeatable = False
+        v.reason = _first_difference(orig_sig, v.base_signature)
+    if not v.repeatable:
+        for name, (tid, status, _) in targets.items():
+            v.targets[name] = TargetCheck(name, status, "not_repeatable")
+        return v
+    sites = undo_sites(diag, v.trials)
+    for name, (tid, status, is_param) in targets.items():
+        if name in unrepeated:  # (this target alone did not repeat: nothing is claimed for it)
+            v.targets[name] = TargetCheck(name, status, "not_repeatable", untried=[(None, unrepeated[name])])
+            continue
+        tried = [t for t in v.trials if t.tried and t.also is None]
+        good = [t for t in tried if t.restored(name)]
+        c = TargetCheck(name, status, "no_single_undo" if tried else "not_verified",
+                        refuted=[t.undo for t in tried if not t.restored(name)],
+                        untried=[(t.undo, t.reason) for t in v.trials if not t.tried])
+        if good:
+            t = good[0]
+            c.verdict, c.undo, c.result = "verified", t.undo, t.results.get(name)
+            c.site, c.cause = sites.get(t.undo.event), cause_of_undo(t.undo, is_param)
+        v.targets[name] = c
+    if pairs:
+        _pairs(v, targets, make_trace, step, args, kwargs, state, names_frame, measure, sites, run_pair, diag)
+    return v
+
+
+def _pairs(v, targets, make_trace, step, args, kwargs, state, names_frame, measure, sites, run_pair, diag,
+           max_pairs=10):
+    """Targets no single undo restored: try the undos two at a time (the first few), once per pair for all."""
+    open_ = [n for n, c in v.targets.items() if c.verdict == "no_single_undo"]
+    cands = v.pair_candidates[:5]
+    if not open_ or len(cands) < 2:
+        return
+    n = 0
+    for i in range(len(cands)):
+        for j in range(i + 1, len(cands)):
+            if n >= max_pairs or not open_:
+                return
+            n += 1
+            t = run_pair(make_trace, step, args, kwargs, cands[i], cands[j], state, names_frame, measure)
+            v.trials.append(t)
+            sites.update(undo_sites(diag, [t]))
+            for name in list(open_):
+                if t.restored(name):
+                    c = v.targets[name]
+                    c.verdict, c.undo, c.also, c.result = "verified", t.undo, t.also, t.results.get(name)
+                    c.site, c.cause = sites.get(t.undo.event), cause_of_undo(t.undo, targets[name][2])
+                    open_.remove(name)
+
+
+def _as_run(status):
+    """A frozen parameter's gradient, as a re-run measures it (none)."""
+    return "none" if status == "frozen" else status
+
+
+def _signature(tr, step_id) -> tuple:
+    """The step's flow: (kind, op, frames from the step inward) of each of the user's events."""
+    out = []
+    for e in tr.data.events:
+        if e.context != "user" or e.site is None or e.kind in ("exception", "grad_read"):
+            continue
+        out.append((str(e.kind), e.op, frame_key(e.site.stack or (e.site.frame(),), step_id)))
+    return tuple(out)
+
+
+def _contains(orig, base) -> bool:
+    """``base`` (the re-run's flow) is the recorded flow, or a stretch of it (the recorded block ran more than
+    the step)."""
+    if orig == base:
+        return True
+    n = len(base)
+    if n == 0 or n > len(orig):
+        return n == 0 and not orig
+    for i in range(len(orig) - n + 1):
+        if orig[i] == base[0] and orig[i:i + n] == base:
+            return True
+    return False
+
+
+def _first_difference(orig, base) -> str:
+    for i, (a, b) in enumerate(zip(orig, base)):
+        if a != b:
+            where = f"{b[2][-1][0].rsplit('/', 1)[-1]}:{b[2][-1][1]}" if b[2] else "?"
+            return f"its call {i + 1} was {b[1]} at {where}, the recorded one {a[1]}"
+    return f"the re-run made {len(base)} calls, the recorded step {len(orig)}"

@@ -1,0 +1,58 @@
+"""An explanation as a verification (:meth:`gradscope.Trace.verify`) left it: the cause and line of the undo that
+restored the gradient, and a sentence saying what the re-run showed. Pure: data in, a new Explanation out (the
+diagnosis' own explanation is never edited)."""
+from __future__ import annotations
+
+import dataclasses
+
+from ..core.explanation import Explanation
+from ..core.model import Site
+from ..core.verification import FAILURE, Verification
+from . import templates_verify as T
+
+__all__ = ["apply"]
+
+
+def apply(exp: Explanation | None, v: Verification | None, sites: dict) -> Explanation | None:
+    """``exp`` with what ``v`` found about its target; ``sites``: event index -> the Site an undo of it shows
+    (its statement, or its region's opener)."""
+    if exp is None or v is None:
+        return exp
+    key = FAILURE if exp.status == "error" else exp.target
+    if key not in v.targets and ", " in key:  # one explanation for several targets: its first one verified
+        key = next((k for k in key.split(", ") if k in v.targets), key)
+    if not v.repeatable:
+        if key in v.targets or not v.targets:
+            return dataclasses.replace(exp, verified="not_repeatable", verification=T.not_repeatable_text(v.reason))
+        return exp
+    c = v.targets.get(key)
+    if c is None:
+        return exp
+    if c.verdict == "not_repeatable":
+        return dataclasses.replace(exp, verified="not_repeatable", verification=T.not_repeatable_text(
+            c.untried[0][1] if c.untried else v.reason))
+    if c.verdict == "not_verified":
+        return dataclasses.replace(exp, verified="not_verified", verification=T.untried_text(c.untried))
+    if c.verdict == "no_single_undo":
+        return dataclasses.replace(exp, verified="no_single_undo",
+                                   verification=T.no_single_text(key, c.refuted, c.untried))
+    u = c.undo
+    site = sites.get(u.event) or Site(u.filename, u.lineno, "", "")
+    code = site.code or u.op
+    if c.also is not None:
+        text = T.pair_text(key, u, c.also, c.result, len(c.refuted))
+    else:
+        text = T.verified_text(key, u, code, c.result)
+    same = exp.site is not None and (exp.site.filename, exp.site.lineno) == (site.filename, site.lineno)
+    if same or (c.also is not None and exp.site is not None
+                and (exp.site.filename, exp.site.lineno) == (c.also.filename, c.also.lineno)):
+        return dataclasses.replace(exp, verified="verified", verification=text)
+    old = exp.site.short if exp.site is not None else ""
+    extra = [s for s in exp.extra_sites if (s.filename, s.lineno) != (site.filename, site.lineno)]
+    if exp.site is not None:
+        extra.insert(0, exp.site)
+    return dataclasses.replace(
+        exp, cause=c.cause, site=site, extra_sites=extra,
+        summary=T.replaced_summary(key, exp.status or c.status, u, site.short, old),
+        detail=T.replaced_detail(len(c.refuted) + 1), fix=T.replaced_fix(u, exp.target or key),
+        verified="verified", verification=text, rule="verified")
