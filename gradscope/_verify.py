@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .core.verification import FAILURE, TargetCheck, TargetResult, Verification, frame_key
-from .diagnosis.candidates import candidates, cause_of_undo
+from .diagnosis.candidates import CUT_CAUSES, candidates, cause_of_undo
 from .diagnosis.common import statement_site
 from .errors import UnknownTargetError
 
@@ -35,6 +35,17 @@ def _targets(tr):
     return out, s
 
 
+def _causes(summary) -> dict:
+    """target name -> the cause the diagnosis named for it (a group's explanation: each of its names)."""
+    out = {}
+    for p in summary.problems:
+        for n in p.target.split(", "):
+            out[n] = str(p.cause)
+    if summary.failure is not None:
+        out[FAILURE] = str(summary.failure.cause)
+    return out
+
+
 def undo_sites(diag, trials) -> dict:
     """Event index -> the Site an explanation shows for undoing it (a region: its opener)."""
     out = {}
@@ -54,6 +65,7 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
 
     with tr._paused():
         targets, summary = _targets(tr)
+        named = _causes(summary)
         diag = tr._diagnosis()
         if not targets:
             return Verification()
@@ -107,8 +119,9 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
         with tr2._paused():
             return _signature(tr2, step_id)
 
+    prepare = {u.event: _unfreezer(tr, diag.ev[u.event]) for u, r in plan if u.kind == "requires_grad" and r is None}
     v = run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure, signature,
-                   budget_s=budget_s, pairs=pairs)
+                   budget_s=budget_s, pairs=pairs, prepare=prepare)
     v.skipped += n_plan - len(plan)
     base = v.baseline
     unrepeated = {}
@@ -137,18 +150,33 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
         c = TargetCheck(name, status, "no_single_undo" if tried else "not_verified",
                         refuted=[t.undo for t in tried if not t.restored(name)],
                         untried=[(t.undo, t.reason) for t in v.trials if not t.tried])
+        if not good and named.get(name) not in CUT_CAUSES:
+            c.verdict = "not_a_cut"  # (the diagnosis named no cut: an unused parameter, a hook, a NaN)
+            c.cause = named.get(name, "")
         if good:
             t = good[0]
             c.verdict, c.undo, c.result = "verified", t.undo, t.results.get(name)
             c.site, c.cause = sites.get(t.undo.event), cause_of_undo(t.undo, is_param)
         v.targets[name] = c
     if pairs:
-        _pairs(v, targets, make_trace, step, args, kwargs, state, names_frame, measure, sites, run_pair, diag)
+        _pairs(v, targets, make_trace, step, args, kwargs, state, names_frame, measure, sites, run_pair, diag,
+               prepare)
     return v
 
 
+def _unfreezer(tr, e):
+    """What undoing freeze ``e`` starts from: the tensors it froze (that required grad when it ran) requiring grad."""
+    ts = [tr._rec.live(r.tid) for r in e.inputs if r.requires_grad]
+
+    def unfreeze():
+        for t in ts:
+            if t is not None and t.is_leaf and not t.requires_grad:
+                t.requires_grad_(True)
+    return unfreeze
+
+
 def _pairs(v, targets, make_trace, step, args, kwargs, state, names_frame, measure, sites, run_pair, diag,
-           max_pairs=10):
+           prepare=None, max_pairs=10):
     """Targets no single undo restored: try the undos two at a time (the first few), once per pair for all."""
     open_ = [n for n, c in v.targets.items() if c.verdict == "no_single_undo"]
     cands = v.pair_candidates[:5]
@@ -160,7 +188,7 @@ def _pairs(v, targets, make_trace, step, args, kwargs, state, names_frame, measu
             if n >= max_pairs or not open_:
                 return
             n += 1
-            t = run_pair(make_trace, step, args, kwargs, cands[i], cands[j], state, names_frame, measure)
+            t = run_pair(make_trace, step, args, kwargs, cands[i], cands[j], state, names_frame, measure, prepare)
             v.trials.append(t)
             sites.update(undo_sites(diag, [t]))
             for name in list(open_):
@@ -182,7 +210,8 @@ def _signature(tr, step_id) -> tuple:
     for e in tr.data.events:
         if e.context != "user" or e.site is None or e.kind in ("exception", "grad_read"):
             continue
-        out.append((str(e.kind), e.op, frame_key(e.site.stack or (e.site.frame(),), step_id)))
+        op = "" if e.kind == "module" else e.op  # (a module call's op is its path, named at stop)
+        out.append((str(e.kind), op, frame_key(e.site.stack or (e.site.frame(),), step_id)))
     return tuple(out)
 
 

@@ -495,6 +495,7 @@ def trace_json(tr, whys=(), *, exit_code: int | None = None) -> dict:
         "problems": [_problem_json(e, s.params) for e in s.problems],
         "failure": tr.failure.to_json() if tr.failure is not None else None,
         "why": {name: e.to_json() for name, e in whys},
+        "verification": tr.verification.to_json() if tr.verification is not None else None,
     }
     return _clean(doc)
 

@@ -18,6 +18,7 @@ import warnings
 import torch
 
 from ..core.verification import FAILURE, TargetCheck, TargetResult, Trial, Verification
+from ..diagnosis.candidates import LATENT
 from ._intervene import Interventions
 from ._quiet import _Quiet
 
@@ -62,6 +63,11 @@ class State:
     def restore(self):
         with torch.no_grad(), _Quiet():
             for t, v, g, rg in self.tensors:
+                if not t.is_leaf:  # (an undone cut let a re-run write history into it: a leaf again)
+                    try:
+                        t.detach_()
+                    except RuntimeError:
+                        pass
                 if t.shape != v.shape or t.dtype != v.dtype:
                     t.data = v.clone()
                 else:
@@ -103,7 +109,7 @@ def _run_once(make_trace, step, args, kwargs, undos, step_id, names_frame, measu
 
 
 def run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure, signature, *, budget_s=None,
-               pairs=True, max_pairs=10):
+               pairs=True, max_pairs=10, prepare=None):
     """Run the baseline and each planned undo; returns (Verification, trials). ``plan``: [(Undo, reason or
     None)]; ``measure(trace, err) -> {target: TargetResult}``; ``signature(trace) -> tuple`` of the flow that
     must repeat."""
@@ -117,7 +123,11 @@ def run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure
         v.baseline = base
         v.base_signature = signature(base_tr)
         tried = []
+        latent = []
         for u, reason in plan:
+            if reason == LATENT:
+                latent.append(u)
+                continue
             if reason is not None:
                 v.trials.append(Trial(u, tried=False, reason=reason))
                 continue
@@ -125,6 +135,7 @@ def run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure
                 v.skipped += 1
                 continue
             state.restore()
+            _prepare(prepare, (u,))
             iv, _, err, secs, res = _run_once(make_trace, step, args, kwargs, (u,), step_id, names_frame, measure)
             t = Trial(u, results=res, hits=iv.hits[0], seconds=secs,
                       error=None if err is None else f"{type(err).__name__}: {err}".split("\n")[0][:300])
@@ -138,18 +149,27 @@ def run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure
             v.trials.append(t)
             if t.tried:
                 tried.append(t)
-        v.pair_candidates = [t.undo for t in tried]
+        v.pair_candidates = [t.undo for t in tried] + latent
     finally:
         state.restore()
     v.seconds = time.perf_counter() - t_all
     return v
 
 
-def run_pair(make_trace, step, args, kwargs, a, b, state, names_frame, measure):
+def _prepare(prepare, undos):
+    """Before a re-run that skips a freeze: the tensors it froze require grad again, as before it ran."""
+    for u in undos:
+        fn = (prepare or {}).get(u.event)
+        if fn is not None:
+            fn()
+
+
+def run_pair(make_trace, step, args, kwargs, a, b, state, names_frame, measure, prepare=None):
     """One re-run with two undos at once (when no single one restored a target)."""
     step_id = step_identity(step)
     try:
         state.restore()
+        _prepare(prepare, (a, b))
         iv, _, err, secs, res = _run_once(make_trace, step, args, kwargs, (a, b), step_id, names_frame, measure)
     finally:
         state.restore()

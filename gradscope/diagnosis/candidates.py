@@ -6,17 +6,29 @@ from __future__ import annotations
 from ..core.model import Cause, Event
 from ..core.verification import NO_UNDO, Undo, frame_key
 
-__all__ = ["candidates", "undo_of", "cause_of_undo"]
+__all__ = ["candidates", "undo_of", "cause_of_undo", "CUT_CAUSES", "LATENT"]
+
+#: a detach that cut nothing when it ran (its input had no history, since an earlier cut): undone only together
+#: with another undo (two cuts in a row starve a tensor only together)
+LATENT = "latent: cuts nothing unless an earlier cut is undone too"
 
 #: why an optimizer's in-place step over a saved parameter is not undone
 OPTIMIZER_INPLACE = "no undo: optimizer.step() writes its parameters in place; call it after every backward that needs them"
 
+_DETACH_OPS = {"torch.Tensor.detach", "torch.detach", "torch.Tensor.data"}
 _ROUND_TRIP = {"numpy": "numpy", "item": "item", "tolist": "tolist"}
 _CAUSE_OF_KIND = {
     "detach": Cause.DETACH, "data": Cause.DATA_ATTR, "numpy": Cause.NUMPY_ROUNDTRIP, "item": Cause.ITEM_ROUNDTRIP,
     "tolist": Cause.TOLIST_ROUNDTRIP, "rewrap": Cause.TENSOR_REWRAP, "requires_grad": Cause.REQUIRES_GRAD_FALSE,
     "grad_set": Cause.SET_TO_NONE_TIMING, "inplace": Cause.INPLACE_SAVED_TENSOR, "data_set": Cause.DATA_ATTR,
 }
+
+
+#: the causes an undo can test (a cut a re-run can take back); the others (an unused parameter, a hook, a custom
+#: Function, a non-finite value) are not verified by undoing cuts
+CUT_CAUSES = frozenset(str(c) for c in _CAUSE_OF_KIND.values()) | {
+    str(Cause.NO_GRAD_BLOCK), str(Cause.INFERENCE_MODE), str(Cause.FROZEN_PARAM), str(Cause.DETACH),
+    str(Cause.NONDIFFERENTIABLE_OP), str(Cause.INTEGER_CAST), str(Cause.REENTRANT_CHECKPOINT)}
 
 
 def cause_of_undo(u: Undo, is_param: bool = False) -> str:
@@ -79,7 +91,9 @@ def candidates(index, targets, step, evidence=()) -> list:
     of it, its freezes and clears, and the in-place writes into saved tensors (for the failure)."""
     out, seen = [], set()
 
-    def add(e):
+    def add(e, own=False):
+        if not own and e.kind == "cut" and index.feeds_loss_target(e):
+            return  # (a loss's detached target is the idiom: undoing it changes the objective, not the flow)
         got = undo_of(index, e, step)
         if got is None:
             return
@@ -92,17 +106,29 @@ def candidates(index, targets, step, evidence=()) -> list:
 
     for e in evidence:
         if isinstance(e, Event):
-            add(e)
+            add(e, own=True)
     for tid in targets:
         if tid is None:
             for e in index.ev:
                 if e.kind == "inplace" and e.detail.saved:
                     add(e)
             continue
-        for e in index.cone(tid):
+        latent = []
+        for e in index.cone(tid, through_copies=False):
             if e.kind == "cut" and any(r.requires_grad for r in e.inputs):
                 add(e)
+            elif e.kind == "op" and e.op in _DETACH_OPS and e.context == "user" and e.site is not None:
+                latent.append(e)
+        for e in latent:
+            u = _undo("data" if e.op.endswith("data") else "detach", e, e.site, step)
+            k = (u.kind, u.key, None)
+            if k not in seen:
+                seen.add(k)
+                out.append((u, LATENT))
         for e in index.ev:
             if e.kind in ("requires_grad", "grad_set") and tid in e.input_ids():
                 add(e)
-    return out
+    # a detach on a round trip's own line (`x.detach().numpy()`): the round trip's undo covers it (undone alone,
+    # the numpy() call would raise)
+    trips = {u.key for u, _ in out if u.kind in _ROUND_TRIP}
+    return [(u, r) for u, r in out if not (u.kind in ("detach", "data") and u.key in trips)]

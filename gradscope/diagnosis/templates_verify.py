@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..core.verification import FAILURE
 
-__all__ = ["verified_text", "pair_text", "no_single_text", "untried_text", "not_repeatable_text",
+__all__ = ["verified_text", "pair_text", "no_single_text", "untried_text", "not_a_cut_text", "not_repeatable_text",
            "replaced_summary", "replaced_detail", "replaced_fix"]
 
 _WHAT = {
@@ -61,6 +61,10 @@ def untried_text(untried) -> str:
         return "not verified: the trace holds no cut on its way that a re-run could undo."
     u, why = untried[0]
     return f"not verified: line {u.lineno}'s {_what(u)}: {why}."
+
+
+def not_a_cut_text(cause) -> str:
+    return f"not verified: {cause} is not a cut a re-run can undo, and undoing the cuts on its way did not change it."
 
 
 def not_repeatable_text(reason) -> str:

@@ -31,6 +31,8 @@ def apply(exp: Explanation | None, v: Verification | None, sites: dict) -> Expla
     if c.verdict == "not_repeatable":
         return dataclasses.replace(exp, verified="not_repeatable", verification=T.not_repeatable_text(
             c.untried[0][1] if c.untried else v.reason))
+    if c.verdict == "not_a_cut":
+        return dataclasses.replace(exp, verified="not_verified", verification=T.not_a_cut_text(c.cause))
     if c.verdict == "not_verified":
         return dataclasses.replace(exp, verified="not_verified", verification=T.untried_text(c.untried))
     if c.verdict == "no_single_undo":
@@ -46,7 +48,13 @@ def apply(exp: Explanation | None, v: Verification | None, sites: dict) -> Expla
     same = exp.site is not None and (exp.site.filename, exp.site.lineno) == (site.filename, site.lineno)
     if same or (c.also is not None and exp.site is not None
                 and (exp.site.filename, exp.site.lineno) == (c.also.filename, c.also.lineno)):
-        return dataclasses.replace(exp, verified="verified", verification=text)
+        extra = list(exp.extra_sites)
+        if c.also is not None:  # (the pair's other line is part of the explanation)
+            for s in (site, sites.get(c.also.event) or Site(c.also.filename, c.also.lineno, "", "")):
+                if (s.filename, s.lineno) != (exp.site.filename, exp.site.lineno) and all(
+                        (s.filename, s.lineno) != (x.filename, x.lineno) for x in extra):
+                    extra.append(s)
+        return dataclasses.replace(exp, verified="verified", verification=text, extra_sites=extra)
     old = exp.site.short if exp.site is not None else ""
     extra = [s for s in exp.extra_sites if (s.filename, s.lineno) != (site.filename, site.lineno)]
     if exp.site is not None:

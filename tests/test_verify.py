@@ -1,0 +1,446 @@
+"""Trace.verify: the step re-run once per candidate cut with that cut undone (real models and optimizers).
+
+Each program marks its lines (`# <- NAME`); the tests assert the verified cause and line, what the re-run measured,
+and that the state verify started from is back afterwards."""
+from __future__ import annotations
+
+import copy
+import json
+import random
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import gradscope
+from gradscope.errors import GradscopeError
+
+SRC = open(__file__).read().splitlines()
+
+
+def line(mark: str) -> int:
+    hits = [i + 1 for i, s in enumerate(SRC) if s.rstrip().endswith(f"# <- {mark}")]
+    assert len(hits) == 1, mark
+    return hits[0]
+
+
+def traced(step, *args):
+    tr = gradscope.trace()
+    try:
+        with tr:
+            step(*args)
+    except RuntimeError:
+        pass
+    return tr
+
+
+# --- every recorded cut kind, undone ------------------------------------------------------------------------
+torch.manual_seed(0)
+NET = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+X = torch.randn(16, 4)
+
+
+def s_detach(x):
+    h = NET[0](x).detach()  # <- detach
+    NET[2](NET[1](h)).pow(2).mean().backward()
+
+
+def s_data(x):
+    h = NET[0](x).data  # <- data
+    NET[2](NET[1](h)).pow(2).mean().backward()
+
+
+def s_numpy(x):
+    a = NET[0](x).detach().numpy()  # <- numpy
+    h = torch.from_numpy(a * 1.0).float()
+    NET[2](NET[1](h)).pow(2).mean().backward()
+
+
+def s_item(x):
+    scale = NET[0](x).mean().item()  # <- item
+    (NET[2](NET[1](x @ torch.ones(4, 8))) * scale).pow(2).mean().backward()
+
+
+def s_tolist(x):
+    vals = NET[0](x).sum(0).tolist()  # <- tolist
+    h = torch.tensor(vals).expand(16, 8)
+    NET[2](NET[1](h)).pow(2).mean().backward()
+
+
+def s_rewrap(x):
+    h = torch.tensor(NET[0](x))  # <- rewrap
+    NET[2](NET[1](h)).pow(2).mean().backward()
+
+
+def s_no_grad(x):
+    with torch.no_grad():  # <- no_grad
+        h = NET[0](x)
+    NET[2](NET[1](h)).pow(2).mean().backward()
+
+
+@torch.no_grad()  # <- decorator
+def _features(x):
+    return NET[0](x)
+
+
+def s_decorated(x):
+    NET[2](NET[1](_features(x))).pow(2).mean().backward()
+
+
+def s_inference(x):
+    with torch.inference_mode():  # <- inference
+        h = NET[0](x)
+    NET[2](NET[1](h.clone())).pow(2).mean().backward()
+
+
+def s_set_grad(x):
+    with torch.set_grad_enabled(False):  # <- set_grad
+        h = NET[0](x)
+    NET[2](NET[1](h)).pow(2).mean().backward()
+
+
+def s_freeze(x):
+    NET[0].weight.requires_grad_(False)  # <- freeze
+    NET[2](NET[1](NET[0](x))).pow(2).mean().backward()
+
+
+def s_freeze_attr(x):
+    NET[0].weight.requires_grad = False  # <- freeze_attr
+    NET[2](NET[1](NET[0](x))).pow(2).mean().backward()
+
+
+CASES = [
+    (s_detach, "detach", "detach"), (s_data, "data", "data_attr"), (s_numpy, "numpy", "numpy_roundtrip"),
+    (s_item, "item", "item_roundtrip"), (s_tolist, "tolist", "tolist_roundtrip"), (s_rewrap, "rewrap", "tensor_rewrap"),
+    (s_no_grad, "no_grad", "no_grad_block"), (s_decorated, "decorator", "no_grad_block"),
+    (s_inference, "inference", "inference_mode"), (s_set_grad, "set_grad", "no_grad_block"),
+    (s_freeze, "freeze", "requires_grad_false"), (s_freeze_attr, "freeze_attr", "requires_grad_false"),
+]
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    for p in NET.parameters():
+        p.requires_grad_(True)
+        p.grad = None
+    yield
+    for p in NET.parameters():
+        p.requires_grad_(True)
+
+
+@pytest.mark.parametrize("step,mark,cause", CASES, ids=[c[1] for c in CASES])
+def test_each_cut_kind_is_undone_and_verified(step, mark, cause):
+    tr = traced(step, X)
+    target = "0.weight" if mark not in ("item",) else None
+    v = tr.verify(step, X)
+    assert v.repeatable, v.reason
+    trial = next(t for t in v.trials if t.undo.lineno == line(mark))
+    assert trial.tried, trial.reason
+    if target:
+        got = next(r for k, r in trial.results.items() if k.endswith("0.weight"))
+        assert got.status == "received" and got.norm and got.norm > 0
+    exp = tr.why(NET[0].weight)
+    assert exp.verified == "verified", exp
+    assert exp.site.lineno == line(mark)
+    assert exp.cause in (cause, "frozen_param")
+    assert f"line {line(mark)}" in exp.verification and "undone" in exp.verification
+
+
+def test_inference_and_from_numpy_are_put_back():
+    enter, exit_, fn = (torch.autograd.grad_mode.inference_mode.__enter__,
+                        torch.autograd.grad_mode.inference_mode.__exit__, torch.from_numpy)
+    for step in (s_inference, s_numpy):
+        traced(step, X).verify(step, X)
+    assert torch.autograd.grad_mode.inference_mode.__enter__ is enter
+    assert torch.autograd.grad_mode.inference_mode.__exit__ is exit_ and torch.from_numpy is fn
+    assert not torch.overrides._get_current_function_mode_stack()
+    assert torch.is_grad_enabled()
+
+
+def test_argmax_and_integer_cast_have_no_undo():
+    def step(x):
+        idx = NET[0](x).argmax(1)  # <- argmax
+        NET[2](NET[1](F.one_hot(idx, 8).float())).pow(2).mean().backward()
+
+    tr = traced(step, X)
+    v = tr.verify(step, X)
+    t = next(t for t in v.trials if t.undo.lineno == line("argmax"))
+    assert not t.tried and "relaxation" in t.reason
+    exp = tr.why(NET[0].weight)
+    assert exp.cause == "nondifferentiable_op" and exp.site.lineno == line("argmax")
+    assert exp.verified == "not_verified" and "relaxation" in exp.verification
+
+
+# --- a failing backward ---------------------------------------------------------------------------------------
+def test_inplace_on_saved_tensor_verified_by_backward_succeeding():
+    lin = nn.Linear(4, 4)
+
+    def step(x):
+        h = torch.sigmoid(lin(x))
+        out = h * 2
+        h += 1  # <- inplace
+        out.sum().backward()
+
+    tr = traced(step, X)
+    assert tr.failure.cause == "inplace_saved_tensor"
+    tr.verify(step, X)
+    f = tr.failure
+    assert f.verified == "verified" and f.site.lineno == line("inplace")
+    assert "backward succeeds" in f.verification
+
+
+def test_zero_grad_after_backward_is_skipped():
+    lin = nn.Linear(4, 2)
+    opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+
+    def step(x):
+        lin(x).pow(2).mean().backward()
+        opt.zero_grad()  # <- clear
+        opt.step()
+
+    tr = traced(step, X)
+    tr.verify(step, X)
+    exp = tr.why(lin.weight)
+    assert exp.cause == "set_to_none_timing" and exp.site.lineno == line("clear")
+    assert exp.verified == "verified"
+
+
+# --- a legitimate cut beside the bug -----------------------------------------------------------------------------
+class QNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 16), nn.ReLU())
+        self.head = nn.Linear(16, 2)
+
+    def forward(self, s):
+        return self.head(self.body(s))
+
+
+def test_dqn_target_network_beside_a_detached_prediction():
+    torch.manual_seed(1)
+    online, target = QNet(), QNet()
+    target.load_state_dict(online.state_dict())
+    opt = torch.optim.Adam(online.parameters(), lr=1e-3)
+    s, s2, a = torch.randn(8, 4), torch.randn(8, 4), torch.randint(0, 2, (8,))
+    r = torch.randn(8)
+
+    def step():
+        with torch.no_grad():
+            y = r + 0.9 * target(s2).max(1).values  # (legitimate: the TD target)
+        feats = online.body(s).detach()  # <- dqn_bug
+        q = online.head(feats).gather(1, a[:, None]).squeeze(1)
+        loss = F.smooth_l1_loss(q, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        target.load_state_dict(online.state_dict())  # (legitimate: the copy)
+
+    tr = traced(step)
+    v = tr.verify(step)
+    exp = tr.why(online.body[0].weight)
+    assert exp.site.lineno == line("dqn_bug") and exp.verified == "verified"
+    # the no_grad TD target was tried too (the target network holds copies of the online weights) and refuted
+    tried = {t.undo.lineno: t for t in v.trials if t.tried}
+    assert tried[line("dqn_bug")].restored("online.body.0.weight")
+    assert all(not t.restored("online.body.0.weight") for n, t in tried.items() if n != line("dqn_bug"))
+
+
+def test_ema_teacher_through_data_beside_a_frozen_student_layer():
+    torch.manual_seed(2)
+    student = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
+    teacher = copy.deepcopy(student)
+    for p in teacher.parameters():
+        p.requires_grad_(False)
+    opt = torch.optim.SGD(student.parameters(), lr=0.1)
+    x = torch.randn(8, 4)
+
+    def step():
+        student[0].weight.requires_grad_(False)  # <- ema_bug
+        with torch.no_grad():
+            t = teacher(x)
+        loss = F.mse_loss(student(x), t)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        for pt, ps in zip(teacher.parameters(), student.parameters()):
+            pt.data.mul_(0.99).add_(0.01 * ps.data)  # (legitimate: the EMA update)
+
+    tr = traced(step)
+    tr.verify(step)
+    exp = tr.why(student[0].weight)
+    assert exp.cause in ("requires_grad_false", "frozen_param") and exp.site.lineno == line("ema_bug")
+    assert exp.verified == "verified" and "student.0.weight.grad has norm" in exp.verification
+
+
+def test_gan_detached_fake_for_d_beside_a_detach_in_the_g_loss():
+    torch.manual_seed(3)
+    G = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 2))
+    D = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
+    og, od = torch.optim.Adam(G.parameters(), 1e-3), torch.optim.Adam(D.parameters(), 1e-3)
+    z, real = torch.randn(16, 2), torch.randn(16, 2)
+    bce = nn.BCEWithLogitsLoss()
+
+    def step():
+        fake = G(z)
+        d_loss = bce(D(real), torch.ones(16, 1)) + bce(D(fake.detach()), torch.zeros(16, 1))  # (legitimate)
+        od.zero_grad()
+        d_loss.backward()
+        od.step()
+        g_in = fake.detach()  # <- gan_bug
+        g_loss = bce(D(g_in), torch.ones(16, 1))
+        og.zero_grad()
+        g_loss.backward()
+        og.step()
+
+    tr = traced(step)
+    tr.verify(step)
+    exp = tr.why(G[0].weight)
+    assert exp.site.lineno == line("gan_bug") and exp.verified == "verified"
+
+
+def test_two_cuts_that_only_together_starve_a_parameter():
+    lin, head = nn.Linear(4, 4), nn.Linear(4, 1)
+
+    def step(x):
+        h = lin(x)
+        a = h.detach()  # <- pair_a
+        b = a.detach()  # <- pair_b
+        head(b).pow(2).mean().backward()
+
+    tr = traced(step, X)
+    v = tr.verify(step, X)
+    c = v.targets["lin.weight"] if "lin.weight" in v.targets else next(iter(v.targets.values()))
+    assert c.verdict == "verified" and c.also is not None
+    assert {c.undo.lineno, c.also.lineno} == {line("pair_a"), line("pair_b")}
+    exp = tr.why(lin.weight)
+    assert "verified as a pair" in exp.verification and "no single undo of the 1 tried" in exp.verification
+    assert {exp.site.lineno} | {s.lineno for s in exp.extra_sites} >= {line("pair_a"), line("pair_b")}
+
+
+def test_a_step_that_does_not_repeat_is_not_claimed():
+    lin, head = nn.Linear(4, 4), nn.Linear(4, 1)
+    calls = [0]
+
+    def step(x):
+        calls[0] += 1
+        h = lin(x)
+        if calls[0] == 1:
+            h = h.detach()
+        else:
+            h = h * 0 + h.detach()
+        head(h).pow(2).mean().backward()
+
+    tr = traced(step, X)
+    v = tr.verify(step, X)
+    assert not v.repeatable and ("re-run" in v.reason or "call" in v.reason)
+    exp = tr.why(lin.weight)
+    assert exp.verified == "not_repeatable" and exp.verification.startswith("cannot verify: the step is not repeatable")
+
+
+# --- the decorator, the state, the outputs ---------------------------------------------------------------------
+def test_decorated_step_verifies_with_its_last_arguments():
+    lin, head = nn.Linear(4, 4), nn.Linear(4, 1)
+
+    @gradscope.trace()
+    def step(x):
+        head(lin(x).detach()).pow(2).mean().backward()  # <- decorated_bug
+
+    step(X)
+    v = step.last_trace.verify()
+    assert v.targets and all(c.verdict == "verified" for c in v.targets.values())
+    assert step.last_trace.why(lin.weight).site.lineno == line("decorated_bug")
+
+
+def test_state_is_restored_after_verify():
+    torch.manual_seed(4)
+    model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 1))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    x = torch.randn(16, 4)
+
+    def step():
+        opt.zero_grad()
+        h = model[1](model[0](x + 0.1 * torch.randn(16, 4))).detach()
+        model[2](h).pow(2).mean().backward()
+        opt.step()
+        random.random()
+        np.random.rand()
+
+    step()
+    tr = traced(step)
+    before = copy.deepcopy(model.state_dict())
+    grads = [None if p.grad is None else p.grad.clone() for p in model.parameters()]
+    ostate = copy.deepcopy(opt.state_dict())
+    rng, pyr, npr = torch.get_rng_state(), random.getstate(), np.random.get_state()
+    v = tr.verify(step)
+    assert sum(t.tried for t in v.trials) >= 1
+    for k, t in model.state_dict().items():
+        assert torch.equal(t, before[k]), k
+    for p, g in zip(model.parameters(), grads):
+        assert (p.grad is None and g is None) or torch.equal(p.grad, g)
+    after = opt.state_dict()
+    for k, st in ostate["state"].items():
+        for n, val in st.items():
+            assert torch.equal(torch.as_tensor(after["state"][k][n]), torch.as_tensor(val))
+    assert torch.equal(torch.get_rng_state(), rng) and random.getstate() == pyr
+    assert all(np.array_equal(a, b) for a, b in zip(np.random.get_state()[1:2], npr[1:2]))
+
+
+def test_report_and_json_say_whether_each_problem_was_verified(tmp_path, capsys):
+    tr = traced(s_detach, X)
+    tr.verify(s_detach, X)
+    from rich.console import Console
+
+    for width in (60, 120):
+        con = Console(width=width, record=True, force_terminal=False)
+        tr.report(con)
+        text = con.export_text()
+        assert "check:" in text and "verified:" in text and "undone" in text
+    from gradscope.cli import trace_json
+
+    doc = trace_json(tr)
+    probs = doc["problems"]
+    assert probs and all(p["verified"] == "verified" for p in probs)
+    assert doc["verification"]["repeatable"] is True and doc["verification"]["trials"]
+    json.dumps(doc)
+
+
+def test_clear_errors():
+    tr = traced(s_detach, X)
+    with pytest.raises(GradscopeError, match="needs the step"):
+        tr.verify()
+    with pytest.raises(GradscopeError, match="callable"):
+        tr.verify(3)
+    with gradscope.trace() as live:
+        NET(X).sum().backward()
+        with pytest.raises(GradscopeError, match="after the"):
+            live.verify(s_detach, X)
+    p = tmp = None
+    import tempfile, os
+
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "t.json")
+        tr.save(p)
+        with pytest.raises(GradscopeError, match="loaded trace"):
+            gradscope.load(p).verify(s_detach, X)
+    del tmp
+
+
+def test_a_correct_step_has_nothing_to_verify():
+    lin = nn.Linear(4, 1)
+    opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+
+    def step(x):
+        opt.zero_grad()
+        loss = lin(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    tr = traced(step, X)
+    w = lin.weight.detach().clone()
+    v = tr.verify(step, X)
+    assert not v.trials and not v.targets
+    assert torch.equal(w, lin.weight)
+    assert tr.why(lin.weight).cause == "ok" and tr.why(lin.weight).verified == ""
