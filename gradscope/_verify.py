@@ -7,7 +7,7 @@ from .diagnosis.candidates import CUT_CAUSES, candidates, cause_of_undo
 from .diagnosis.common import statement_site
 from .errors import UnknownTargetError
 
-__all__ = ["verify", "undo_sites"]
+__all__ = ["verify", "undo_sites", "decide", "plan_for"]
 
 _BAD = ("none", "zero", "nonfinite")
 
@@ -57,6 +57,16 @@ def undo_sites(diag, trials) -> dict:
             s = diag.region_site(e) if u.kind == "region" else e.site
             out[u.event] = statement_site(s)
     return out
+
+
+def plan_for(tr, step_id, max_trials=24):
+    """(targets, causes named, diagnosis, plan, skipped, the recorded flow) of a finished trace."""
+    targets, summary = _targets(tr)
+    named = _causes(summary)
+    diag = tr._diagnosis()
+    evidence = [e for p in list(summary.problems) + ([summary.failure] if summary.failure else []) for e in p.evidence]
+    plan = candidates(diag, [v[0] for v in targets.values()], step_id, evidence) if targets else []
+    return targets, named, diag, plan[:max_trials], max(0, len(plan) - max_trials), _signature(tr, step_id)
 
 
 def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24, pairs=True) -> Verification:
@@ -123,6 +133,30 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
     v = run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure, signature,
                    budget_s=budget_s, pairs=pairs, prepare=prepare)
     v.skipped += n_plan - len(plan)
+    sites = decide(v, targets, named, diag, orig_sig)
+    if not v.repeatable:
+        return v
+    if pairs:
+        _pairs(v, targets, make_trace, step, args, kwargs, state, names_frame, measure, sites, run_pair, diag,
+               prepare)
+    return v
+
+
+def _unfreezer(tr, e):
+    """What undoing freeze ``e`` starts from: the tensors it froze (that required grad when it ran) requiring grad."""
+    ts = [tr._rec.live(r.tid) for r in e.inputs if r.requires_grad]
+
+    def unfreeze():
+        for t in ts:
+            if t is not None and t.is_leaf and not t.requires_grad:
+                t.requires_grad_(True)
+    return unfreeze
+
+
+def decide(v, targets, named, diag, orig_sig) -> dict:
+    """Fill ``v.targets`` from the trials: whether the unmodified re-run repeated the recorded step (its flow,
+    ``orig_sig``, and each target's status), then per target the first undo that restored it. Returns the undo
+    sites (event index -> Site)."""
     base = v.baseline
     unrepeated = {}
     for name, (tid, status, _) in targets.items():
@@ -139,7 +173,7 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
     if not v.repeatable:
         for name, (tid, status, _) in targets.items():
             v.targets[name] = TargetCheck(name, status, "not_repeatable")
-        return v
+        return {}
     sites = undo_sites(diag, v.trials)
     for name, (tid, status, is_param) in targets.items():
         if name in unrepeated:  # (this target alone did not repeat: nothing is claimed for it)
@@ -150,29 +184,18 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
         c = TargetCheck(name, status, "no_single_undo" if tried else "not_verified",
                         refuted=[t.undo for t in tried if not t.restored(name)],
                         untried=[(t.undo, t.reason) for t in v.trials if not t.tried])
-        if not good and named.get(name) not in CUT_CAUSES:
-            c.verdict = "not_a_cut"  # (the diagnosis named no cut: an unused parameter, a hook, a NaN)
-            c.cause = named.get(name, "")
+        if named.get(name) not in CUT_CAUSES:
+            # the diagnosis named no cut (an unused parameter, a hook, a custom Function, a NaN): an undo that changes
+            # the outcome opens another way in, it does not test that explanation
+            c.verdict, c.cause = "not_a_cut", named.get(name, "")
+            v.targets[name] = c
+            continue
         if good:
             t = good[0]
             c.verdict, c.undo, c.result = "verified", t.undo, t.results.get(name)
             c.site, c.cause = sites.get(t.undo.event), cause_of_undo(t.undo, is_param)
         v.targets[name] = c
-    if pairs:
-        _pairs(v, targets, make_trace, step, args, kwargs, state, names_frame, measure, sites, run_pair, diag,
-               prepare)
-    return v
-
-
-def _unfreezer(tr, e):
-    """What undoing freeze ``e`` starts from: the tensors it froze (that required grad when it ran) requiring grad."""
-    ts = [tr._rec.live(r.tid) for r in e.inputs if r.requires_grad]
-
-    def unfreeze():
-        for t in ts:
-            if t is not None and t.is_leaf and not t.requires_grad:
-                t.requires_grad_(True)
-    return unfreeze
+    return sites
 
 
 def _pairs(v, targets, make_trace, step, args, kwargs, state, names_frame, measure, sites, run_pair, diag,

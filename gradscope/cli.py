@@ -71,6 +71,11 @@ def _parser() -> argparse.ArgumentParser:
             sp.add_argument("--steps", type=int, metavar="N", help="stop recording after N backward calls")
             sp.add_argument("--eager-compile", action="store_true",
                             help="run torch.compile'd code eagerly while tracing, so its ops show their own lines")
+            sp.add_argument("--no-verify", action="store_true",
+                            help="do not verify the explanations by re-running the script with each candidate cut "
+                                 "undone (verifying is the default when a problem is found)")
+            sp.add_argument("--verify-budget", type=float, default=120.0, metavar="S",
+                            help="seconds the verification's re-runs may take in all (default 120)")
             sp.add_argument("--watch", action="store_true",
                             help="watch the whole run cheaply instead of tracing it: alerts when a parameter stops "
                                  "getting gradients (explained from a trace of the next step); --save writes the "
@@ -188,6 +193,11 @@ def _cmd_run(args, script_args: list[str]) -> int:
     ranks = _ranks.rank_info()
     if ranks is not None:  # one rank of a torchrun / multi-process launch
         return _run_outputs_ranked(tr, args, con, code, namespace, *ranks)
+    from . import _verify_cli
+
+    if not args.no_verify and args.module is None and _verify_cli.child_undos() is None:
+        tr._verification = _verify_cli.verify_script(tr, [path, *script_args], budget_s=args.verify_budget,
+                                                     steps=args.steps, err=sys.stderr)
     if tr.failure is not None and not args.json:  # right after the script's traceback
         print("\ngradscope: why the script failed:\n  " + str(tr.failure).replace("\n", "\n  "), file=sys.stderr)
     return _outputs(tr, args, con, exit_code=code, namespace=namespace)
@@ -243,6 +253,12 @@ def _run_outputs_ranked(tr, args, con, code: int, namespace, rank: int, world: i
     return code
 
 
+@contextlib.contextmanager
+def _both(a, b):
+    with a, b:
+        yield
+
+
 def run_script(path: str | None, argv: list[str], *, stdout_to_stderr: bool = False, module: str | None = None,
                context=None, **trace_kwargs):
     """Run ``path`` (or the module named ``module``, like ``python -m``) as ``__main__`` under
@@ -293,6 +309,15 @@ def run_script(path: str | None, argv: list[str], *, stdout_to_stderr: bool = Fa
     sys.modules["__main__"] = main_mod
     tr = context if context is not None else gradscope.trace(**trace_kwargs)
     redirect = contextlib.redirect_stdout(sys.stderr) if stdout_to_stderr else contextlib.nullcontext()
+    from ._verify_cli import child_undos
+
+    undos = child_undos() if context is None else None
+    if undos is not None:  # a verifying parent's re-run: its undos, at the script's own lines
+        from ._record._intervene import Interventions
+
+        iv = Interventions(undos, (full, "<module>"))
+        tr._undo_hits = iv.hits
+        redirect = _both(redirect, iv)
     exit_code = 0
     try:
         with redirect:
@@ -496,6 +521,7 @@ def trace_json(tr, whys=(), *, exit_code: int | None = None) -> dict:
         "failure": tr.failure.to_json() if tr.failure is not None else None,
         "why": {name: e.to_json() for name, e in whys},
         "verification": tr.verification.to_json() if tr.verification is not None else None,
+        **({"undo_hits": list(tr._undo_hits)} if getattr(tr, "_undo_hits", None) is not None else {}),
     }
     return _clean(doc)
 

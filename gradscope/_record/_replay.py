@@ -60,7 +60,9 @@ class State:
         np = sys.modules.get("numpy")
         self.np = np.random.get_state() if np is not None else None
 
-    def restore(self):
+    def restore(self, clear_grads=False):
+        """Put everything back; ``clear_grads``: leave every .grad None instead (before a re-run: a gradient the
+        re-run shows must be its own, not one left from before)."""
         with torch.no_grad(), _Quiet():
             for t, v, g, rg in self.tensors:
                 if not t.is_leaf:  # (an undone cut let a re-run write history into it: a leaf again)
@@ -72,7 +74,7 @@ class State:
                     t.data = v.clone()
                 else:
                     t.copy_(v)
-                t.grad = None if g is None else g.clone()
+                t.grad = None if g is None or clear_grads else g.clone()
                 if t.requires_grad != rg:
                     t.requires_grad_(rg)
         for m, tr in self.modules:
@@ -117,7 +119,7 @@ def run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure
     t_all = time.perf_counter()
     step_id = step_identity(step)
     try:
-        state.restore()
+        state.restore(clear_grads=True)
         _, base_tr, base_err, secs, base = _run_once(make_trace, step, args, kwargs, (), step_id, names_frame, measure)
         v.step_seconds = secs
         v.baseline = base
@@ -134,7 +136,7 @@ def run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure
             if budget_s is not None and time.perf_counter() - t_all > budget_s:
                 v.skipped += 1
                 continue
-            state.restore()
+            state.restore(clear_grads=True)
             _prepare(prepare, (u,))
             iv, _, err, secs, res = _run_once(make_trace, step, args, kwargs, (u,), step_id, names_frame, measure)
             t = Trial(u, results=res, hits=iv.hits[0], seconds=secs,
@@ -168,7 +170,7 @@ def run_pair(make_trace, step, args, kwargs, a, b, state, names_frame, measure, 
     """One re-run with two undos at once (when no single one restored a target)."""
     step_id = step_identity(step)
     try:
-        state.restore()
+        state.restore(clear_grads=True)
         _prepare(prepare, (a, b))
         iv, _, err, secs, res = _run_once(make_trace, step, args, kwargs, (a, b), step_id, names_frame, measure)
     finally:

@@ -64,7 +64,7 @@ def untried_text(untried) -> str:
 
 
 def not_a_cut_text(cause) -> str:
-    return f"not verified: {cause} is not a cut a re-run can undo, and undoing the cuts on its way did not change it."
+    return f"not verified: {cause} is not a cut that a re-run can undo (the explanation stands as the trace shows it)."
 
 
 def not_repeatable_text(reason) -> str:
