@@ -48,7 +48,7 @@ def main():
         t_step = time.perf_counter() - t0
         try:
             before = tr.failure if m.EXPECT == "backward_error" else tr.why(eval(m.QUERY, {"torch": torch}, ns))
-        except Exception as e:
+        except Exception:
             before = None
         t0 = time.perf_counter()
         try:

@@ -41,6 +41,9 @@ def _causes(summary) -> dict:
     for p in summary.problems:
         for n in p.target.split(", "):
             out[n] = str(p.cause)
+    for row in summary.params:  # (a frozen parameter is no problem of the summary's, but has a cause)
+        if row.cause:
+            out.setdefault(row.name, str(row.cause))
     if summary.failure is not None:
         out[FAILURE] = str(summary.failure.cause)
     return out

@@ -50,6 +50,10 @@ def pytest_runtest_makereport(item, call):
         exc = call.excinfo.value if call.excinfo is not None else None
         _stop(tr, exc if isinstance(exc, Exception) and not isinstance(exc, AssertionError) else None)
         text = report_text(tr)
+        if tr.verification is None and (tr.summary().problems or tr.failure is not None):
+            text += ("\n(not verified: this fixture traces the test body, which gradscope cannot re-run; "
+                     "gradscope.testing.assert_gradients_flow(model, step) re-runs `step` with each candidate cut "
+                     "undone and says what that proved)\n")
     except Exception as e:  # never break the test run because of the report
         text = f"gradscope could not render its report: {type(e).__name__}: {e}"
     rep.sections.append(("gradscope report", text))

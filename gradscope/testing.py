@@ -21,7 +21,7 @@ def _excluded(name: str, patterns) -> bool:
     return any(name == p or name.startswith(p + ".") or fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
-def assert_gradients_flow(model, step, *, exclude=(), allow_zero=False):
+def assert_gradients_flow(model, step, *, exclude=(), allow_zero=False, verify=True):
     """Run ``step()`` under :func:`gradscope.trace` and check ``model``'s gradients.
 
     ``step`` is a callable doing forward + backward (maybe an optimizer step and a
@@ -35,13 +35,23 @@ def assert_gradients_flow(model, step, *, exclude=(), allow_zero=False):
     earlier step cannot hide a cut. On failure raises AssertionError naming each bad
     parameter with gradscope's explanation (cause, line, fix); returns the Trace
     otherwise. If ``step()`` raises, the exception propagates with gradscope's
-    diagnosis attached as a note.
+    diagnosis attached as a note. ``verify``: before failing, re-run ``step()`` with each candidate cut undone
+    (:meth:`gradscope.Trace.verify`), so that each explanation in the message says what the re-run proved.
     """
     params = [(n, p) for n, p in model.named_parameters() if p.requires_grad and not _excluded(n, exclude)]
     for _, p in params:
         p.grad = None
     with gradscope.trace() as tr:  # an exception from step() leaves with the trace's diagnosis as a note
         step()
+    grads = {name: p.grad for name, p in params}
+    if verify and any(g is None or not bool(g.isfinite().all()) or (not allow_zero and not bool(g.any()))
+                      for g in grads.values()):
+        try:
+            tr.verify(step)
+        except gradscope.GradscopeError:  # (a step that cannot be re-run: the explanations stand unverified)
+            pass
+        for name, p in params:  # (verify put the state back; the gradients checked are the step's own)
+            p.grad = grads[name]
     bad = []
     for name, p in params:
         g = p.grad

@@ -416,15 +416,14 @@ def test_clear_errors():
         NET(X).sum().backward()
         with pytest.raises(GradscopeError, match="after the"):
             live.verify(s_detach, X)
-    p = tmp = None
-    import tempfile, os
+    import os
+    import tempfile
 
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "t.json")
         tr.save(p)
         with pytest.raises(GradscopeError, match="loaded trace"):
             gradscope.load(p).verify(s_detach, X)
-    del tmp
 
 
 def test_a_correct_step_has_nothing_to_verify():
@@ -444,3 +443,51 @@ def test_a_correct_step_has_nothing_to_verify():
     assert not v.trials and not v.targets
     assert torch.equal(w, lin.weight)
     assert tr.why(lin.weight).cause == "ok" and tr.why(lin.weight).verified == ""
+
+
+def test_assert_gradients_flow_message_says_what_the_rerun_proved():
+    from gradscope.testing import assert_gradients_flow
+
+    enc, head = nn.Linear(4, 4), nn.Linear(4, 1)
+    model = nn.Sequential(enc, head)
+
+    def step():
+        with torch.no_grad():
+            t = head(X).mean()  # (legitimate: a target)
+        head(enc(X).detach()).sub(t).pow(2).mean().backward()  # <- testing_bug
+
+    with pytest.raises(AssertionError) as ei:
+        assert_gradients_flow(model, step)
+    msg = str(ei.value)
+    assert f"line {line('testing_bug')}'s `.detach()` undone" in msg and "check: verified" in msg
+    assert enc.weight.grad is None  # (the step's own gradients, not a re-run's)
+
+
+def test_cli_verifies_by_default_and_no_verify_skips(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch, torch.nn as nn\n"
+        "torch.manual_seed(0)\n"
+        "target, net = nn.Linear(4, 1), nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))\n"
+        "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+        "x = torch.randn(16, 4)\n"
+        "with torch.no_grad():\n"
+        "    y = target(x)\n"
+        "h = net[0](x).detach()\n"
+        "loss = ((net[2](net[1](h)) - y) ** 2).mean()\n"
+        "opt.zero_grad(); loss.backward(); opt.step()\n")
+    run = [sys.executable, "-m", "gradscope", "run", "--json"]
+    p = subprocess.run(run + [str(script)], capture_output=True, text=True, timeout=300)
+    doc = json.loads(p.stdout)
+    assert "verifying 2 problem target(s)" in p.stderr
+    prob = doc["problems"][0]
+    assert prob["site"]["lineno"] == 8 and prob["verified"] == "verified"
+    assert "line 8's `.detach()` undone" in prob["verification"]
+    assert doc["verification"]["trials"][0]["hits"] == 1
+    p = subprocess.run(run + ["--no-verify", str(script)], capture_output=True, text=True, timeout=300)
+    doc = json.loads(p.stdout)
+    assert doc["verification"] is None and "verified" not in doc["problems"][0]
+    assert "verifying" not in p.stderr

@@ -14,10 +14,11 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from . import _frames
+from ._compat import set_grad_enabled as _compat_set_grad
 from ..core.verification import frame_key
 from ._ops import _CONVERT, _DATA_SET, _GRAD_SET, _NAMES, _REQ, _REWRAP, _T, _name
 
-_SET_GRAD = torch._C._set_grad_enabled
+_SET_GRAD = _compat_set_grad
 _DETACH_F = {_T.detach, torch.detach}
 _DATA_GET = _T.data.__get__
 _ROUND_TRIP = ("numpy", "item", "tolist")

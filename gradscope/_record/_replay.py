@@ -39,7 +39,7 @@ def step_identity(step):
             break
     co = getattr(f, "__code__", None)
     if co is None:
-        co = getattr(getattr(type(f), "__call__", None), "__code__", None)
+        co = getattr(type(f).__call__, "__code__", None) if callable(f) else None
     if co is None:
         return None
     return co.co_filename, getattr(co, "co_qualname", co.co_name)

@@ -119,8 +119,7 @@ class Explanation:
             ],
             "evidence": [e.index for e in self.evidence if isinstance(e, Event)],
             "extra_sites": [s.to_json() for s in self.extra_sites],
-            "verified": self.verified or None,
-            "verification": self.verification or None,
+            **({"verified": self.verified, "verification": self.verification} if self.verified else {}),
         }
 
 

@@ -12,6 +12,9 @@ __all__ = ["candidates", "undo_of", "cause_of_undo", "CUT_CAUSES", "LATENT"]
 #: with another undo (two cuts in a row starve a tensor only together)
 LATENT = "latent: cuts nothing unless an earlier cut is undone too"
 
+#: why a re-wrap the recorder inferred (from shared memory) is not undone
+UNSEEN_REWRAP = "cannot undo: torch.Tensor(t) / Variable(t) is not seen by torch function modes"
+
 #: why an optimizer's in-place step over a saved parameter is not undone
 OPTIMIZER_INPLACE = "no undo: optimizer.step() writes its parameters in place; call it after every backward that needs them"
 
@@ -64,7 +67,7 @@ def undo_of(index, e: Event, step):
             kind = c
         elif c == "rewrap":
             if e.detail.inferred:
-                return _undo("rewrap", e, s, step), "cannot undo: torch.Tensor(t) / Variable(t) is not seen by torch function modes"
+                return _undo("rewrap", e, s, step), UNSEEN_REWRAP
             kind = "rewrap"
         elif c in ("no_grad", "inference_mode"):
             r = index.region_site(e) or s
