@@ -58,6 +58,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-mutants", action="store_true")
     ap.add_argument("--json", metavar="FILE", help="also write every figure and outcome as JSON")
+    ap.add_argument("--verify", action="store_true",
+                    help="also judge each mutant under `gradscope run --json` (which verifies by re-running it)")
     a = ap.parse_args(argv)
     programs = a.programs.split(",") if a.programs else P.program_names()
     operators = a.operators.split(",") if a.operators else list(M.OPERATORS)
@@ -79,7 +81,7 @@ def main(argv=None) -> int:
     if not a.no_mutants:
         for name in programs:
             for op in operators:
-                outcomes.append(M.mutate_and_judge(name, op, seed=a.seed))
+                outcomes.append(M.mutate_and_judge(name, op, seed=a.seed, verify=a.verify))
         scored = [o for o in outcomes if o.status == "scored"]
         misses = [o for o in scored if not o.right]
         print("\n== mutants")
@@ -105,6 +107,14 @@ def main(argv=None) -> int:
         n_cause = sum(o.cause_ok for o in scored)
         print(f"recall:    {n_right}/{len(scored)} mutants with cause and line right "
               f"({100 * n_right / max(1, len(scored)):.0f}%); cause alone {n_cause}/{len(scored)}")
+        if a.verify:
+            n_v = sum(bool(o.v_right) for o in scored)
+            print(f"with verification (`gradscope run`): {n_v}/{len(scored)} right "
+                  f"({100 * n_v / max(1, len(scored)):.0f}%); verified {sum(o.v_verified == 'verified' for o in scored)}")
+            for o in scored:
+                if o.right != bool(o.v_right):
+                    print(f"  changed: {o.program}/{o.operator} line {o.line}: {o.got_cause} @ {o.got_site} -> "
+                          f"{o.v_cause} @ {o.v_site} [{o.v_verified}] (want {o.expected})")
     print(f"({time.perf_counter() - t0:.0f} s)")
     if a.json:
         with open(a.json, "w") as f:

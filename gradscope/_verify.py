@@ -186,7 +186,7 @@ def decide(v, targets, named, diag, orig_sig) -> dict:
         good = [t for t in tried if t.restored(name)]
         c = TargetCheck(name, status, "no_single_undo" if tried else "not_verified",
                         refuted=[t.undo for t in tried if not t.restored(name)],
-                        untried=[(t.undo, t.reason) for t in v.trials if not t.tried])
+                        untried=[(t.undo, t.reason) for t in v.trials if not t.tried], tried=len(tried))
         if named.get(name) not in CUT_CAUSES:
             # the diagnosis named no cut (an unused parameter, a hook, a custom Function, a NaN): an undo that changes
             # the outcome opens another way in, it does not test that explanation

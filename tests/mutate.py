@@ -93,6 +93,11 @@ class Outcome:
     line_ok: bool = False
     note: str = ""
     tried: list = field(default_factory=list)
+    # with verification (`gradscope run`, which re-runs the mutant once per candidate cut): what it then named
+    v_cause: str | None = None
+    v_site: str | None = None
+    v_right: bool | None = None
+    v_verified: str = ""
 
     @property
     def right(self) -> bool:
@@ -365,7 +370,41 @@ def judge(m: Mutant, path: str, eff) -> Outcome:
     return o
 
 
-def mutate_and_judge(program: str, operator: str, seed: int = 0, max_tries: int = 4) -> Outcome:
+def judge_cli(m: Mutant, path: str, eff, o: Outcome) -> None:
+    """The same mutant under `gradscope run --json` (which verifies by default): its problem for the lost
+    parameter (or its failure), judged like :func:`judge`, into ``o.v_*``."""
+    import json
+    import subprocess
+
+    p = subprocess.run([sys.executable, "-m", "gradscope", "run", "--json", "--quiet", path], capture_output=True,
+                       text=True, timeout=600, cwd=os.path.dirname(path))
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        o.v_right, o.v_verified = False, f"no JSON (exit {p.returncode})"
+        return
+    exp = None
+    if eff[0] == "raised":
+        exp = doc.get("failure")
+    else:
+        want = eff[1][0][1]
+        for q in doc.get("problems", []):
+            if any(t == want or t.endswith("." + want) for t in q.get("targets", [q.get("target", "")])):
+                exp = q
+                break
+    if exp is None:
+        o.v_right = False
+        return
+    site = exp.get("site") or {}
+    o.v_cause, o.v_site = exp.get("cause"), f"{os.path.basename(site.get('filename', '?'))}:{site.get('lineno')}"
+    o.v_verified = exp.get("verified") or ""
+    frames = [(site.get("filename"), site.get("lineno"))] + [(f[0], f[1]) for f in site.get("stack", [])
+                                                            if isinstance(f, list) and len(f) >= 2]
+    line_ok = any(fn and os.path.realpath(fn) == os.path.realpath(path) and ln in m.lines for fn, ln in frames)
+    o.v_right = exp.get("cause") == m.expected and line_ok
+
+
+def mutate_and_judge(program: str, operator: str, seed: int = 0, max_tries: int = 4, verify: bool = False) -> Outcome:
     """Pick seeded candidates until one really changes gradient flow; judge gradscope on it."""
     cands = candidates(program, operator)
     if not cands:
@@ -381,6 +420,8 @@ def mutate_and_judge(program: str, operator: str, seed: int = 0, max_tries: int 
             if eff is None:
                 continue
             o = judge(m, path, eff)
+            if verify:
+                judge_cli(m, path, eff, o)
             o.tried = tried
             return o
     return Outcome(program, operator, "no_effect", expected=CAUSES[operator], tried=tried)

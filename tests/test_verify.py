@@ -111,12 +111,20 @@ def s_freeze_attr(x):
     NET[2](NET[1](NET[0](x))).pow(2).mean().backward()
 
 
+def s_grad_none(x):
+    opt = torch.optim.SGD(NET.parameters(), lr=0.0)
+    NET(x).pow(2).mean().backward()
+    NET[0].weight.grad = None  # <- grad_none
+    opt.step()
+
+
 CASES = [
     (s_detach, "detach", "detach"), (s_data, "data", "data_attr"), (s_numpy, "numpy", "numpy_roundtrip"),
     (s_item, "item", "item_roundtrip"), (s_tolist, "tolist", "tolist_roundtrip"), (s_rewrap, "rewrap", "tensor_rewrap"),
     (s_no_grad, "no_grad", "no_grad_block"), (s_decorated, "decorator", "no_grad_block"),
     (s_inference, "inference", "inference_mode"), (s_set_grad, "set_grad", "no_grad_block"),
     (s_freeze, "freeze", "requires_grad_false"), (s_freeze_attr, "freeze_attr", "requires_grad_false"),
+    (s_grad_none, "grad_none", "set_to_none_timing"),
 ]
 
 
@@ -144,7 +152,7 @@ def test_each_cut_kind_is_undone_and_verified(step, mark, cause):
     exp = tr.why(NET[0].weight)
     assert exp.verified == "verified", exp
     assert exp.site.lineno == line(mark)
-    assert exp.cause in (cause, "frozen_param")
+    assert exp.cause in (cause, "frozen_param") if cause == "requires_grad_false" else exp.cause == cause
     assert f"line {line(mark)}" in exp.verification and "undone" in exp.verification
 
 

@@ -114,6 +114,7 @@ class TargetCheck:
     cause: str = ""  # the verified undo's cause
     refuted: list = field(default_factory=list)  # Undo tried whose undoing did not restore it
     untried: list = field(default_factory=list)  # (Undo, reason)
+    tried: int = 0  # single undos tried
 
 
 @dataclass(slots=True)

@@ -71,16 +71,19 @@ def not_repeatable_text(reason) -> str:
     return f"cannot verify: the step is not repeatable ({reason})."
 
 
-def replaced_summary(target, status, u, short, old_short) -> str:
+def replaced_summary(target, status, u, short, old_short, refuted) -> str:
     what = "backward failed" if target == FAILURE else f"{target}.grad is {status}"
-    first = f"; the trace first pointed to {old_short}, but undoing that did not fix it" if old_short else ""
+    first = (f"; the trace first pointed to {old_short}, but undoing that did not fix it" if refuted else
+             f"; the trace first pointed to {old_short}" if old_short else "")
     return f"{what}: the {_what(u)} at {short} is the cut that matters (the re-run proves it){first}."
 
 
 def replaced_detail(n_tried) -> str:
-    return (f"gradscope re-ran the step with each of {n_tried} candidate cuts undone, one at a time; only undoing "
-            "this one changed the outcome.")
+    if n_tried <= 1:
+        return "gradscope re-ran the step with this cut undone, and that changed the outcome."
+    return (f"gradscope re-ran the step with each of {n_tried} candidate cuts undone, one at a time; undoing this "
+            "one changed the outcome.")
 
 
 def replaced_fix(u, target) -> str:
-    return _FIX.get(u.kind, "change line {line}.").format(line=u.lineno, t=target)
+    return _FIX.get(u.kind, "change line {line}.").format(line=u.lineno, t=target or "the parameters")

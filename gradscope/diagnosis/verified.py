@@ -56,11 +56,13 @@ def apply(exp: Explanation | None, v: Verification | None, sites: dict) -> Expla
                     extra.append(s)
         return dataclasses.replace(exp, verified="verified", verification=text, extra_sites=extra)
     old = exp.site.short if exp.site is not None else ""
+    refuted = exp.site is not None and any((r.filename, r.lineno) == (exp.site.filename, exp.site.lineno)
+                                           for r in c.refuted)
     extra = [s for s in exp.extra_sites if (s.filename, s.lineno) != (site.filename, site.lineno)]
     if exp.site is not None:
         extra.insert(0, exp.site)
     return dataclasses.replace(
         exp, cause=c.cause, site=site, extra_sites=extra,
-        summary=T.replaced_summary(key, exp.status or c.status, u, site.short, old),
-        detail=T.replaced_detail(len(c.refuted) + 1), fix=T.replaced_fix(u, exp.target or key),
+        summary=T.replaced_summary(key, exp.status or c.status, u, site.short, old, refuted),
+        detail=T.replaced_detail(c.tried), fix=T.replaced_fix(u, None if key == FAILURE else exp.target or key),
         verified="verified", verification=text, rule="verified")
