@@ -99,8 +99,24 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
         originals = {name: rec.live(v[0]) if v[0] is not None else None for name, v in targets.items()}
         orig_sig = _signature(tr, step_id)
 
+    from ._record import grad_status
+
+    seen = {}  # target -> whether the traced re-run used the very tensor the recorded step did
+
+    def untraced():  # (after the unmodified re-run: the undo re-runs need no trace when the targets are live)
+        return bool(seen) and all(seen.get(n) for n in targets if n != FAILURE)
+
     def measure(tr2, err):
         res = {}
+        if tr2 is None:  # an untraced re-run: the live targets' own .grad
+            for name in targets:
+                if name == FAILURE:
+                    res[name] = TargetResult("ok") if err is None else TargetResult(
+                        "error", error=f"{type(err).__name__}: {err}".split("\n")[0][:300])
+                else:
+                    st, nm = grad_status(originals[name].grad)
+                    res[name] = TargetResult(st, nm)
+            return res
         with tr2._paused():
             for name, (tid, status, _) in targets.items():
                 if name == FAILURE:
@@ -111,6 +127,7 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
                 t = originals.get(name)
                 if t is not None:
                     tid2 = tr2._rec.tensor_id(t)
+                seen[name] = tid2 is not None
                 if tid2 is None:
                     try:
                         tid2 = tr2.resolve(name)
@@ -134,14 +151,14 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
 
     prepare = {u.event: _unfreezer(tr, diag.ev[u.event]) for u, r in plan if u.kind == "requires_grad" and r is None}
     v = run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure, signature,
-                   budget_s=budget_s, pairs=pairs, prepare=prepare)
+                   budget_s=budget_s, pairs=pairs, prepare=prepare, untraced=untraced)
     v.skipped += n_plan - len(plan)
     sites = decide(v, targets, named, diag, orig_sig)
     if not v.repeatable:
         return v
     if pairs:
-        _pairs(v, targets, make_trace, step, args, kwargs, state, names_frame, measure, sites, run_pair, diag,
-               prepare)
+        _pairs(v, targets, make_trace, step, args, kwargs, state, names_frame, measure, sites,
+               lambda *a: run_pair(*a, untraced=untraced()), diag, prepare)
     return v
 
 

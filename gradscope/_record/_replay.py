@@ -91,27 +91,30 @@ class State:
 
 
 def _run_once(make_trace, step, args, kwargs, undos, step_id, names_frame, measure):
-    """One re-run under a fresh trace with ``undos`` undone: (trial facts, the re-run's trace)."""
-    tr = make_trace()
+    """One re-run with ``undos`` undone: (interventions, the re-run's trace, its error, seconds, measurements).
+    ``make_trace`` None: untraced (the targets are live tensors whose .grad tells), else under a fresh trace."""
+    tr = make_trace() if make_trace is not None else None
     iv = Interventions(undos, step_id)
     err = None
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with iv:
-            tr._start_at(sys._getframe(0), names_frame)
+            if tr is not None:
+                tr._start_at(sys._getframe(0), names_frame)
             try:
                 step(*args, **kwargs)
             except Exception as e:  # the re-run's own failure is a result
                 err = e
             finally:
-                tr.__exit__(type(err) if err is not None else None, err, None)
+                if tr is not None:
+                    tr.__exit__(type(err) if err is not None else None, err, None)
     secs = time.perf_counter() - t0
     return iv, tr, err, secs, measure(tr, err)
 
 
 def run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure, signature, *, budget_s=None,
-               pairs=True, max_pairs=10, prepare=None):
+               pairs=True, max_pairs=10, prepare=None, untraced=False):
     """Run the baseline and each planned undo; returns (Verification, trials). ``plan``: [(Undo, reason or
     None)]; ``measure(trace, err) -> {target: TargetResult}``; ``signature(trace) -> tuple`` of the flow that
     must repeat."""
@@ -124,6 +127,7 @@ def run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure
         v.step_seconds = secs
         v.baseline = base
         v.base_signature = signature(base_tr)
+        untraced = untraced() if callable(untraced) else untraced
         tried = []
         latent = []
         for u, reason in plan:
@@ -138,7 +142,8 @@ def run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure
                 continue
             state.restore(clear_grads=True)
             _prepare(prepare, (u,))
-            iv, _, err, secs, res = _run_once(make_trace, step, args, kwargs, (u,), step_id, names_frame, measure)
+            iv, _, err, secs, res = _run_once(None if untraced else make_trace, step, args, kwargs, (u,), step_id,
+                                              names_frame, measure)
             t = Trial(u, results=res, hits=iv.hits[0], seconds=secs,
                       error=None if err is None else f"{type(err).__name__}: {err}".split("\n")[0][:300])
             if iv.hits[0] == 0:
@@ -166,13 +171,14 @@ def _prepare(prepare, undos):
             fn()
 
 
-def run_pair(make_trace, step, args, kwargs, a, b, state, names_frame, measure, prepare=None):
+def run_pair(make_trace, step, args, kwargs, a, b, state, names_frame, measure, prepare=None, untraced=False):
     """One re-run with two undos at once (when no single one restored a target)."""
     step_id = step_identity(step)
     try:
         state.restore(clear_grads=True)
         _prepare(prepare, (a, b))
-        iv, _, err, secs, res = _run_once(make_trace, step, args, kwargs, (a, b), step_id, names_frame, measure)
+        iv, _, err, secs, res = _run_once(None if untraced else make_trace, step, args, kwargs, (a, b), step_id,
+                                          names_frame, measure)
     finally:
         state.restore()
     return Trial(a, also=b, results=res, hits=min(iv.hits), seconds=secs,
