@@ -2,6 +2,8 @@
 and list the cases whose outcome the verification changed.
 
     PYTHONPATH=. python benchmarks/verify_compare.py benchmarks/blind/batch_o [more folders] [--json OUT]
+
+(the scorer: ../shared/scenarios/check.py beside the checkout, or $GRADSCOPE_CHECK)
 """
 import argparse
 import glob
@@ -13,7 +15,8 @@ import warnings
 
 import gradscope
 
-CHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "scenarios", "check.py")
+CHECK = os.environ.get("GRADSCOPE_CHECK") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                          "shared", "scenarios", "check.py")
 
 
 def main():

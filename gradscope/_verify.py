@@ -36,16 +36,20 @@ def _targets(tr):
 
 
 def _causes(summary) -> dict:
-    """target name -> the cause the diagnosis named for it (a group's explanation: each of its names)."""
+    """target name -> (the cause the diagnosis named for it, its (file, line)) (a group's explanation: each of its
+    names)."""
+    def at(s):
+        return (s.filename, s.lineno) if s is not None else None
+
     out = {}
     for p in summary.problems:
         for n in p.target.split(", "):
-            out[n] = str(p.cause)
+            out[n] = (str(p.cause), at(p.site))
     for row in summary.params:  # (a frozen parameter is no problem of the summary's, but has a cause)
         if row.cause:
-            out.setdefault(row.name, str(row.cause))
+            out.setdefault(row.name, (str(row.cause), at(row.site)))
     if summary.failure is not None:
-        out[FAILURE] = str(summary.failure.cause)
+        out[FAILURE] = (str(summary.failure.cause), at(summary.failure.site))
     return out
 
 
@@ -204,14 +208,15 @@ def decide(v, targets, named, diag, orig_sig) -> dict:
         c = TargetCheck(name, status, "no_single_undo" if tried else "not_verified",
                         refuted=[t.undo for t in tried if not t.restored(name)],
                         untried=[(t.undo, t.reason) for t in v.trials if not t.tried], tried=len(tried))
-        if named.get(name) not in CUT_CAUSES:
+        cause, where = named.get(name, (None, None))
+        if cause not in CUT_CAUSES:
             # the diagnosis named no cut (an unused parameter, a hook, a custom Function, a NaN): an undo that changes
             # the outcome opens another way in, it does not test that explanation
-            c.verdict, c.cause = "not_a_cut", named.get(name, "")
+            c.verdict, c.cause = "not_a_cut", cause or ""
             v.targets[name] = c
             continue
-        if good:
-            t = good[0]
+        if good:  # (the diagnosis' own line first, when its undo is among those that restored it)
+            t = next((t for t in good if (t.undo.filename, t.undo.lineno) == where), good[0])
             c.verdict, c.undo, c.result = "verified", t.undo, t.results.get(name)
             c.site, c.cause = sites.get(t.undo.event), cause_of_undo(t.undo, is_param)
         v.targets[name] = c
@@ -253,7 +258,8 @@ def _signature(tr, step_id) -> tuple:
     for e in tr.data.events:
         if e.context != "user" or e.site is None or e.kind in ("exception", "grad_read"):
             continue
-        op = "" if e.kind == "module" else e.op  # (a module call's op is its path, named at stop)
+        # (a module call's or a module attribute's op is its path, named at stop: only calls' ops are compared)
+        op = e.op if e.kind in ("op", "cut", "inplace", "backward") else ""
         out.append((str(e.kind), op, frame_key(e.site.stack or (e.site.frame(),), step_id)))
     return tuple(out)
 
