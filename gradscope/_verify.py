@@ -110,8 +110,23 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
     def untraced():  # (after the unmodified re-run: the undo re-runs need no trace when the targets are live)
         return bool(seen) and all(seen.get(n) for n in targets if n != FAILURE)
 
+    import torch
+
+    def starved(tensors):
+        """How many parameters that require grad ended the re-run without a gradient (after a failure's undo:
+        the undo that lets backward reach what the step trains is the one that fixes it)."""
+        return float(sum(1 for t in tensors if isinstance(t, torch.nn.Parameter) and t.is_leaf and t.requires_grad
+                         and t.grad is None))
+
     def measure(tr2, err):
         res = {}
+        if FAILURE in targets and err is None:
+            if tr2 is None:
+                res[STARVED] = TargetResult("count", starved(t for t, *_ in state.tensors))
+            else:
+                with tr2._paused():
+                    res[STARVED] = TargetResult("count", starved(
+                        tr2._rec.live(tid) for tid, i in tr2.data.tensors.items() if i.role == "param"))
         if tr2 is None:  # an untraced re-run: the live targets' own .grad
             for name in targets:
                 if name == FAILURE:
@@ -216,7 +231,11 @@ def decide(v, targets, named, diag, orig_sig) -> dict:
             v.targets[name] = c
             continue
         if good:  # (the diagnosis' own line first, when its undo is among those that restored it)
+            if name == FAILURE and len(good) > 1:  # several let backward run: the one that starves fewest parameters
+                least = min(_starved(t) for t in good)
+                good = [t for t in good if _starved(t) == least]
             t = next((t for t in good if (t.undo.filename, t.undo.lineno) == where), good[0])
+            c.others = [g.undo for g in good if g is not t]
             c.verdict, c.undo, c.result = "verified", t.undo, t.results.get(name)
             c.site, c.cause = sites.get(t.undo.event), cause_of_undo(t.undo, is_param)
         v.targets[name] = c
@@ -245,6 +264,14 @@ def _pairs(v, targets, make_trace, step, args, kwargs, state, names_frame, measu
                     c.verdict, c.undo, c.also, c.result = "verified", t.undo, t.also, t.results.get(name)
                     c.site, c.cause = sites.get(t.undo.event), cause_of_undo(t.undo, targets[name][2])
                     open_.remove(name)
+
+
+STARVED = "<starved>"  # (a measurement, not a target: parameters requiring grad left without one)
+
+
+def _starved(t) -> float:
+    r = t.results.get(STARVED)
+    return r.norm if r is not None and r.norm is not None else float("inf")
 
 
 def _as_run(status):

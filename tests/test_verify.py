@@ -499,3 +499,20 @@ def test_cli_verifies_by_default_and_no_verify_skips(tmp_path):
     doc = json.loads(p.stdout)
     assert doc["verification"] is None and "verified" not in doc["problems"][0]
     assert "verifying" not in p.stderr
+
+
+def test_two_cuts_on_parallel_paths_each_restore_and_both_are_said():
+    lin, h1, h2 = nn.Linear(4, 4), nn.Linear(4, 1), nn.Linear(4, 1)
+
+    def step(x):
+        h = lin(x)
+        a = h.detach()  # <- par_a
+        b = h.detach()  # <- par_b
+        (h1(a) + h2(b)).pow(2).mean().backward()
+
+    tr = traced(step, X)
+    tr.verify(step, X)
+    exp = tr.why(lin.weight)
+    assert exp.verified == "verified" and exp.site.lineno in (line("par_a"), line("par_b"))
+    other = line("par_b") if exp.site.lineno == line("par_a") else line("par_a")
+    assert f"Undoing line {other}'s `.detach()` alone does too." in exp.verification

@@ -115,6 +115,7 @@ class TargetCheck:
     refuted: list = field(default_factory=list)  # Undo tried whose undoing did not restore it
     untried: list = field(default_factory=list)  # (Undo, reason)
     tried: int = 0  # single undos tried
+    others: list = field(default_factory=list)  # Undo whose undoing alone restored it as well
 
 
 @dataclass(slots=True)

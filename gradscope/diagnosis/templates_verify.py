@@ -38,9 +38,12 @@ def _got(target, result) -> str:
     return f"{target}.grad arrives"
 
 
-def verified_text(target, u, code, result) -> str:
-    """Undoing ``u`` alone restored ``target``."""
-    return f"verified: with line {u.lineno}'s {_what(u)} undone (`{code}`), {_got(target, result)}."
+def verified_text(target, u, code, result, others=()) -> str:
+    """Undoing ``u`` alone restored ``target`` (and so did undoing each of ``others``)."""
+    s = f"verified: with line {u.lineno}'s {_what(u)} undone (`{code}`), {_got(target, result)}."
+    if others:
+        s += " Undoing " + ", or ".join(f"line {o.lineno}'s {_what(o)}" for o in others[:3]) + " alone does too."
+    return s
 
 
 def pair_text(target, a, b, result, n_single) -> str:

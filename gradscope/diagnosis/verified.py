@@ -44,7 +44,7 @@ def apply(exp: Explanation | None, v: Verification | None, sites: dict) -> Expla
     if c.also is not None:
         text = T.pair_text(key, u, c.also, c.result, len(c.refuted))
     else:
-        text = T.verified_text(key, u, code, c.result)
+        text = T.verified_text(key, u, code, c.result, c.others)
     same = exp.site is not None and (exp.site.filename, exp.site.lineno) == (site.filename, site.lineno)
     if same or (c.also is not None and exp.site is not None
                 and (exp.site.filename, exp.site.lineno) == (c.also.filename, c.also.lineno)):
