@@ -1,6 +1,7 @@
 """Shared test setup: deterministic seeds, a trace-file path, and a `dot` skip helper."""
 from __future__ import annotations
 
+import os
 import random
 import shutil
 
@@ -10,6 +11,10 @@ import torch
 #: tests/programs/ holds real training scripts, not tests: pytest's --doctest-modules must not import
 #: them (several train at import time, as their originals do).
 collect_ignore = ["programs"]
+
+#: `gradscope run` verifies a broken script by re-running it once per candidate cut (subprocesses); the CLI tests
+#: of other features run without it (minutes of CI time). tests/test_verify.py runs the default, unset.
+os.environ.setdefault("GRADSCOPE_NO_VERIFY", "1")
 
 #: Skip a test (or module: ``pytestmark = requires_dot``) when graphviz's ``dot`` is missing.
 requires_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz `dot` binary not installed")

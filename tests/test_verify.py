@@ -487,15 +487,18 @@ def test_cli_verifies_by_default_and_no_verify_skips(tmp_path):
         "h = net[0](x).detach()\n"
         "loss = ((net[2](net[1](h)) - y) ** 2).mean()\n"
         "opt.zero_grad(); loss.backward(); opt.step()\n")
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "GRADSCOPE_NO_VERIFY"}  # (the suite's default: see conftest)
     run = [sys.executable, "-m", "gradscope", "run", "--json"]
-    p = subprocess.run(run + [str(script)], capture_output=True, text=True, timeout=300)
+    p = subprocess.run(run + [str(script)], capture_output=True, text=True, timeout=300, env=env)
     doc = json.loads(p.stdout)
     assert "verifying 2 problem target(s)" in p.stderr
     prob = doc["problems"][0]
     assert prob["site"]["lineno"] == 8 and prob["verified"] == "verified"
     assert "line 8's `.detach()` undone" in prob["verification"]
     assert doc["verification"]["trials"][0]["hits"] == 1
-    p = subprocess.run(run + ["--no-verify", str(script)], capture_output=True, text=True, timeout=300)
+    p = subprocess.run(run + ["--no-verify", str(script)], capture_output=True, text=True, timeout=300, env=env)
     doc = json.loads(p.stdout)
     assert doc["verification"] is None and "verified" not in doc["problems"][0]
     assert "verifying" not in p.stderr
