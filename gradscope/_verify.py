@@ -112,21 +112,27 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
 
     import torch
 
-    def starved(tensors):
-        """How many parameters that require grad ended the re-run without a gradient (after a failure's undo:
-        the undo that lets backward reach what the step trains is the one that fixes it)."""
-        return float(sum(1 for t in tensors if isinstance(t, torch.nn.Parameter) and t.is_leaf and t.requires_grad
-                         and t.grad is None))
+    def starved(tensors, trained):
+        """How many parameters the step trains (held by an optimizer that stepped; else every parameter that
+        requires grad) ended the re-run without a gradient: a failure's undo that lets backward run but leaves
+        them starved did not fix the step (it trains something else: a target network under no_grad)."""
+        ps = [t for t in tensors if isinstance(t, torch.nn.Parameter) and t.is_leaf]
+        if trained is not None:
+            ps = [t for t in ps if id(t) in trained]
+        return float(sum(1 for t in ps if t.requires_grad and t.grad is None))
 
     def measure(tr2, err):
         res = {}
         if FAILURE in targets and err is None:
             if tr2 is None:
-                res[STARVED] = TargetResult("count", starved(t for t, *_ in state.tensors))
+                held = {id(p) for o, _ in state.optimizers for g in o.param_groups for p in g["params"]}
+                res[STARVED] = TargetResult("count", starved((t for t, *_ in state.tensors), held or None))
             else:
-                with tr2._paused():
-                    res[STARVED] = TargetResult("count", starved(
-                        tr2._rec.live(tid) for tid, i in tr2.data.tensors.items() if i.role == "param"))
+                with tr2._paused():  # (from what its backward recorded: a step's own model may be gone by now)
+                    d2, trained = tr2._diagnosis(), set(tr2._rec.optim.trainable)
+                    res[STARVED] = TargetResult("count", float(sum(
+                        1 for tid, i in tr2.data.tensors.items() if i.role == "param" and i.is_leaf
+                        and (tid in trained if trained else i.requires_grad) and d2.recorded_status(tid) == "none")))
         if tr2 is None:  # an untraced re-run: the live targets' own .grad
             for name in targets:
                 if name == FAILURE:
@@ -219,9 +225,9 @@ def decide(v, targets, named, diag, orig_sig) -> dict:
             v.targets[name] = TargetCheck(name, status, "not_repeatable", untried=[(None, unrepeated[name])])
             continue
         tried = [t for t in v.trials if t.tried and t.also is None]
-        good = [t for t in tried if t.restored(name)]
+        good = [t for t in tried if t.restored(name) and (name != FAILURE or _starved(t) in (0.0, float("inf")))]
         c = TargetCheck(name, status, "no_single_undo" if tried else "not_verified",
-                        refuted=[t.undo for t in tried if not t.restored(name)],
+                        refuted=[t.undo for t in tried if t not in good],
                         untried=[(t.undo, t.reason) for t in v.trials if not t.tried], tried=len(tried))
         cause, where = named.get(name, (None, None))
         if cause not in CUT_CAUSES:

@@ -519,3 +519,28 @@ def test_two_cuts_on_parallel_paths_each_restore_and_both_are_said():
     assert exp.verified == "verified" and exp.site.lineno in (line("par_a"), line("par_b"))
     other = line("par_b") if exp.site.lineno == line("par_a") else line("par_a")
     assert f"Undoing line {other}'s `.detach()` alone does too." in exp.verification
+
+
+def test_an_undo_that_lets_backward_run_by_training_the_target_network_is_no_fix():
+    torch.manual_seed(5)
+    online, target = QNet(), QNet()
+    opt = torch.optim.Adam(online.parameters(), lr=1e-3)
+    s, s2, a = torch.randn(8, 4), torch.randn(8, 4), np.array([0, 1, 0, 1, 0, 1, 0, 1])
+
+    def step():
+        q_all = online(s).detach().numpy()  # <- fancy_numpy
+        q_sa = torch.from_numpy(q_all[np.arange(8), a])
+        with torch.no_grad():  # <- td_target
+            y = 0.9 * target(s2).max(1).values
+        loss = F.smooth_l1_loss(q_sa, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    tr = traced(step)
+    v = tr.verify(step)
+    region = next(t for t in v.trials if t.undo.lineno == line("td_target"))
+    assert region.results["<failure>"].status == "ok"  # backward runs, but only the target network learns
+    assert region.results["<starved>"].norm >= 4
+    f = tr.failure
+    assert f.verified != "verified" and f"line {line('td_target')}'s no-grad region" in f.verification
