@@ -2,7 +2,7 @@
 (:mod:`gradscope._record._replay`) and a verdict per target (:class:`~gradscope.core.verification.TargetCheck`)."""
 from __future__ import annotations
 
-from .core.verification import FAILURE, TargetCheck, TargetResult, Verification, frame_key
+from .core.verification import FAILURE, TargetCheck, TargetResult, Verification, error_line, frame_key
 from .diagnosis.candidates import CUT_CAUSES, candidates, cause_of_undo
 from .diagnosis.common import statement_site
 from .errors import UnknownTargetError
@@ -36,18 +36,14 @@ def _targets(tr):
 
 
 def _causes(summary) -> dict:
-    """target name -> (the cause the diagnosis named for it, its (file, line)) (a group's explanation: each of its
-    names)."""
+    """target name -> (the cause the diagnosis named for it, its (file, line))."""
     def at(s):
         return (s.filename, s.lineno) if s is not None else None
 
     out = {}
-    for p in summary.problems:
-        for n in p.target.split(", "):
-            out[n] = (str(p.cause), at(p.site))
-    for row in summary.params:  # (a frozen parameter is no problem of the summary's, but has a cause)
+    for row in summary.params:  # (each parameter's row holds its problem's cause and site; a frozen one's too)
         if row.cause:
-            out.setdefault(row.name, (str(row.cause), at(row.site)))
+            out[row.name] = (str(row.cause), at(row.site))
     if summary.failure is not None:
         out[FAILURE] = (str(summary.failure.cause), at(summary.failure.site))
     return out
@@ -137,7 +133,7 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
             for name in targets:
                 if name == FAILURE:
                     res[name] = TargetResult("ok") if err is None else TargetResult(
-                        "error", error=f"{type(err).__name__}: {err}".split("\n")[0][:300])
+                        "error", error=error_line(err))
                 else:
                     st, nm = grad_status(originals[name].grad)
                     res[name] = TargetResult(st, nm)
@@ -146,7 +142,7 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
             for name, (tid, status, _) in targets.items():
                 if name == FAILURE:
                     res[name] = TargetResult("ok") if err is None else TargetResult(
-                        "error", error=f"{type(err).__name__}: {err}".split("\n")[0][:300])
+                        "error", error=error_line(err))
                     continue
                 tid2 = None
                 t = originals.get(name)

@@ -316,14 +316,14 @@ class Trace:
                     diag.aliases[tid] = name
             return self._checked(diag.why(tid, self._now(tid)))
 
-    def _checked(self, exp):
-        """``exp`` as the verification (if any) left it."""
+    def _checked(self, exp, names=()):
+        """``exp`` as the verification (if any) left it (``names``: the parameters it stands for, in a summary)."""
         if self._verification is None or exp is None:
             return exp
         from .diagnosis.verified import apply
         from ._verify import undo_sites
 
-        return apply(exp, self._verification, undo_sites(self._diagnosis(), self._verification.trials))
+        return apply(exp, self._verification, undo_sites(self._diagnosis(), self._verification.trials), names)
 
     def verify(self, step=None, *args, budget_s: float | None = 120.0, max_trials: int = 24, **kwargs):
         """Test each explanation by experiment: re-run ``step(*args, **kwargs)`` once per candidate cut on the way
@@ -387,7 +387,10 @@ class Trace:
         s = diag.summarize(now)
         self._fill_verdicts(diag)
         if self._verification is not None:
-            s.problems = [self._checked(p) for p in s.problems]
+            def covered(p):  # the parameters one problem stands for: its cause at its line
+                return [r.name for r in s.params if (r.cause, r.site) == (p.cause, p.site)]
+
+            s.problems = [self._checked(p, covered(p)) for p in s.problems]
             s.failure = self._checked(s.failure)
             by = {p.target: p for p in s.problems}
             for row in s.params:

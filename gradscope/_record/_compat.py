@@ -193,3 +193,8 @@ DISPATCH_FILES = ("overrides", "_C", "nn/modules/module.py")
 #: file names of code torch.compile / fx generate
 GENERATED_PREFIX = "<eval_with_key"
 GENERATED_MARK = "torchinductor"
+
+
+#: torch.utils._contextlib's wrapper of a function decorated with a grad-mode context manager (@torch.no_grad()),
+#: and its local holding the decorated function (a verification finds the region's decorator through it)
+DECORATED_WRAPPER, DECORATED_LOCAL = "decorate_context", "func"

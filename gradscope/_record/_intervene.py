@@ -14,7 +14,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from . import _frames
-from ._compat import set_grad_enabled as _compat_set_grad
+from ._compat import DECORATED_LOCAL, DECORATED_WRAPPER, set_grad_enabled as _compat_set_grad
 from ..core.verification import frame_key
 from ._ops import _CONVERT, _DATA_SET, _GRAD_SET, _NAMES, _REQ, _REWRAP, _T, _name
 
@@ -100,8 +100,8 @@ class Interventions(TorchFunctionMode):
         whose decorator line the undo names)."""
         while f is not None:
             co = f.f_code
-            if co.co_name == "decorate_context" and "func" in f.f_locals:
-                fn = getattr(f.f_locals["func"], "__code__", None)
+            if co.co_name == DECORATED_WRAPPER and DECORATED_LOCAL in f.f_locals:
+                fn = getattr(f.f_locals[DECORATED_LOCAL], "__code__", None)
                 if fn is not None:
                     for i, u in enumerate(self._regions):
                         if u.filename == fn.co_filename and fn.co_firstlineno <= u.lineno <= fn.co_firstlineno + 3:

@@ -17,7 +17,7 @@ import warnings
 
 import torch
 
-from ..core.verification import FAILURE, TargetCheck, TargetResult, Trial, Verification
+from ..core.verification import FAILURE, TargetCheck, TargetResult, Trial, Verification, error_line
 from ..diagnosis.candidates import LATENT
 from ._intervene import Interventions
 from ._quiet import _Quiet
@@ -145,7 +145,7 @@ def run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure
             iv, _, err, secs, res = _run_once(None if untraced else make_trace, step, args, kwargs, (u,), step_id,
                                               names_frame, measure)
             t = Trial(u, results=res, hits=iv.hits[0], seconds=secs,
-                      error=None if err is None else f"{type(err).__name__}: {err}".split("\n")[0][:300])
+                      error=None if err is None else error_line(err))
             if iv.hits[0] == 0:
                 t.tried = False
                 t.reason = iv.errors[0] if iv.errors else "the re-run never reached this call"
@@ -182,7 +182,7 @@ def run_pair(make_trace, step, args, kwargs, a, b, state, names_frame, measure, 
     finally:
         state.restore()
     return Trial(a, also=b, results=res, hits=min(iv.hits), seconds=secs,
-                 error=None if err is None else f"{type(err).__name__}: {err}".split("\n")[0][:300])
+                 error=None if err is None else error_line(err))
 
 
 __all__ += ["run_pair", "FAILURE", "TargetCheck", "TargetResult"]

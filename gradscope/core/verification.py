@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from .model import Site
 
-__all__ = ["frame_key", "FAILURE", "Undo", "TargetResult", "Trial", "TargetCheck", "Verification", "UNDO_KINDS", "NO_UNDO"]
+__all__ = ["frame_key", "error_line", "FAILURE", "Undo", "TargetResult", "Trial", "TargetCheck", "Verification", "UNDO_KINDS", "NO_UNDO"]
 
 #: the target name a failing backward (the step's exception) is checked under
 FAILURE = "<failure>"
@@ -160,3 +160,8 @@ def frame_key(stack, step) -> tuple:
                 return tuple((g.filename, g.lineno) for g in stack[i:])
     f = stack[-1]
     return ((f.filename, f.lineno),)
+
+
+def error_line(err) -> str:
+    """An exception as one short line: ``RuntimeError: element 0 of tensors ...``."""
+    return f"{type(err).__name__}: {err}".split("\n")[0][:300]

@@ -13,14 +13,15 @@ from . import templates_verify as T
 __all__ = ["apply"]
 
 
-def apply(exp: Explanation | None, v: Verification | None, sites: dict) -> Explanation | None:
+def apply(exp: Explanation | None, v: Verification | None, sites: dict, names=()) -> Explanation | None:
     """``exp`` with what ``v`` found about its target; ``sites``: event index -> the Site an undo of it shows
-    (its statement, or its region's opener)."""
+    (its statement, or its region's opener); ``names``: the parameters an explanation of several stands for (the
+    first of them that was verified speaks for it)."""
     if exp is None or v is None:
         return exp
     key = FAILURE if exp.status == "error" else exp.target
-    if key not in v.targets and ", " in key:  # one explanation for several targets: its first one verified
-        key = next((k for k in key.split(", ") if k in v.targets), key)
+    if key not in v.targets:
+        key = next((k for k in names if k in v.targets), key)
     if not v.repeatable:
         if key in v.targets or not v.targets:
             return dataclasses.replace(exp, verified="not_repeatable", verification=T.not_repeatable_text(v.reason))
