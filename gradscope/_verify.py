@@ -125,7 +125,7 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
                 res[STARVED] = TargetResult("count", starved((t for t, *_ in state.tensors), held or None))
             else:
                 with tr2._paused():  # (from what its backward recorded: a step's own model may be gone by now)
-                    d2, trained = tr2._diagnosis(), set(tr2._rec.optim.trainable)
+                    d2, trained = tr2._diagnosis(), tr2._rec.optim.trained()
                     res[STARVED] = TargetResult("count", float(sum(
                         1 for tid, i in tr2.data.tensors.items() if i.role == "param" and i.is_leaf
                         and (tid in trained if trained else i.requires_grad) and d2.recorded_status(tid) == "none")))

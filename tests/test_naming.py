@@ -676,6 +676,79 @@ def test_a_new_root_named_on_its_own_gets_the_names_a_full_pass_gives(fn, monkey
     assert expected <= names, sorted(n for n in names if n)
 
 
+class _LossMadeInForward(nn.Module):
+    """transformers' shape: the loss module is made (and dropped) inside forward, a root gone at stop."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.register_buffer("scale", torch.ones(3))
+
+    def forward(self, x, y):
+        return nn.CrossEntropyLoss()(self.fc(x) * self.scale, y)
+
+
+def _train_steps_on_one_model():
+    model = _LossMadeInForward()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(2):
+        opt.zero_grad()
+        model(torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])).backward()
+        opt.step()
+
+
+def _buffer_replaced_in_the_step():
+    model = _LossMadeInForward()
+    model(torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])).backward()
+    model.scale = torch.full((3,), 2.0)  # (a buffer re-assigned: no registration hook sees it)
+
+
+def _layer_replaced_in_the_step():
+    model = Classifier()
+    model(torch.randn(2, 4)).sum().backward()
+    model.encoder = nn.Linear(4, 2)
+
+
+def _layer_deleted_in_the_step():
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+    model(torch.randn(2, 4)).sum().backward()
+    del model[2]
+
+
+@pytest.mark.parametrize("fn", [_train_steps_on_one_model, _buffer_replaced_in_the_step, _layer_replaced_in_the_step,
+                                _layer_deleted_in_the_step, _roots_made_per_iteration, _submodule_first_then_its_model,
+                                _policy_and_target])
+def test_the_names_kept_at_stop_are_those_a_full_pass_gives(fn, monkeypatch):
+    """At stop a model unchanged since it was named keeps its names without the full pass
+    (Modules.rename_at_stop): tensor names, module paths and aliases equal those of the full pass, also
+    when the model changed in a way no registration hook reports (a buffer re-assigned, a layer deleted)."""
+    from gradscope._record._modules import Modules
+
+    kept = _snapshot(fn, True, monkeypatch)
+    monkeypatch.setattr(Modules, "rename_at_stop", Modules.rename)
+    full = _snapshot(fn, True, monkeypatch)
+    assert kept == full
+
+
+def test_an_unchanged_model_is_not_renamed_at_stop(monkeypatch):
+    """The skip is taken in the common case (a model built before the trace, its loss module made in forward and
+    gone at stop)."""
+    from gradscope._record._modules import Modules
+
+    full = []
+    real = Modules.rename
+    monkeypatch.setattr(Modules, "rename", lambda self: full.append(1) or real(self))
+    model = _LossMadeInForward()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with gradscope.trace() as tr:
+        for _ in range(2):
+            opt.zero_grad()
+            model(torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])).backward()
+            opt.step()
+    assert full == []
+    assert {"fc.weight", "fc.bias", "scale"} <= {i.name for i in tr.data.tensors.values()}
+
+
 def test_a_root_per_iteration_is_walked_once(monkeypatch):
     """Naming N models made one per iteration walks each once, plus a few full passes (the second root,
     a group's first clash), not every earlier model again per new one."""

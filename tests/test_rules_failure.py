@@ -90,6 +90,66 @@ def test_an_optimizer_step_between_two_backwards_suggests_running_every_backward
                     "run backward for every loss before optimizer.step() changes the weights")
 
 
+def test_a_write_into_a_detached_alias_says_it_shares_the_saved_tensors_memory():
+    """The first lesson of every detach() tutorial: `z = y.detach()` is y's memory, so `z.zero_()` wrote into the y
+    that sigmoid saved. The text says so, and the fix copies first (or writes out of place with real code)."""
+    w = nn.Parameter(torch.linspace(-1, 1, 4))
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        with tr:
+            y = torch.sigmoid(w * 2)
+            z = y.detach()  # L:alias_made
+            z.zero_()  # L:alias_zeroed
+            y.sum().backward()
+    exp = tr.why(w)
+    assert_explains(exp, "inplace_saved_tensor", "z", "alias_zeroed", "copy before writing")
+    assert f"`z` is `y.detach()` at {BASENAME}:{line('alias_made')}" in exp.summary, exp.summary
+    assert "shares `y`'s memory" in exp.summary and "not a copy" in exp.detail, exp
+    assert "`z = y.detach().clone()`" in exp.fix and "`z = torch.zeros_like(z)`" in exp.fix, exp.fix
+    assert "z.zero()" not in exp.fix
+
+
+def test_a_write_into_a_tensor_that_is_no_alias_says_nothing_of_shared_memory():
+    w = nn.Parameter(torch.linspace(-1, 1, 4))
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        with tr:
+            y = torch.sigmoid(w * 2)
+            y.zero_()  # L:own_zeroed
+            y.sum().backward()
+    exp = tr.why(w)
+    assert_explains(exp, "inplace_saved_tensor", "y", "own_zeroed", "torch.zeros_like(y)")
+    assert "memory" not in exp.summary and "clone" not in exp.fix, exp
+
+
+_FILLS = {  # in-place methods with no out-of-place method of the same name, as the user writes them
+    "zero_": ("z.zero_()", lambda z: z.zero_()), "fill_": ("z.fill_(0.5)", lambda z: z.fill_(0.5)),
+    "copy_": ("z.copy_(src)", None), "normal_": ("z.normal_()", lambda z: z.normal_()),
+    "uniform_": ("z.uniform_(-1, 1)", lambda z: z.uniform_(-1, 1)), "random_": ("z.random_(0, 5)", lambda z: z.random_(0, 5)),
+    "bernoulli_": ("z.bernoulli_(0.5)", lambda z: z.bernoulli_(0.5)),
+    "exponential_": ("z.exponential_()", lambda z: z.exponential_()),
+    "geometric_": ("z.geometric_(0.5)", lambda z: z.geometric_(0.5)), "cauchy_": ("z.cauchy_()", lambda z: z.cauchy_()),
+    "log_normal_": ("z.log_normal_()", lambda z: z.log_normal_())}
+
+
+@pytest.mark.parametrize("op", sorted(_FILLS))
+def test_the_out_of_place_fix_of_each_fill_is_code_that_runs(op):
+    """`z.zero_()` has no `z.zero()`: the suggested line is run here, and it makes a new tensor of z's shape."""
+    from gradscope.diagnosis.wording import _out_of_place
+
+    code, _ = _FILLS[op]
+    fix = _out_of_place(code)
+    assert fix is not None and fix.startswith("write it out-of-place: `z = "), fix
+    line = fix.split("`")[1]
+    z, src = torch.ones(2, 3), torch.full((2, 3), 2.0)
+    env = {"torch": torch, "z": z, "src": src}
+    exec(line, env)  # noqa: S102 (the suggestion must be code that runs)
+    assert env["z"] is not z and env["z"].shape == z.shape, line
+    assert torch.equal(z, torch.ones(2, 3))  # (the old one is untouched: out of place)
+    if op == "copy_":
+        assert torch.equal(env["z"], src)
+
+
 def test_an_inplace_write_that_made_backward_fail_is_a_harmful_cut_and_the_same_write_after_it_is_not():
     """tr.cuts(): the in-place write into a tensor autograd saved is harmful when the backward failed because of it,
     benign when the backward had already run."""
@@ -428,6 +488,19 @@ def test_an_inference_tensor_saved_for_backward_names_the_op_that_saved_it():
 
 # --- rule backward_twice: A second backward through a graph whose buffers the first one freed. -----------------------
 
+def test_a_second_backward_of_the_same_loss_is_named_at_that_backward():
+    """The plain case, one loss backed twice (no state carried, no shared part built before): the second backward
+    is the line."""
+    w = nn.Parameter(torch.ones(3))
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        with gradscope.trace() as tr:
+            loss = torch.sigmoid(w * 2).sum()
+            loss.backward()
+            loss.backward()  # L:f_same_twice
+    exp = tr.failure
+    assert exp.cause == "backward_twice" and site_hits(exp.site, "f_same_twice"), exp
+
+
 def test_failure_backward_twice():
     rnn = nn.RNN(2, 4, batch_first=True)
     with pytest.raises(RuntimeError, match="backward through the graph a second time") as ei:
@@ -455,6 +528,25 @@ def test_one_backward_per_head_on_a_shared_trunk_suggests_one_backward():
                 F.cross_entropy(h(feats), torch.randint(0, 2, (6,))).backward()
     f = tr.failure
     assert_explains(f, "backward_twice", "feeds more than one loss", "w_trunk", "add the losses and call backward once")
+
+
+def test_the_shared_part_two_losses_run_through_is_the_last_one_that_needs_grad():
+    """Both losses also share a mask that needs no gradient, made after the shared features: the text names the
+    shared computation the first backward freed (the features), not the mask."""
+    enc = nn.Linear(4, 4)
+    x = torch.randn(6, 4)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="second time"):
+        with tr:
+            feats = torch.tanh(enc(x))  # L:w_shared_feats
+            mask = (x > 0).float()
+            loss_a = (feats * mask).sum()
+            loss_b = (feats * mask).pow(2).sum()
+            loss_a.backward()  # L:w_first_bw
+            loss_b.backward()
+    f = tr.failure
+    assert f.cause == "backward_twice" and site_hits(f.site, "w_first_bw"), f
+    assert f"run through `feats` (computed at {BASENAME}:{line('w_shared_feats')})" in f.summary, f.summary
 
 
 def test_two_losses_built_before_the_first_backward_name_that_backward():
@@ -1691,3 +1783,48 @@ def test_a_simulator_state_kept_on_an_object_between_windows_names_that_line():
 
     f, _ = _run_failing(train)
     assert_explains(f, "backward_twice", "is kept for the next step in `env.x`", "w_env_kept", "x.detach()")
+
+
+def test_the_first_argument_of_a_call_is_read_as_written_and_not_guessed():
+    from gradscope.diagnosis.common import _first_arg
+
+    assert _first_arg("t = torch.tensor(boxes, dtype=torch.float32)", "torch.tensor(") == "boxes"
+    assert _first_arg("t = torch.tensor(f(a, b)[0])", "torch.tensor(") == "f(a, b)[0]"
+    assert _first_arg("t = torch.tensor(data=boxes)", "torch.tensor(") is None  # (a keyword: no positional first)
+    assert _first_arg("t = torch.tensor(" + "a" * 61 + ")", "torch.tensor(") is None  # (too long to quote)
+    assert _first_arg("t = torch.tensor()", "torch.tensor(") is None
+    assert _first_arg("t = x + 1", "torch.tensor(") is None
+
+
+def test_a_backward_error_the_block_caught_is_the_traces_failure():
+    """`try: loss.backward() except RuntimeError: ...` inside the block: nothing leaves it, but the step's last
+    backward failed; that failure is explained (not the detach() that made the alias, "never received back")."""
+    w = nn.Parameter(torch.linspace(-1, 1, 4))
+    caught = []
+    with gradscope.trace() as tr:
+        y = torch.sigmoid(w * 2)
+        z = y.detach()
+        z.zero_()  # L:caught_write
+        try:
+            y.sum().backward()
+        except RuntimeError as e:
+            caught.append(e)
+    assert caught and tr.data.exception is not None and tr.data.meta.get("exception_caught") is True
+    exp = tr.why(w)
+    assert_explains(exp, "inplace_saved_tensor", "z", "caught_write", "copy before writing")
+    assert tr.failure is not None and tr.failure.cause == "inplace_saved_tensor"
+
+
+def test_a_caught_backward_error_followed_by_a_backward_that_ran_is_no_failure():
+    """The step went on after the caught error (a second backward ran): no failure is made up."""
+    w = nn.Parameter(torch.linspace(-1, 1, 4))
+    with gradscope.trace() as tr:
+        y = torch.sigmoid(w * 2)
+        y.detach().zero_()
+        try:
+            y.sum().backward()
+        except RuntimeError:
+            pass
+        torch.sigmoid(w * 2).sum().backward()  # L:caught_then_ok
+    assert tr.data.exception is None and "exception_caught" not in tr.data.meta
+    assert tr.failure is None and tr.why(w).cause == "ok"

@@ -335,3 +335,38 @@ def test_each_op_at_the_edge_of_its_domain_is_named_before_a_layer_that_passed_i
     assert exp.cause == "nonfinite_gradient", exp
     # (the op runs inside the table's lambda: its line there, the step's line in its stack)
     assert M.site_hits(exp.site, "nf_edge_op") and exp.site.stack[-1].code.startswith(f'"{op}":'), exp
+
+
+_W = torch.linspace(-1, 1, 6)
+
+
+_PASSING = {  # each op whose backward sends on, finite-in finite-out, the inf that came with its input
+    "linear": lambda b: F.linear(b, _W.reshape(2, 3)), "matmul": lambda b: torch.matmul(b, _W.reshape(3, 2)),
+    "mm": lambda b: torch.mm(b, _W.reshape(3, 2)), "bmm": lambda b: torch.bmm(b.reshape(2, 4, 3), _W.reshape(1, 3, 2).expand(2, 3, 2)),
+    "addmm": lambda b: torch.addmm(torch.ones(8, 2), b, _W.reshape(3, 2)), "mul": lambda b: torch.mul(b, 2.0),
+    "__mul__": lambda b: b * 2.0, "__rmul__": lambda b: 2.0 * b, "add": lambda b: torch.add(b, 1.0),
+    "__add__": lambda b: b + 1.0, "__radd__": lambda b: 1.0 + b, "sub": lambda b: torch.sub(b, 1.0),
+    "__sub__": lambda b: b - 1.0, "__rsub__": lambda b: 1.0 - b, "sum": lambda b: b.sum(0), "mean": lambda b: b.mean(0),
+    "conv1d": lambda b: F.conv1d(b.reshape(1, 3, 8), _W.reshape(2, 3, 1)),
+    "conv2d": lambda b: F.conv2d(b.reshape(1, 3, 2, 4), _W.reshape(2, 3, 1, 1)),
+    "conv3d": lambda b: F.conv3d(b.reshape(1, 3, 2, 2, 2), _W.reshape(2, 3, 1, 1, 1)),
+    "relu": lambda b: torch.relu(b), "cat": lambda b: torch.cat([b, b]), "stack": lambda b: torch.stack([b, b]),
+    "reshape": lambda b: b.reshape(24), "view": lambda b: b.view(24), "flatten": lambda b: b.flatten(),
+    "squeeze": lambda b: b.squeeze(), "unsqueeze": lambda b: b.unsqueeze(0), "transpose": lambda b: b.transpose(0, 1),
+    "permute": lambda b: b.permute(1, 0), "embedding": lambda b: F.embedding(torch.tensor([0, 3, 5]), b),
+    "dropout": lambda b: F.dropout(b, 0.0)}
+
+
+@pytest.mark.parametrize("op", sorted(_PASSING))
+def test_an_inf_passed_on_by_each_op_is_named_where_it_was_made(op):
+    """sqrt at 0 makes the inf; each of these ops only passes it on (its backward is finite on finite values):
+    the sqrt's line is named, not the op's."""
+    net = nn.Linear(3, 3)
+    with gradscope.trace() as tr:
+        h = net(torch.randn(8, 3))
+        bad = torch.sqrt(h - h.detach() + 1e-30 * 0)  # L:nf_made
+        out = _PASSING[op](bad)  # L:nf_passed
+        (out * 3.0).sum().backward()
+    assert not torch.isfinite(net.weight.grad).all()
+    exp = tr.why(net.weight)
+    assert exp.cause == "nonfinite_gradient" and M.site_hits(exp.site, "nf_made"), (op, exp)

@@ -191,6 +191,10 @@ def test_a_method_replaced_between_traces_is_read_again():
         _Patched.forward = old
     exp = tr.why(m.refine.weight)
     assert exp.cause == "unused_parameter" and exp.site.lineno == line_of("w_patched_late_return"), exp
+    with gradscope.trace() as tr:  # the old method put back: its answer again
+        m(torch.randn(2, 3)).sum().backward()
+    exp = tr.why(m.refine.weight)
+    assert exp.cause == "unused_parameter" and exp.site.lineno == line_of("w_patched_return"), exp
 
 
 class _Refine(nn.Module):

@@ -72,6 +72,82 @@ def test_a_write_into_the_result_of_an_op_whose_backward_reads_its_result_is_a_c
     assert exp.cause == "inplace_saved_tensor" and site_hits(exp.site, "result_write"), exp
 
 
+# What each op's backward reads, as torch computes it (checked against torch in each test below, so that the expected
+# verdict is torch's own behaviour, not a copy of gradscope's tables): the result only, nothing, or its input.
+_RESULT_ONLY = {
+    "sigmoid": torch.sigmoid, "tanh": torch.tanh, "exp": torch.exp, "softmax": lambda a: torch.softmax(a, -1),
+    "log_softmax": lambda a: torch.log_softmax(a, -1), "relu": torch.relu, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
+    "expm1": torch.expm1, "reciprocal": torch.reciprocal}
+_NOTHING = {
+    "add": lambda a: a.add(1.0), "__add__": lambda a: a + 1.0, "__radd__": lambda a: 1.0 + a, "sub": lambda a: a.sub(1.0),
+    "__sub__": lambda a: a - 1.0, "__rsub__": lambda a: 1.0 - a, "neg": lambda a: a.neg(), "__neg__": lambda a: -a,
+    "sum": lambda a: a.sum(), "mean": lambda a: a.mean(), "view": lambda a: a.view(3, 2), "reshape": lambda a: a.reshape(6),
+    "expand": lambda a: a.expand(2, 2, 3), "clone": lambda a: a.clone(), "contiguous": lambda a: a.t().contiguous(),
+    "flatten": lambda a: a.flatten(), "squeeze": lambda a: a.squeeze(), "unsqueeze": lambda a: a.unsqueeze(1),
+    "permute": lambda a: a.permute(1, 0), "transpose": lambda a: a.transpose(0, 1), "t": lambda a: a.t(),
+    "__getitem__": lambda a: a[0], "cat": lambda a: torch.cat([a, a]), "stack": lambda a: torch.stack([a, a]),
+    "to": lambda a: a.to(torch.float64), "float": lambda a: a.float(), "double": lambda a: a.double(),
+    "half": lambda a: a.half()}
+_INPUT = {"mul": lambda a: a * a, "sin": torch.sin, "elu": F.elu, "selu": F.selu, "hardsigmoid": F.hardsigmoid,
+          "__pow__": lambda a: a ** 3}
+_POSITIVE = {"sqrt", "rsqrt", "reciprocal"}  # (their domain)
+
+
+def _alias_write_program(name, op, into):
+    """``w -> a -> op(a)``, then a write through ``.data`` into ``a`` ("input") or into the op's result ("result")
+    before backward; returns w (its .grad filled)."""
+    lo, hi = (0.5, 1.5) if name in _POSITIVE else (-1.5, 1.5)
+    w = nn.Parameter(torch.linspace(lo, hi, 6).reshape(2, 3))
+    a = w * 2
+    s = op(a)
+    if into == "input":
+        a.data.mul_(0.5).add_(0.1)  # L:alias_write_input
+    elif into == "result":
+        s.data.mul_(0.5).add_(0.1)  # L:alias_write_result
+    c = torch.linspace(1, 2, s.numel()).reshape(s.shape).to(s.dtype)
+    (s * c).sum().backward()
+    return w
+
+
+def _write_changes_the_gradient(name, op, into):
+    return not torch.allclose(_alias_write_program(name, op, None).grad, _alias_write_program(name, op, into).grad)
+
+
+@pytest.mark.parametrize("name", sorted(_RESULT_ONLY))
+def test_a_write_into_the_result_of_an_op_that_reads_its_result_is_a_corruption_and_into_its_input_is_not(name):
+    op = _RESULT_ONLY[name]
+    assert _write_changes_the_gradient(name, op, "result") and not _write_changes_the_gradient(name, op, "input")
+    with gradscope.trace() as tr:
+        w = _alias_write_program(name, op, "result")
+    exp = tr.why(w)
+    assert exp.cause == "inplace_saved_tensor" and site_hits(exp.site, "alias_write_result"), (name, exp)
+    with gradscope.trace() as tr:
+        w = _alias_write_program(name, op, "input")
+    assert tr.why(w).cause == "ok", (name, tr.why(w))
+
+
+@pytest.mark.parametrize("name", sorted(_NOTHING))
+def test_a_write_into_the_input_of_an_op_whose_backward_reads_nothing_is_not_a_corruption(name):
+    op = _NOTHING[name]
+    assert not _write_changes_the_gradient(name, op, "input")
+    with gradscope.trace() as tr:
+        w = _alias_write_program(name, op, "input")
+    assert tr.why(w).cause == "ok", (name, tr.why(w))
+
+
+@pytest.mark.parametrize("name", sorted(_INPUT))
+def test_a_write_into_the_input_of_an_op_that_reads_its_input_is_a_corruption_and_into_its_result_is_not(name):
+    op = _INPUT[name]
+    assert _write_changes_the_gradient(name, op, "input") and not _write_changes_the_gradient(name, op, "result")
+    with gradscope.trace() as tr:
+        w = _alias_write_program(name, op, "input")
+    exp = tr.why(w)
+    assert exp.cause == "inplace_saved_tensor" and site_hits(exp.site, "alias_write_input"), (name, exp)
+    with gradscope.trace() as tr:
+        w = _alias_write_program(name, op, "result")
+    assert tr.why(w).cause == "ok", (name, tr.why(w))
+
+
 def test_write_through_data_into_a_saved_tensor():
     diag, tid = load("data_write")
     exp = diag.why(tid)
@@ -317,6 +393,41 @@ def test_a_hinge_that_is_zero_everywhere_is_not_called_a_dead_relu():
     exp = tr.why(emb.weight)
     assert_explains(exp, "zero_gradient", "emb.weight", "w_hinge", "check the margin in `")
     assert "hinge" in exp.detail and "dead ReLU" not in exp.detail
+
+
+_TO_LOSS = {  # each arithmetic step a hinge can reach its loss through (the recorded op name: its call)
+    "mean": lambda h: h.mean(), "sum": lambda h: h.sum(), "add": lambda h: torch.add(h, 1.0).sum(),
+    "__add__": lambda h: (h + 1.0).sum(), "__radd__": lambda h: (1.0 + h).sum(), "mul": lambda h: torch.mul(h, 2.0).sum(),
+    "__mul__": lambda h: (h * 2.0).sum(), "__rmul__": lambda h: (2.0 * h).sum(), "div": lambda h: torch.div(h, 2.0).sum(),
+    "__truediv__": lambda h: (h / 2.0).sum(), "sub": lambda h: torch.sub(h, 1.0).sum(),
+    "__sub__": lambda h: (h - 1.0).sum(), "__rsub__": lambda h: (1.0 - h).sum(),
+    "pow": lambda h: torch.pow(h + 1.0, 2).sum(),
+    "__pow__": lambda h: ((h + 1.0) ** 2).sum()}  # (a square of the bare hinge is zeroed by the square too)
+
+
+@pytest.mark.parametrize("step", sorted(_TO_LOSS))
+def test_a_hinge_reaches_its_loss_through_each_arithmetic_step(step):
+    """A relu that is 0 everywhere and reaches the backward root through one arithmetic step or reduction is a
+    hinge of the loss (its margin is the fix), not a dead activation."""
+    emb = nn.Linear(4, 4)
+    with gradscope.trace() as tr:
+        h = F.relu(emb(torch.randn(6, 4)).sum(1) - 1e6)  # L:w_hinge_step
+        loss = _TO_LOSS[step](h)
+        loss.backward()
+    exp = tr.why(emb.weight)
+    assert exp.cause == "zero_gradient" and site_hits(exp.site, "w_hinge_step"), (step, exp)
+    assert "hinge" in exp.detail and "check the margin in `" in exp.fix, (step, exp.detail)
+
+
+def test_a_relu_that_reaches_its_loss_through_a_layer_is_not_a_hinge():
+    """(The control: a relu whose output goes through another layer is an activation.)"""
+    emb, head = nn.Linear(4, 4), nn.Linear(4, 1)
+    with gradscope.trace() as tr:
+        h = F.relu(emb(torch.randn(6, 4)) - 1e6)  # L:w_dead_act
+        head(h).sum().backward()
+    exp = tr.why(emb.weight)
+    assert exp.cause == "zero_gradient" and site_hits(exp.site, "w_dead_act"), exp
+    assert "hinge" not in exp.detail, exp.detail
 
 
 def test_a_hinge_that_reaches_the_loss_through_arithmetic_and_a_power_is_still_a_hinge():

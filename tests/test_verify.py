@@ -544,3 +544,116 @@ def test_an_undo_that_lets_backward_run_by_training_the_target_network_is_no_fix
     assert region.results["<starved>"].norm >= 4
     f = tr.failure
     assert f.verified != "verified" and f"line {line('td_target')}'s no-grad region" in f.verification
+
+
+# --- the trace's guess refuted: verification names another cut ------------------------------------------------
+class _QNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(6, 16), nn.ReLU())
+        self.head = nn.Linear(16, 3)
+
+    def forward(self, s):
+        return self.head(self.body(s))
+
+
+class _Agent:
+    """Acting caches the Q values (detached: acting needs no graph); learning reuses the cache for the TD loss."""
+
+    def __init__(self, policy, target, opt):
+        self.policy, self.target, self.opt, self.last_q = policy, target, opt, None
+
+    def act(self, state):
+        q = self.policy(state).detach()  # <- dqn_cached_q
+        self.last_q = q
+        return q.argmax(1)
+
+    def learn(self, action, reward, nxt):
+        q_sa = self.last_q.gather(1, action.unsqueeze(1)).squeeze(1)
+        with torch.no_grad():  # <- dqn_td_target
+            expected = reward + 0.9 * self.target(nxt).max(1)[0]
+        loss = F.smooth_l1_loss(q_sa, expected)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+
+
+def _dqn_step_with_cached_q(agent, state, reward, nxt):
+    action = agent.act(state)
+    agent.learn(action, reward, nxt)
+
+
+def test_a_guess_refuted_by_the_re_run_is_replaced_by_the_verified_cut():
+    """A DQN step whose cached Q values were detached beside the legitimate no_grad TD target: backward fails (no
+    input requires grad), and the trace's first guess for the failure is the no_grad target. The re-run is the
+    judge: undoing the no_grad lets backward run but trains only the target network (the optimizer that cleared
+    gradients holds the policy); undoing the `.detach()` trains the policy. The failure's explanation becomes the
+    verified cut, says so, and keeps the refuted guess's line as context. The target network, which no optimizer
+    holds, is no problem."""
+    torch.manual_seed(0)
+    policy, target = _QNet(), _QNet()
+    target.load_state_dict(policy.state_dict())
+    opt = torch.optim.SGD(policy.parameters(), lr=0.1)
+    args = (_Agent(policy, target, opt), torch.randn(8, 6), torch.randn(8), torch.randn(8, 6))
+    before = copy.deepcopy(policy.state_dict())
+    tr = traced(_dqn_step_with_cached_q, *args)
+    guess = tr.summary().failure
+    assert guess.cause == "no_grad_block" and guess.site.lineno == line("dqn_td_target"), guess
+    assert not any("target." in p.target for p in tr.problems()), [p.target for p in tr.problems()]
+    tr.verify(_dqn_step_with_cached_q, *args)
+    exp = tr.summary().failure
+    assert exp.verified == "verified" and exp.rule == "verified", exp
+    assert exp.cause == "detach" and exp.site.lineno == line("dqn_cached_q"), exp
+    assert [s.lineno for s in exp.extra_sites] == [line("dqn_td_target")], exp.extra_sites
+    assert f"line {line('dqn_cached_q')}" in exp.verification and "the trace first pointed to" in exp.summary, exp
+    assert exp.fix and "detach" in exp.fix, exp.fix
+    w = tr.why(policy.head.weight)
+    assert w.verified == "verified" and w.cause == "detach" and w.site.lineno == line("dqn_cached_q"), w
+    for k, v in policy.state_dict().items():  # (the state verify started from is back)
+        assert torch.equal(v, before[k]), k
+
+
+# --- the wording of a verified undo, per kind (data in, text out) ----------------------------------------------
+_FIX_SAYS = {  # undo kind -> what its fix must say (besides the line)
+    "detach": ("`.detach()`", "use the tensor itself"), "data": ("`.data`", "use the tensor itself"),
+    "numpy": ("NumPy round trip", "in torch"), "item": ("`.item()` round trip", "keep the tensor"),
+    "tolist": ("`.tolist()` round trip", "keep the tensor"), "rewrap": ("re-wrap", "re-wrapping"),
+    "region": ("no-grad region", "out of the no-grad region"), "requires_grad": ("freeze", "do not freeze"),
+    "grad_set": ("gradient clear", "before backward"), "inplace": ("in-place write", "out of place"),
+    "data_set": ("`.data =`", "`.data =`")}
+
+
+@pytest.mark.parametrize("kind", sorted(_FIX_SAYS))
+def test_a_replaced_explanation_names_the_undo_its_line_and_a_fix_of_its_kind(kind):
+    from gradscope.core.verification import FAILURE, TargetResult, Undo
+    from gradscope.diagnosis import templates_verify as T
+
+    u = Undo(kind, "torch.op", "train.py", 47, (("train.py", 47),), 3)
+    what, advice = _FIX_SAYS[kind]
+    fix = T.replaced_fix(u, "fc.weight")
+    assert "47" in fix and advice in fix, fix
+    if "{t}" in T._FIX[kind]:
+        assert "fc.weight" in fix, fix
+    summary = T.replaced_summary("fc.weight", "none", u, "train.py:47", "train.py:40", True)
+    assert summary.startswith("fc.weight.grad is none: the ") and f"{what} at train.py:47" in summary, summary
+    assert "first pointed to train.py:40, but undoing that did not fix it" in summary
+    assert T.replaced_summary(FAILURE, "error", u, "train.py:47", "", False).startswith("backward failed: ")
+    text = T.verified_text("fc.weight", u, "h = f(x)", TargetResult("received", 0.31))
+    assert text == f"verified: with line 47's {what} undone (`h = f(x)`), fc.weight.grad has norm 0.31.", text
+
+
+def test_the_wording_of_what_a_verification_measured():
+    from gradscope.core.verification import FAILURE, TargetResult, Undo
+    from gradscope.diagnosis import templates_verify as T
+
+    u = Undo("detach", "torch.Tensor.detach", "t.py", 5, (("t.py", 5),), 1)
+    assert T.verified_text(FAILURE, u, "c", TargetResult("ok")).endswith("undone (`c`), backward succeeds.")
+    assert T.verified_text("w", u, "c", TargetResult("received")).endswith("w.grad arrives.")
+    assert T.replaced_detail(1) == "gradscope re-ran the step with this cut undone, and that changed the outcome."
+    assert "each of 3 candidate cuts" in T.replaced_detail(3)
+    assert T.replaced_summary("w", "none", u, "t.py:5", "", False) == (
+        "w.grad is none: the `.detach()` at t.py:5 is the cut that matters (the re-run proves it).")
+    assert T.replaced_summary("w", "none", u, "t.py:5", "t.py:2", False).endswith("; the trace first pointed to t.py:2.")
+    assert T.replaced_fix(Undo("other", "op", "t.py", 9, (), 0), None) == "change line 9."
+    assert "the parameters" in T.replaced_fix(u, None)
+    assert T.untried_text([]) == "not verified: the trace holds no cut on its way that a re-run could undo."

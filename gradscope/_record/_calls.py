@@ -149,6 +149,8 @@ class Calls:
             # per-parameter `p.grad = None` calls become one event
             if func is _RF_ENTER:
                 self.zg = [] if args and str(args[0]).startswith("Optimizer.zero_grad#") else None
+                if self.zg is not None:  # (the optimizer whose zero_grad() this is: a verification restores it too)
+                    self._engine.optim.zeroed(sys._getframe(2))
             elif func is _RF_EXIT:
                 self.zg = self._ident.zg_memo = None
                 self._watch = bool(self.cleared)

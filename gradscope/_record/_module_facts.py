@@ -40,6 +40,34 @@ def _class_signature(cls) -> tuple:
     return tuple(out)
 
 
+_RAN_KEYS: dict = {}  # the sets of code that ran, as used in _ANSWERS' keys: each distinct set once
+_BY_IDENTITY: dict = {}  # a class's methods by identity (see _class_number) -> (its number, the code objects)
+
+
+def _class_number(cls) -> int:
+    """The number of ``cls``'s signature (see _class_signature). A signature hashes every method's code by
+    content (slow for a model's seven classes at every stop): the same code objects under the same names
+    (compared by identity, kept alive with the answer so that no id is reused) give the number at once."""
+    codes = []
+    names = []
+    fwd = getattr(getattr(cls, "forward", None), "__code__", None)
+    for klass in getattr(cls, "__mro__", ()):
+        mod = getattr(klass, "__module__", "") or ""
+        if mod.startswith("torch.") or klass is object:
+            break
+        names.append((mod, klass.__qualname__))
+        for key, v in vars(klass).items():
+            co = getattr(getattr(v, "__func__", v), "__code__", None)
+            if co is not None:
+                names.append(key)
+                codes.append(co)
+    key = (id(fwd), tuple(names), tuple(map(id, codes)))
+    hit = _BY_IDENTITY.get(key)
+    if hit is None:
+        hit = _BY_IDENTITY[key] = (_SIGNATURES.setdefault(_class_signature(cls), len(_SIGNATURES)), (fwd, codes))
+    return hit[0]
+
+
 class ModuleFacts:
     """``sync_live()``: what the trace's data needs from the live model, into ``data.meta``."""
 
@@ -53,7 +81,7 @@ class ModuleFacts:
         eng = self._engine
         """What needs the live objects: parameter and module names, parameter owners, module facts."""
         if eng.modules.roots:
-            eng.modules.rename()
+            eng.modules.rename_at_stop()
         else:
             eng.modules.apply_names()
         if eng.modules.late_attrs:
@@ -74,7 +102,7 @@ class ModuleFacts:
                 tied[str(tid)] = others
         self._data.meta["tied_params"] = tied
         self._data.meta["left_model"] = self._left_models()
-        self._data.meta["trainable"] = sorted(eng.optim.trainable)
+        self._data.meta["trainable"] = sorted(eng.optim.trained())
         self._data.meta["internal_errors"] = list(self._sink.errors)
         owners = {}
         for pid, (r, cls, attr, raw) in eng.modules.param_owner.items():  # Owner
@@ -134,7 +162,12 @@ class ModuleFacts:
         ids = eng.modules.called_ids
         called |= {path for m, path in eng.modules.mod_path.items() if id(m) in ids}
         # (a module whose children ran although it was not called itself: its own method, `dec.step(...)`, ran them)
-        prefixes = {c[:i + 1] for c in called for i, ch in enumerate(c) if ch == "."}
+        prefixes = set()  # every "a." and "a.b." of "a.b.c" (found by find: char by char was a BERT stop's slowest line)
+        for c in called:
+            i = c.find(".")
+            while i >= 0:
+                prefixes.add(c[:i + 1])
+                i = c.find(".", i + 1)
         skipped = {}
         defined = {}  # child path -> Frame of the line that defines it, for children that were never called
         hooks = {}
@@ -148,9 +181,14 @@ class ModuleFacts:
             by_path.setdefault(path, m)
         sigs: dict = {}  # class -> its signature (see _class_signature), once per stop
         ran_key = frozenset(ran)
-        if len(_ANSWERS) > _ANSWERS_MAX or len(_SIGNATURES) > _ANSWERS_MAX:
+        # (one object per distinct set: a key of _ANSWERS that holds an equal but other set is compared item by item)
+        ran_key = _RAN_KEYS.setdefault(ran_key, ran_key)
+        if len(_ANSWERS) > _ANSWERS_MAX or len(_SIGNATURES) > _ANSWERS_MAX or len(_BY_IDENTITY) > _ANSWERS_MAX \
+                or len(_RAN_KEYS) > _ANSWERS_MAX:
             _ANSWERS.clear()
             _SIGNATURES.clear()
+            _BY_IDENTITY.clear()
+            _RAN_KEYS.clear()
 
         def once(fn, m, name, *args):
             # these read only the module's class (its methods' bytecode, its source), the same for every
@@ -159,7 +197,7 @@ class ModuleFacts:
             cls = type(m)
             sig = sigs.get(cls)
             if sig is None:  # (a small number for it: the key is hashed at every question)
-                sig = sigs[cls] = _SIGNATURES.setdefault(_class_signature(cls), len(_SIGNATURES))
+                sig = sigs[cls] = _class_number(cls)
             key = (fn, sig, name, ran_key if args else None)
             hit = _ANSWERS.get(key, _ANSWERS)
             if hit is _ANSWERS:

@@ -59,6 +59,10 @@ class Modules:
         self._root_of: dict = {}  # id(root module) -> its _Root
         self._root_tids: dict = {}  # _Root -> how many of its tensors the trace saw (those in _tid_src)
         self._root_held: dict = {}  # _Root -> ([(id(module), weakref)], [id(tensor)]) it put in the live maps
+        # the live roots' walks their names were taken from (see _walk_sig), and whether a registration hook
+        # saw a model change since: at stop an unchanged model keeps its names without the full pass
+        self._named_walks: dict = {}
+        self._changed = False
         self._book = Prefixes()
         self.param_names: dict = {}  # id(param or buffer) -> Named
         self.param_src: dict = {}  # id(param or buffer) -> Source
@@ -402,6 +406,7 @@ class Modules:
             names[k] = Named(ref, p + path)
             ids.append(k)
         self._root_held[r] = (mids, ids)
+        self._named_walks[r] = _walk_sig(mods, tens)
         return ids
 
     def _seen(self, ids):
@@ -437,6 +442,30 @@ class Modules:
         self._seen(self._take(r, p, mods, tens))
         return True
 
+    def rename_at_stop(self):
+        """At stop: the full pass (:meth:`rename`) unless every model is as it was named, which is the
+        common case: no registration hook saw a change since, each root named then walks to the same modules and
+        tensors at the same paths (or is gone and named no tensor), and no other root is alive. Then the names
+        stand as they are (tests/test_naming.py compares the two)."""
+        if not self._changed:
+            named = self._named_walks
+            live = []
+            for r in self.roots:
+                m = r.ref()
+                if m is None:  # (gone: it may have named no tensor, a loss module made in forward; else the full pass)
+                    if r in named and named[r][1]:
+                        break
+                    continue
+                w = self._walk_root(r) if r in named else None
+                if w is None or _walk_sig(*w) != named[r]:
+                    break
+                live.append(r)
+            else:
+                self._live = live
+                self.apply_names()
+                return
+        self.rename()
+
     def rename(self):
         """Module paths and tensor names from every live root (walked now); names of tensors already
         seen are kept per root, so they survive the model (a local of a function that returned)."""
@@ -453,6 +482,7 @@ class Modules:
         pre = self.prefix = self._book.full(list(self.roots), rels)
         self.mod_path = _ModulePaths()
         self.param_src, self.param_names, self.tied_names, self._root_held = {}, {}, {}, {}
+        self._named_walks, self._changed = {}, False
         ids = []
         for r, mods, tens in walked:
             ids += self._take(r, pre.get(r, ""), mods, tens)
@@ -497,6 +527,7 @@ class Modules:
         self._data.meta["model_tensors"] = sorted(self._tid_src)  # tensors of a model the trace called
 
     def _module_registered(self, module, name, sub):
+        self._changed = True
         if isinstance(sub, nn.Module) and sub is not module:
             # a model built in the trace: each parameter's path from the outermost module it was put in so far
             # (what names it if that model is never called: see _name_uncalled)
@@ -581,6 +612,7 @@ class Modules:
         self.late_attrs = keep
 
     def _param_registered(self, module, name, param):
+        self._changed = True
         if param is None:
             return
         raw, flags = _frames.walk(sys._getframe(), self.entry, limit=6)
@@ -630,3 +662,8 @@ class Modules:
             self.param_owner[id(param)] = Owner(_Held(param), type(module).__name__, name, raw)
         except TypeError:
             pass
+
+
+def _walk_sig(mods, tens) -> tuple:
+    """What a walk found, by identity: each module's and tensor's path, id and class (no references kept)."""
+    return (tuple((p, id(m), type(m)) for p, m in mods), tuple((p, id(t)) for p, t in tens))

@@ -219,7 +219,8 @@ def attr_name(f, stop, t, frames: int = 4, memo: dict | None = None):
     key = (id(f), id(stop), frames)
     got = memo.get(key)
     if got is None or got[0] is not f or got[1] is not stop:
-        got = memo[key] = (f, stop, [[k, v, None, None] for k, v in _candidates(f, stop, frames)])
+        # (the candidates are listed as the search reaches them: most searches end at the first model)
+        got = memo[key] = (f, stop, _Listed(_candidates(f, stop, frames)))
     for c in got[2]:
         kind = c[2]
         if kind is _NONE:
@@ -244,6 +245,34 @@ def attr_name(f, stop, t, frames: int = 4, memo: dict | None = None):
 
 
 _MODEL, _TENSORS, _NONE, _FAILED = "model", "tensors", "none", "failed"
+
+
+class _Listed:
+    """attr_name's memo of the candidates of one frame: ``[name, object, kind, data]`` entries, taken from
+    the candidates' generator as far as a search has gone (a later search goes on from there)."""
+
+    __slots__ = ("items", "_more")
+
+    def __init__(self, gen):
+        self.items: list = []
+        self._more = gen
+
+    def __iter__(self):
+        items = self.items
+        i = 0
+        while True:
+            if i < len(items):
+                yield items[i]
+            elif self._more is None:
+                return
+            else:
+                nxt = next(self._more, None)
+                if nxt is None:
+                    self._more = None
+                    return
+                items.append([nxt[0], nxt[1], None, None])
+                continue
+            i += 1
 _CO_OPTIMIZED = 0x0001  # (a function's code; a module-level frame's f_locals is its globals)
 _IS_TENSOR = torch.Tensor.__instancecheck__  # (C: type.__instancecheck__)
 

@@ -82,7 +82,44 @@ class Optim:
         self.pending = None  # PendingStep: inside optimizer.step()
         self.closure = False  # inside optimizer.step(closure), before the closure ran
         self.trainable: set = set()  # tids of every parameter an optimizer holds
-        self.seen = weakref.WeakSet()  # the optimizers that stepped (a verification restores their state)
+        # the optimizers that stepped or cleared gradients (a verification restores their state, and what they hold
+        # is what the step trains: also when its backward failed before any step)
+        self.seen = weakref.WeakSet()
+        self.zeroed_opts = weakref.WeakSet()  # those that cleared gradients (see trained)
+
+    def trained(self) -> set:
+        """Tids of the parameters the step trains: those an optimizer held when it stepped, and those of the
+        optimizers whose zero_grad() ran (what the step would have trained when its backward failed first)."""
+        out = set(self.trainable)
+        tid_of = self._engine.identity.tid_of
+        for opt in list(self.zeroed_opts):
+            for g in opt.param_groups:
+                for p in g["params"]:
+                    tid = tid_of(p)
+                    if tid is not None:
+                        out.add(tid)
+        return out
+
+    def zeroed(self, frame) -> None:
+        """An ``Optimizer.zero_grad()`` began: the optimizer is the ``self`` of the first frame above ``frame`` that
+        runs a ``zero_grad`` (torch's, or an optimizer's own override)."""
+        f = frame
+        for _ in range(6):
+            if f is None:
+                return
+            if f.f_code.co_name == "zero_grad":
+                opt = _frames.locals_of(f).get("self")
+                if isinstance(opt, torch.optim.Optimizer):
+                    try:
+                        self.seen.add(opt)
+                    except TypeError:  # (no weak references: not restored by a verification)
+                        pass
+                    try:
+                        self.zeroed_opts.add(opt)
+                    except TypeError:
+                        pass
+                return
+            f = f.f_back
 
     def step(self, opt):
         eng = self._engine

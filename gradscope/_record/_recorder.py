@@ -114,6 +114,7 @@ class Recorder:
         self.facts = facts = ModuleFacts(sink, self)
         self.syncer = syncer = Sync(sink, self, bw, saved, lin, facts)
         self.sync, self.live, self.record_exception = syncer.sync, syncer.live, syncer.record_exception
+        self.record_caught = syncer.record_caught
         self.calls = calls = Calls(sink, self, ident, mods, saved, lin, bw, max_events=max_events,
                                    eager_compile=eager_compile)
         self._full = calls._full
@@ -347,7 +348,8 @@ class Recorder:
 
 
 class _Pause:
-    """``Recorder.pause()``: recording off inside, back on after (if it was on)."""
+    """``Recorder.pause()``: recording off inside, back on after (if it was on); one query of the facade (its
+    syncs read which tensors are alive once, see Sync.queries)."""
 
     __slots__ = ("rec", "was")
 
@@ -358,9 +360,14 @@ class _Pause:
     def __enter__(self):
         calls = self.rec.calls
         self.was, calls.on = calls.on, False
+        self.rec.syncer.queries += 1
         return self
 
     def __exit__(self, *exc):
+        syncer = self.rec.syncer
+        syncer.queries -= 1
+        if not syncer.queries:
+            syncer.end_query()
         if self.was:
             self.rec.calls.on = True
         return False

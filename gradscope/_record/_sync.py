@@ -36,6 +36,9 @@ class Sync:
         self._synced_tensors = -1  # tensors seen at the last conversion (-1: convert again)
         self._metas: dict = {}  # interned (shape, dtype, device) tuples
         self.exception: BaseException | None = None  # the one the block raised
+        # inside one query of the facade (Recorder.pause: no user code runs) which tensors are alive is read once
+        self.queries = 0
+        self._alive_read = False
 
     def stopped(self):
         """The recording stopped: the per-event conversion is left to the first query."""
@@ -54,7 +57,8 @@ class Sync:
         changed = self._sink.changed
         if (self.synced == len(raws) and self._synced_tensors == eng.identity.next_tid and not eng.calls.on
                 and not self._backward.pending and not changed):
-            self._refresh_alive()
+            if not self._alive_read:
+                self._refresh_alive()
             return False
         self._synced_tensors = eng.identity.next_tid
         n = len(raws)
@@ -145,7 +149,12 @@ class Sync:
         for k in [k for k, r in ids.items() if type(r) is _Ref and r() is None]:
             del ids[k]
 
+    def end_query(self):
+        """A query of the facade ended: the next one reads again which tensors are alive."""
+        self._alive_read = False
+
     def _refresh_alive(self):
+        self._alive_read = self.queries > 0  # (read once per query: see queries)
         tens = self._tensors
         for tid, r in self._engine.identity.refs.items():
             info = tens.get(tid)
@@ -178,6 +187,21 @@ class Sync:
     def live(self, tid):
         r = self._engine.identity.refs.get(tid)
         return r() if r is not None else None
+
+    def record_caught(self):
+        """The block raised nothing, but its last backward call did and the user's code caught it (`try:
+        loss.backward() except RuntimeError: ...`): that backward's error is the trace's failure, as if it had left
+        the block (``meta["exception_caught"]``). Not when a later backward ran: the step went on."""
+        idx = self._sink.error_event
+        if idx is None or self.exception is not None or self._data.exception is not None or idx >= len(self._events):
+            return
+        raw = self._events[idx]
+        if raw is None or raw.kind != "backward" or any(
+                r is not None and r.kind == "backward" for r in self._events[idx + 1:]):
+            return
+        typ, msg = self._sink.error_key
+        self._data.exception = ExceptionInfo(typ, msg, idx, _frames.make_site(raw.site))
+        self._data.meta["exception_caught"] = True
 
     def record_exception(self, exc):
         self.exception = exc

@@ -671,7 +671,7 @@ class Facts:
                 continue
             cut, orig = a
             savers = [self.ev[i] for i in self.consumers.get(orig, ()) if i < w.index and self.ev[i].kind == "op"
-                      and _opname(self.ev[i]) not in _NO_SAVE]
+                      and _opname(self.ev[i]) not in _NO_SAVE and _opname(self.ev[i]) not in _SAVES_RESULT]
             p = self.d.producer(orig)
             if p is not None and p.index < w.index and _opname(p) in _SAVES_RESULT:
                 savers.insert(0, p)

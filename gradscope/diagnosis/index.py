@@ -81,8 +81,9 @@ class TraceIndex(Facts, VerdictRules):
             elif e.kind == "inplace" and e.detail.saved:
                 out[e.index] = HARMFUL if failed_inplace else BENIGN
             elif e.kind == "requires_grad" and e.detail.value is False and e.context == "user":
+                # (harmful only for a tensor the step trains: a freeze of what no optimizer holds is intended)
                 t = e.input_ids()[0] if e.inputs else None
-                out[e.index] = HARMFUL if (t is not None and self.consumers.get(t) and any(
+                out[e.index] = HARMFUL if (t is not None and self.trains(t) and self.consumers.get(t) and any(
                     i > e.index and i in reach for i in self.consumers[t])) else BENIGN
         for w, cut, _saver in self.corrupting_writes():
             out[w.index] = out[cut.index] = HARMFUL

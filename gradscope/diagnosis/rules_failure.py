@@ -86,10 +86,15 @@ def inplace_modified_saved_tensor(dx, q):
     view = tgt is not None and base is not None and tname == f"t{tgt}" and dx.label(base) != f"t{base}"
     if view:
         tname = dx.label(base)  # an unnamed view (w[i], w[:, k]) of a named tensor: name the tensor
+    # the written tensor made by `z = y.detach()`: it shares y's memory and version counter, so the write went into
+    # y (a `.data` alias shares no version counter: backward does not fail, see corrupting_writes); (y's name, site)
+    made = dx.d.producer(tgt) if tgt is not None and not view else None
+    alias = ((dx.label(made.inputs[0].tid), made.site)
+             if made is not None and made.kind == "cut" and made.cut == "detach" and made.inputs else None)
     return found(
         Cause.INPLACE_SAVED_TENSOR, e.site, say.saved_tensor_name(tname),
         "inplace_modified_saved_tensor", e, tname, view, se, node,
-        any(b.kind == "backward" and b.detail.retain_graph and b.index < e.index for b in dx.ev),
+        any(b.kind == "backward" and b.detail.retain_graph and b.index < e.index for b in dx.ev), alias,
         path=[PathStep(_opname(se), se.op, se.site, note="saved for backward")] if se else [],
         evidence=[e] + ([se] if se else []))
 

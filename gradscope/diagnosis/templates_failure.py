@@ -204,9 +204,10 @@ def saved_tensor_name(tname):
 
 
 @words("inplace_modified_saved_tensor")
-def inplace_modified_saved_tensor_text(e, tname, view, se, node, retained):
+def inplace_modified_saved_tensor_text(e, tname, view, se, node, retained, alias=None):
     """inplace_modified_saved_tensor (inplace_saved_tensor): the write ``e`` modified ``tname`` (``view``: a view
-    of it) after ``se`` (or the backward node ``node``) saved it. Summary, detail, fix."""
+    of it) after ``se`` (or the backward node ``node``) saved it; ``alias``: (source name, site) when ``tname`` was
+    made by ``source.detach()`` there (it shares its memory). Summary, detail, fix."""
     what = f"a view of `{tname}`" if view else f"`{saved_tensor_name(tname)}`"
     op = _opname(e) if e.op else "in-place write"
     if op == "__setitem__":
@@ -222,10 +223,19 @@ def inplace_modified_saved_tensor_text(e, tname, view, se, node, retained):
     detail = ("Autograd saves some inputs/outputs of an operation to compute its gradient; writing into them "
               "afterwards (+=, x[...] = v, add_, relu(inplace=True), optimizer.step()) makes the saved value wrong, "
               "so backward refuses to run.")
+    if alias is not None:
+        src, site = alias
+        summary += (f" `{tname}` is `{src}.detach()`{_at(site)}, which shares `{src}`'s memory: writing into "
+                    f"`{tname}` wrote into `{src}`.")
+        detail += (f" detach() gives a tensor without history but not a copy: it is the same memory (and version "
+                   f"counter) as `{src}`.")
     fix = ("a graph kept alive across steps (retain_graph=True, e.g. on a hidden state carried into the next "
            "batch) still holds the weights that optimizer.step() changed: detach the carried state every step "
            "(`<state> = <state>.detach()`) and drop retain_graph=True."
            if e.context == "optimizer" and retained else
+           (f"copy before writing: `{tname} = {alias[0]}.detach().clone()` "
+            f"(its own memory), or " + (_out_of_place(e.site.code if e.site else "") or "write it out-of-place.")
+            if alias is not None else None) or
            _out_of_place(e.site.code if e.site else "") or
            (f"write `{_plain(e.site)}` out of place (a new tensor instead of writing into one autograd "
             f"saved; inplace=False for activations)" + (", or run backward for every loss before "

@@ -138,6 +138,18 @@ def _as_written(e: Event) -> str:
     return f"{_opname(e)}()"
 
 
+# in-place methods that have no out-of-place method of the same name: what builds the new tensor instead
+_NO_OUT_OF_PLACE = {"zero": "torch.zeros_like({x})", "fill": "torch.full_like({x}, {args})",
+                    "copy": "{args}.clone()", "normal": "torch.empty_like({x}).normal_({args})",
+                    "uniform": "torch.empty_like({x}).uniform_({args})",
+                    "random": "torch.empty_like({x}).random_({args})",
+                    "bernoulli": "torch.empty_like({x}).bernoulli_({args})",
+                    "exponential": "torch.empty_like({x}).exponential_({args})",
+                    "geometric": "torch.empty_like({x}).geometric_({args})",
+                    "cauchy": "torch.empty_like({x}).cauchy_({args})",
+                    "log_normal": "torch.empty_like({x}).log_normal_({args})"}
+
+
 def _out_of_place(code: str) -> str | None:
     """The line rewritten without the in-place write: `z -= m` -> `z = z - m`, `x.add_(y)` -> `x = x.add(y)`,
     `x[mask] = 0` -> masked_fill / torch.where."""
@@ -148,8 +160,10 @@ def _out_of_place(code: str) -> str | None:
                 f"saved one stays intact).")
     m = re.fullmatch(r"([A-Za-z_][\w.]*)\.([a-z]\w*)_\((.*)\)", code)
     if m:
-        return (f"write it out-of-place: `{m.group(1)} = {m.group(1)}.{m.group(2)}({m.group(3)})` (a new tensor; the "
-                f"saved one stays intact).")
+        x, op, args = m.groups()
+        new = _NO_OUT_OF_PLACE.get(op)  # (zero_, fill_, copy_, normal_, ...: no method without the underscore)
+        new = new.format(x=x, args=args) if new is not None else f"{x}.{op}({args})"
+        return f"write it out-of-place: `{x} = {new}` (a new tensor; the saved one stays intact)."
     m = re.fullmatch(r"([A-Za-z_][\w.]*)\[(.+)\]\s*=\s*(.+)", code)
     if m:
         x, idx, v = m.groups()

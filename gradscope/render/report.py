@@ -439,8 +439,8 @@ class TraceReport:
     def _params(self, st: _Styles, width: int) -> Table:
         params = list(self.summary.params)
 
-        def healthy(p) -> bool:
-            return (p.status == "received" or (p.status == "frozen" and p.cause is None)
+        def healthy(p) -> bool:  # (a freeze of a parameter no optimizer holds is intended: frozen, not trained)
+            return (p.status == "received" or (p.status == "frozen" and (p.cause is None or not p.trainable))
                     or p.cause == Cause.GRADIENT_CANCELLED)
 
         rows: list = [(p, 1, None) for p in params]  # (param, how many it stands for, last name)
@@ -508,7 +508,9 @@ class TraceReport:
             elif p.cause == Cause.GRADIENT_CANCELLED:
                 cause.append("its uses cancel (by design)", st("dim"))
             elif p.status == "frozen" or not p.trainable:
-                cause.append("not trained" if p.status != "frozen" else "", st("dim"))
+                cause.append("not trained" if p.status != "frozen" or p.cause else "", st("dim"))
+                if p.status == "frozen" and p.cause and p.site is not None:  # (where it was frozen)
+                    cause.append(f" @ {p.site.short}", st("site"))
             if narrow and norm and p.status == "received":  # "✓ 0.576": the norm says it arrived
                 grad = Text(f"{sym} {norm}", st(style))
             shape = _fmt_shape(p.shape)
