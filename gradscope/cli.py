@@ -175,11 +175,15 @@ def _cmd_run(args, script_args: list[str]) -> int:
         raise UsageError(f"{path!r} is a directory, not a Python script")
     if args.steps is not None and args.steps < 1:
         raise UsageError(f"--steps must be a positive number of backward calls, not {args.steps}")
+    for opt, out in (("--out", args.out), ("--save", args.save)):  # (checked before the run, not after it)
+        _check_folder(opt, out)
     if args.watch:
         from .watch import cli as _watch_cli
 
         if args.why:
             raise UsageError("--why explains one traced step; with --watch, alerts are explained as they happen")
+        if args.out and not args.out.endswith(".svg"):
+            raise UsageError(f"--out {args.out}: the watch timeline is drawn as SVG: use --out FILE.svg")
         return _watch_cli.run(args, script_args, run_script, _console(args))
     _check_out(args.out)
     con = _console(args)
@@ -474,6 +478,15 @@ def why_by_name(tr, name: str, namespace=None):
     if name.isidentifier() and not name.startswith("_"):
         return tr._why(obj, name)  # (explanations say "x", not "t12")
     return tr.why(obj)
+
+
+def _check_folder(opt: str, path: str | None) -> None:
+    """An output path whose folder does not exist is an error before the script runs (not after a long run)."""
+    if not path or path == "-":
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"{opt} {path}: the folder {folder} does not exist; create it first (mkdir -p {folder})")
 
 
 def _check_out(path: str | None) -> None:

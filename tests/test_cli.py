@@ -239,6 +239,23 @@ def test_errors_are_one_line_in_process(tmp_path, capsys, case):
     assert len(err) == 1 and err[0].startswith("gradscope: error:") and needle in err[0], err
 
 
+@pytest.mark.parametrize("opts", [["--out", "missing/flow.svg"], ["--save", "missing/trace.json"],
+                                  ["--watch", "--out", "timeline.png"]])
+def test_an_output_that_cannot_be_written_is_an_error_before_the_script_runs(tmp_path, capsys, opts):
+    """A missing folder for --out/--save, or a timeline that is not .svg: found before a long training run, not after
+    it (the script's own marker file is never written)."""
+    from gradscope.cli import main
+
+    marker = tmp_path / "ran.txt"
+    (tmp_path / "train.py").write_text(HEALTHY + f"\nopen({str(marker)!r}, 'w').write('ran')\n")
+    args = ["run", *[str(tmp_path / o) if "/" in o or o.endswith(".png") else o for o in opts], str(tmp_path / "train.py")]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("gradscope: error:"), err
+    assert ("does not exist; create it first" in err[0]) if "missing" in str(opts) else (".svg" in err[0]), err
+    assert not marker.exists()
+
+
 def test_doctor(tmp_path):
     p = gradscope("doctor", cwd=tmp_path)
     assert "dot" in p.stdout and "torch" in p.stdout

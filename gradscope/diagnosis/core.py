@@ -187,9 +187,9 @@ class Diagnosis(TraceIndex):
             if self.out_of_model(t.tid):  # only copied or built, then replaced: not in the model
                 continue
             if t.role != "param":
-                # leaves the user made with requires_grad=True and used count too (x = torch.randn(..., requires_grad=True))
-                if not (t.is_leaf and t.requires_grad and t.tid in used
-                        and t.tid not in self.trainable and not trainable):
+                # leaves the user made with requires_grad=True and used count too (x = torch.randn(..., requires_grad=True)):
+                # when no optimizer is known, or when one holds them (SAC's log_alpha)
+                if not (t.is_leaf and t.requires_grad and t.tid in used and (not trainable or t.tid in trainable)):
                     continue
             n = now.get(t.tid)
             if n is not None:

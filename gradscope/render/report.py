@@ -439,8 +439,9 @@ class TraceReport:
     def _params(self, st: _Styles, width: int) -> Table:
         params = list(self.summary.params)
 
-        def healthy(p) -> bool:  # (a freeze of a parameter no optimizer holds is intended: frozen, not trained)
+        def healthy(p) -> bool:  # (what no optimizer holds is not trained: a freeze of it, or no gradient, is intended)
             return (p.status == "received" or (p.status == "frozen" and (p.cause is None or not p.trainable))
+                    or (p.status == "none" and not p.trainable and p.cause is None)
                     or p.cause == Cause.GRADIENT_CANCELLED)
 
         rows: list = [(p, 1, None) for p in params]  # (param, how many it stands for, last name)
@@ -497,6 +498,8 @@ class TraceReport:
             sym, word, style = _STATUS.get(p.status, ("?", p.status, "warn"))
             if p.cause == Cause.GRADIENT_CANCELLED:  # exactly zero by the loss's own form: not a problem
                 sym, word, style = "✓", "zero", "received"
+            elif p.status == "none" and not p.trainable and p.cause is None:  # (not trained in this step)
+                sym, word, style = "–", "None", "dim"
             grad = Text(f"{sym} {word}", st(style))
             norm = _fmt_norm(p.norm) if p.status in ("received", "nonfinite", "zero") else ""
             cause = Text()
