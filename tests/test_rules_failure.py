@@ -1828,3 +1828,16 @@ def test_a_caught_backward_error_followed_by_a_backward_that_ran_is_no_failure()
         torch.sigmoid(w * 2).sum().backward()  # L:caught_then_ok
     assert tr.data.exception is None and "exception_caught" not in tr.data.meta
     assert tr.failure is None and tr.why(w).cause == "ok"
+
+
+def test_a_backward_that_fails_because_every_parameter_was_frozen_before_the_trace_names_their_use():
+    m = nn.Linear(3, 1)
+    m.requires_grad_(False)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            loss = m(torch.randn(2, 3)).sum()  # L:frozen_use
+            loss.backward()
+    f = tr.failure
+    assert f.cause == "frozen_param" and site_hits(f.site, "frozen_use"), f
+    assert "m.weight, m.bias" in f.summary and "requires_grad=False" in f.summary and "unfreeze" in f.fix, f
