@@ -259,20 +259,15 @@ class _Listed:
 
     def __iter__(self):
         items = self.items
-        i = 0
-        while True:
-            if i < len(items):
-                yield items[i]
-            elif self._more is None:
-                return
-            else:
-                nxt = next(self._more, None)
-                if nxt is None:
-                    self._more = None
-                    return
-                items.append([nxt[0], nxt[1], None, None])
-                continue
-            i += 1
+        yield from items
+        more = self._more
+        if more is None:
+            return
+        for k, v in more:  # (a search that stops early leaves the rest for the next one)
+            c = [k, v, None, None]
+            items.append(c)
+            yield c
+        self._more = None
 _CO_OPTIMIZED = 0x0001  # (a function's code; a module-level frame's f_locals is its globals)
 _IS_TENSOR = torch.Tensor.__instancecheck__  # (C: type.__instancecheck__)
 
