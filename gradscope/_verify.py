@@ -90,12 +90,16 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
         plan = plan[:max_trials]
         rec = tr._rec
         live = []
+        switched = {r.tid for e in tr.data.events if e.kind == "requires_grad" for r in e.inputs}
+        first_flags = {}  # (see State.first_flags)
         for tid, info in tr.data.tensors.items():
             if info.is_leaf and (info.role in ("param", "buffer") or info.requires_grad):
                 t = rec.live(tid)
                 if t is not None:
                     live.append(t)
-        state = State(live, [], list(rec.optim.seen))
+                    if tid in switched:
+                        first_flags[id(t)] = bool(info.requires_grad)
+        state = State(live, [], list(rec.optim.seen), first_flags)
         originals = {name: rec.live(v[0]) if v[0] is not None else None for name, v in targets.items()}
         orig_sig = _signature(tr, step_id)
 

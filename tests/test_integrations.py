@@ -154,6 +154,27 @@ def test_lightning_toggle_optimizer_freeze_is_not_blamed_beside_the_user_s_detac
     assert f.site.lineno == line_of("# L:gan_detach") and f.site.filename.endswith("test_integrations.py"), f
 
 
+def test_lightning_toggle_optimizer_detach_is_verified_by_re_running_the_fit():
+    """Verification re-runs the whole Lightning fit (a fresh Trainer each time) with the user's detach undone: the
+    generator's backward then succeeds, so the detach is verified; Lightning's toggle (a framework freeze) is not
+    named, and the model is as before afterwards."""
+    import copy
+
+    model = LitGAN(bug=True)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            _fit_gan(model)
+    before = copy.deepcopy(model.state_dict())
+    v = tr.verify(_fit_gan, model)
+    assert v.repeatable, v
+    f = tr.failure
+    assert f.cause == "detach" and f.verified == "verified", f
+    assert f.site.lineno == line_of("# L:gan_detach") and "backward succeeds" in f.verification, f
+    for k, t in model.state_dict().items():
+        assert torch.equal(t, before[k]), k
+
+
 def test_lightning_gan_with_toggle_optimizer_is_quiet():
     """The same GAN without the bug: Lightning's toggles are no problem, and both models got gradients."""
     model = LitGAN(bug=False)

@@ -48,7 +48,11 @@ def step_identity(step):
 class State:
     """What a re-run may change, captured once, put back by :meth:`restore`."""
 
-    def __init__(self, tensors, modules, optimizers):
+    def __init__(self, tensors, modules, optimizers, first_flags=None):
+        # id(tensor) -> its requires_grad when the trace first saw it, for tensors whose flag the step switched: a
+        # re-run starts from that (a step that failed between a framework's freeze and its unfreeze, Lightning's
+        # toggle_optimizer, left it switched); the last restore puts back the flag as verify found it
+        self.first_flags = first_flags or {}
         with torch.no_grad(), _Quiet():
             self.tensors = [(t, t.detach().clone(), None if t.grad is None else t.grad.detach().clone(),
                              t.requires_grad) for t in tensors if t.is_leaf]
@@ -75,6 +79,8 @@ class State:
                 else:
                     t.copy_(v)
                 t.grad = None if g is None or clear_grads else g.clone()
+                if clear_grads:
+                    rg = self.first_flags.get(id(t), rg)
                 if t.requires_grad != rg:
                     t.requires_grad_(rg)
         for m, tr in self.modules:
