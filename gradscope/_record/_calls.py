@@ -150,7 +150,10 @@ class Calls:
             if func is _RF_ENTER:
                 self.zg = [] if args and str(args[0]).startswith("Optimizer.zero_grad#") else None
                 if self.zg is not None:  # (the optimizer whose zero_grad() this is: a verification restores it too)
-                    self._engine.optim.zeroed(sys._getframe(2))
+                    try:
+                        self._engine.optim.zeroed(sys._getframe(2))
+                    except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
+                        self._internal(e)
             elif func is _RF_EXIT:
                 self.zg = self._ident.zg_memo = None
                 self._watch = bool(self.cleared)
