@@ -71,10 +71,7 @@ class Trace:
     def __exit__(self, et, ev, tb):
         rec = self._stop()
         if ev is None:
-            try:
-                rec.record_caught()
-            except Exception as e:  # a failure of ours must not reach the user's program
-                rec.internal_error(e)
+            rec.record_caught()
         if ev is not None and not isinstance(ev, (SystemExit, GeneratorExit)):
             try:
                 rec.record_exception(ev)

@@ -150,10 +150,7 @@ class Calls:
             if func is _RF_ENTER:
                 self.zg = [] if args and str(args[0]).startswith("Optimizer.zero_grad#") else None
                 if self.zg is not None:  # (the optimizer whose zero_grad() this is: a verification restores it too)
-                    try:
-                        self._engine.optim.zeroed(sys._getframe(2))
-                    except Exception as e:  # a failure of ours must not reach the user's program: noted (_internal)
-                        self._internal(e)
+                    self._guard(self._engine.optim.zeroed, sys._getframe(2))
             elif func is _RF_EXIT:
                 self.zg = self._ident.zg_memo = None
                 self._watch = bool(self.cleared)

@@ -22,12 +22,11 @@ _ANSWERS_MAX = 4096
 _SIGNATURES: dict = {}  # a class signature -> its number (cleared with _ANSWERS)
 
 
-def _class_signature(cls) -> tuple:
-    """What the class-reading functions read of ``cls``: its ``forward``'s code and the code of every method of
-    its own (non-torch) classes, with their modules and names (code objects compare by content, not by file). A
-    class redefined or a method replaced gets another signature."""
+def _own_code(cls) -> tuple:
+    """``(forward's code, [(module, qualname), (method name, code), ...])``: what the class-reading functions read
+    of ``cls``, in its MRO order, down to torch's own classes."""
     fwd = getattr(getattr(cls, "forward", None), "__code__", None)
-    out = [fwd, fwd.co_filename if fwd is not None else None]
+    out = []
     for klass in getattr(cls, "__mro__", ()):
         mod = getattr(klass, "__module__", "") or ""
         if mod.startswith("torch.") or klass is object:
@@ -36,7 +35,17 @@ def _class_signature(cls) -> tuple:
         for key, v in vars(klass).items():
             co = getattr(getattr(v, "__func__", v), "__code__", None)
             if co is not None:
-                out.append((key, co, co.co_filename))
+                out.append((key, co))
+    return fwd, out
+
+
+def _class_signature(fwd, own) -> tuple:
+    """The signature of a class from its :func:`_own_code`: forward's code and the code of every method of its own
+    (non-torch) classes, with their modules and names (code objects compare by content, not by file). A class
+    redefined or a method replaced gets another signature."""
+    out = [fwd, fwd.co_filename if fwd is not None else None]
+    for a, b in own:  # (a class: (module, qualname); a method: (name, code) and the code's file)
+        out.append((a, b) if type(b) is str else (a, b, b.co_filename))
     return tuple(out)
 
 
@@ -48,23 +57,11 @@ def _class_number(cls) -> int:
     """The number of ``cls``'s signature (see _class_signature). A signature hashes every method's code by
     content (slow for a model's seven classes at every stop): the same code objects under the same names
     (compared by identity, kept alive with the answer so that no id is reused) give the number at once."""
-    codes = []
-    names = []
-    fwd = getattr(getattr(cls, "forward", None), "__code__", None)
-    for klass in getattr(cls, "__mro__", ()):
-        mod = getattr(klass, "__module__", "") or ""
-        if mod.startswith("torch.") or klass is object:
-            break
-        names.append((mod, klass.__qualname__))
-        for key, v in vars(klass).items():
-            co = getattr(getattr(v, "__func__", v), "__code__", None)
-            if co is not None:
-                names.append(key)
-                codes.append(co)
-    key = (id(fwd), tuple(names), tuple(map(id, codes)))
+    fwd, own = _own_code(cls)
+    key = (id(fwd), tuple(a if type(b) is str else (a, id(b)) for a, b in own))
     hit = _BY_IDENTITY.get(key)
     if hit is None:
-        hit = _BY_IDENTITY[key] = (_SIGNATURES.setdefault(_class_signature(cls), len(_SIGNATURES)), (fwd, codes))
+        hit = _BY_IDENTITY[key] = (_SIGNATURES.setdefault(_class_signature(fwd, own), len(_SIGNATURES)), (fwd, own))
     return hit[0]
 
 

@@ -268,6 +268,8 @@ class _Listed:
             items.append(c)
             yield c
         self._more = None
+
+
 _CO_OPTIMIZED = 0x0001  # (a function's code; a module-level frame's f_locals is its globals)
 _IS_TENSOR = torch.Tensor.__instancecheck__  # (C: type.__instancecheck__)
 

@@ -110,23 +110,14 @@ class Optim:
             if f.f_code.co_name == "zero_grad":
                 opt = _frames.locals_of(f).get("self")
                 if isinstance(opt, torch.optim.Optimizer):
-                    try:
-                        self.seen.add(opt)
-                    except TypeError:  # (no weak references: not restored by a verification)
-                        pass
-                    try:
-                        self.zeroed_opts.add(opt)
-                    except TypeError:
-                        pass
+                    _remember(self.seen, opt)
+                    _remember(self.zeroed_opts, opt)
                 return
             f = f.f_back
 
     def step(self, opt):
         eng = self._engine
-        try:
-            self.seen.add(opt)
-        except TypeError:  # (an optimizer without weak references: not restored by a verification)
-            pass
+        _remember(self.seen, opt)
         if self.pending is not None:  # the previous step raised and nothing closed its record
             self._note("an optimizer.step() raised inside the trace; torch calls between it and the next module "
                        "call were not recorded")
@@ -191,3 +182,12 @@ class Optim:
         idx = len(self._events)
         self._events.append(RawEvent(idx, "inplace", f"{cls}.step", raw, tuple(refs), (),
                                  False, False, None, "optimizer", None, detail))
+
+
+def _remember(weak_set, opt) -> None:
+    """Keep ``opt`` in ``weak_set`` (an optimizer without weak references is not kept: a verification does not
+    restore it)."""
+    try:
+        weak_set.add(opt)
+    except TypeError:
+        pass

@@ -114,7 +114,6 @@ class Recorder:
         self.facts = facts = ModuleFacts(sink, self)
         self.syncer = syncer = Sync(sink, self, bw, saved, lin, facts)
         self.sync, self.live, self.record_exception = syncer.sync, syncer.live, syncer.record_exception
-        self.record_caught = syncer.record_caught
         self.calls = calls = Calls(sink, self, ident, mods, saved, lin, bw, max_events=max_events,
                                    eager_compile=eager_compile)
         self._full = calls._full
@@ -288,6 +287,11 @@ class Recorder:
         tid = self.tid_of(t)
         if tid is not None and not self.tensors[tid].name:
             self.tensors[tid].name = name
+
+    def record_caught(self) -> None:
+        """The block ended without an exception: a backward error its code caught is the failure (Sync.record_caught;
+        a failure of ours here is noted, never raised)."""
+        self._guard(self.syncer.record_caught)
 
     def internal_error(self, e: BaseException) -> None:
         """A failure of gradscope's own that must not reach the user's program: noted in the trace."""
