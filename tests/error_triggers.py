@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import gc
 import warnings
 
 import torch
@@ -743,11 +744,14 @@ def _one_process_group():
     """A gloo process group of one rank in this process, for DistributedDataParallel (destroyed after)."""
     import tempfile
     import torch.distributed as dist
-    with tempfile.NamedTemporaryFile() as f:
-        dist.init_process_group("gloo", store=dist.FileStore(f.name, 1), rank=0, world_size=1)
+    with tempfile.TemporaryDirectory() as d:  # (a FileStore removes its file when it goes)
+        dist.init_process_group("gloo", store=dist.FileStore(f"{d}/store", 1), rank=0, world_size=1)
         try:
             yield
         finally:
+            # (DDP's reducers before the group: a gloo group destroyed by a reducer's last reference joins its
+            # worker threads holding the GIL, torch issue #56297)
+            gc.collect()
             dist.destroy_process_group()
 
 

@@ -76,6 +76,25 @@ def test_trace_keeps_no_tensor_alive():
     assert not any(t.alive for t in tr.data.tensors.values())
 
 
+def test_a_trace_whose_block_raised_keeps_none_of_the_failing_frames_alive():
+    """The error's traceback holds every frame of the failing call and their locals: the trace must not keep it."""
+    refs = []
+
+    def step():
+        model = nn.Linear(300, 300)
+        h = model(torch.randn(8, 300)).detach()
+        refs.extend([weakref.ref(model), weakref.ref(h)])
+        h.sum().backward()  # raises: h does not require grad
+
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        with tr:
+            step()
+    gc.collect()
+    assert [r() for r in refs] == [None, None]
+    assert tr.failure is not None and tr.failure.cause == "detach"
+
+
 def test_trace_keeps_no_graph_alive_without_backward():
     x = torch.randn(3, requires_grad=True)
     with gradscope.trace() as tr:

@@ -5,6 +5,8 @@ with and without the root's variable; wrappers (DDP, torch.compile, parametrizat
 The models are real small nn.Modules; the CLI and the pytest fixture are run for real."""
 from __future__ import annotations
 
+import gc
+
 import json
 import os
 import socket
@@ -453,6 +455,8 @@ def test_ddp_wrapped_model_is_named_without_module_prefix():
         assert tr.resolve("fc1.weight") == tid(tr, ddp.module.fc1.weight)
         assert tr.resolve("ddp.fc1.weight") == tid(tr, ddp.module.fc1.weight)
     finally:
+        ddp = None  # (the reducer before its process group: see tests/test_rules_failure.py's DDP test)
+        gc.collect()
         dist.destroy_process_group()
 
 
@@ -853,3 +857,38 @@ def test_why_names_a_tensor_by_the_variable_of_the_block_that_ran_the_trace():
     assert tr.why(a).target == "a" and ask(tr, a) == "a"
     assert tr._rec.variable_name(b) == "b"
     assert tr._rec.variable_name(torch.ones(1)) is None
+
+
+class _Agent:
+    """A plain object (not a module) that holds a trainable parameter, as SAC's temperature."""
+
+    def __init__(self):
+        self.log_alpha = nn.Parameter(torch.zeros(1))
+
+
+def _clear(opt):
+    opt.zero_grad()  # (a helper frame that has returned before the model is called)
+
+
+@pytest.mark.parametrize("where", ["in_step", "in_helper"])
+def test_parameters_first_seen_in_zero_grad_are_named_by_model_path_or_by_the_object_holding_them(where):
+    """zero_grad() is where a fresh trace per step first sees every parameter: a called model names its own by
+    module path; a parameter of a plain object is named after it (`agent.log_alpha`), also when the zero_grad()
+    ran in a helper that returned before the model was called."""
+    agent, model = _Agent(), nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    opt = torch.optim.SGD([*model.parameters(), agent.log_alpha], lr=0.1)
+
+    def step():
+        if where == "in_step":
+            opt.zero_grad()
+        else:
+            _clear(opt)
+        (model(torch.randn(2, 3)).sum() * agent.log_alpha.exp()).sum().backward()
+        opt.step()
+
+    step()  # (every parameter has a .grad: the traced zero_grad() clears each)
+    with gradscope.trace() as tr:
+        step()
+    names = [tr.data.tensors[tr.resolve(p)].name for p in (*model.parameters(), agent.log_alpha)]
+    assert names == ["model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias", "agent.log_alpha"]
+    assert [e for e in tr.events if e.kind == "grad_set"][0].inputs, "the zero_grad() clears were recorded"

@@ -10,6 +10,8 @@ Lines are found from marker comments in this file (``# L:<tag>`` or ``# <mark>``
 """
 from __future__ import annotations
 
+import gc
+
 import json
 import os
 import re
@@ -1431,14 +1433,18 @@ def test_ddp_over_a_weight_shared_layer_checkpointed_per_use_names_the_checkpoin
             return h
 
     tr = gradscope.trace()
-    with tempfile.NamedTemporaryFile() as f:
-        dist.init_process_group("gloo", store=dist.FileStore(f.name, 1), rank=0, world_size=1)
+    with tempfile.TemporaryDirectory() as d:  # (a FileStore removes its file when it goes)
+        dist.init_process_group("gloo", store=dist.FileStore(f"{d}/store", 1), rank=0, world_size=1)
         try:
             model = DDP(Encoder(), find_unused_parameters=True)
             with pytest.raises(RuntimeError, match="mark a variable ready only once"):
                 with tr:
                     model(torch.randn(2, 4, requires_grad=True)).sum().backward()
         finally:
+            # (DDP's reducer must go before its process group: a gloo group destroyed by the reducer's last reference
+            # joins its worker threads holding the GIL, torch issue #56297)
+            model = None
+            gc.collect()
             dist.destroy_process_group()
     assert_explains(tr.failure, "ddp_marked_twice", "ready twice", "w_ddp_ckpt", "use_reentrant=False")
 

@@ -152,7 +152,7 @@ class Calls:
                 if self.zg is not None:  # (the optimizer whose zero_grad() this is: a verification restores it too)
                     self._guard(self._engine.optim.zeroed, sys._getframe(2))
             elif func is _RF_EXIT:
-                self.zg = self._ident.zg_memo = None
+                self.zg = None
                 self._watch = bool(self.cleared)
             return func(*args, **kwargs)
         if code == _C_GRAD_SET:

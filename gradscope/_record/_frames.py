@@ -12,6 +12,8 @@ import os
 import sys
 import sysconfig
 import weakref
+from itertools import compress as _compress, repeat as _repeat
+from operator import is_ as _is, itemgetter as _itemgetter
 
 
 from ..core.model import Frame, Site
@@ -277,14 +279,29 @@ def outer_var(f, stop, obj, frames: int = 6, skip=(), public: bool = False):
     not ``_private``) bound to it in user frame ``f`` or in up to ``frames - 1`` user frames around it,
     never beyond ``stop`` (the traced block's frame). None when there is none."""
     while f is not None and frames > 0:
-        for k, v in locals_of(f).items():
-            if v is obj and k != "self" and k not in skip and not (public and k.startswith("_")):
+        for k in keys_bound_to(locals_of(f), obj):
+            if k != "self" and k not in skip and not (public and k.startswith("_")):
                 return k
         frames -= 1
         if f is stop:
             break
         f = first_user_frame(f.f_back, stop)
     return None
+
+
+def keys_bound_to(d: dict, obj) -> list:
+    """The keys of ``d`` whose value is ``obj``, in order (compared in C: a frame's globals are many)."""
+    return list(_compress(d, map(_is, d.values(), _repeat(obj))))
+
+
+_SECOND = _itemgetter(1)
+
+
+def pairs_of_types(pairs, types) -> list:
+    """The ``(key, value)`` pairs whose value is an instance of ``types``, in order (tested in C)."""
+    if type(pairs) is not list:
+        pairs = list(pairs)
+    return list(_compress(pairs, map(isinstance, map(_SECOND, pairs), _repeat(types))))
 
 
 def locals_of(f) -> dict:

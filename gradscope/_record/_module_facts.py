@@ -3,6 +3,9 @@
 about the called modules (children an early return skipped, reads a skip guards, module hooks)."""
 from __future__ import annotations
 
+from itertools import chain as _chain
+from operator import itemgetter as _itemgetter
+
 import torch.nn as nn
 
 from ..core import _source
@@ -20,6 +23,7 @@ from ._refs import _GradRef
 _ANSWERS: dict = {}
 _ANSWERS_MAX = 4096
 _SIGNATURES: dict = {}  # a class signature -> its number (cleared with _ANSWERS)
+_FIRST = _itemgetter(0)
 
 
 def _own_code(cls) -> tuple:
@@ -51,18 +55,46 @@ def _class_signature(fwd, own) -> tuple:
 
 _RAN_KEYS: dict = {}  # the sets of code that ran, as used in _ANSWERS' keys: each distinct set once
 _BY_IDENTITY: dict = {}  # a class's methods by identity (see _class_number) -> (its number, the code objects)
+_BY_CLASS: dict = {}  # class -> (its fingerprint, its number, its functions): bounded, cleared with _ANSWERS
 
 
 def _class_number(cls) -> int:
     """The number of ``cls``'s signature (see _class_signature). A signature hashes every method's code by
     content (slow for a model's seven classes at every stop): the same code objects under the same names
-    (compared by identity, kept alive with the answer so that no id is reused) give the number at once."""
+    (compared by identity, kept alive with the answer so that no id is reused) give the number at once.
+    Before that, the class as it was last asked: the same objects in the same attributes of the same classes of
+    its MRO (their ids, read in C; the functions kept alive with it, so that no id is reused) give it at once
+    (the walk over every method of a transformers model's mixins was a BERT stop's largest cost)."""
+    fp = _fingerprint(cls)
+    last = _BY_CLASS.get(cls)
+    if last is not None and last[0] == fp:
+        return last[1]
     fwd, own = _own_code(cls)
     key = (id(fwd), tuple(a if type(b) is str else (a, id(b)) for a, b in own))
     hit = _BY_IDENTITY.get(key)
     if hit is None:
         hit = _BY_IDENTITY[key] = (_SIGNATURES.setdefault(_class_signature(fwd, own), len(_SIGNATURES)), (fwd, own))
+    held = [v for klass in _own_classes(cls) for v in vars(klass).values() if hasattr(v, "__code__")
+            or hasattr(getattr(v, "__func__", None), "__code__")]
+    _BY_CLASS[cls] = (fp, hit[0], held)
     return hit[0]
+
+
+def _own_classes(cls) -> list:
+    """The classes of ``cls``'s MRO that :func:`_own_code` reads (down to torch's own)."""
+    out = []
+    for klass in getattr(cls, "__mro__", ()):
+        mod = getattr(klass, "__module__", "") or ""
+        if mod.startswith("torch.") or klass is object:
+            break
+        out.append(klass)
+    return out
+
+
+def _fingerprint(cls) -> tuple:
+    """The identity of what :func:`_own_code` reads of ``cls``: its forward and, per class of its MRO, the ids of
+    its attributes' values (in C)."""
+    return (id(getattr(cls, "forward", None)), *((id(k), tuple(map(id, vars(k).values()))) for k in _own_classes(cls)))
 
 
 class ModuleFacts:
@@ -134,7 +166,7 @@ class ModuleFacts:
             if root is None:
                 continue
             try:
-                ids.update(id(p) for p in root.parameters())
+                ids.update(map(id, root.parameters()))
             except Exception as e:  # a user's module whose parameters() raises: which left the model is unknown
                 self._internal(e)
                 return None
@@ -142,8 +174,10 @@ class ModuleFacts:
             return None
         out = []
         refs = eng.identity.refs
-        for tid, info in self._tensors.items():
-            if info.role == "param":
+        tens = self._tensors
+        for tid in sorted(eng.identity.param_tids):  # (in the order of the tensors: by tid)
+            info = tens.get(tid)
+            if info is not None and info.role == "param":
                 r = refs.get(tid)
                 p = r() if r is not None else None
                 if p is None or id(p) not in ids:  # (gone: nothing, so no model, holds it)
@@ -172,7 +206,7 @@ class ModuleFacts:
         legacy = {}  # path -> the return lines of its register_backward_hook hooks (the non-full kind)
         hook_params = {}  # tid -> the module whose forward hook uses it (an adapter attached by a hook)
         guarded = {}  # path -> the line reading it and the skip before that line (if ...: continue; if ...:)
-        ran = {cid for raw in eng.modules.raws for cid, _ in raw}  # code objects of the user's lines that ran
+        ran = set(map(_FIRST, _chain.from_iterable(eng.modules.raws)))  # code objects of the user's lines that ran (in C)
         by_path = {}
         for m, path in eng.modules.mod_path.items():
             by_path.setdefault(path, m)
@@ -181,11 +215,12 @@ class ModuleFacts:
         # (one object per distinct set: a key of _ANSWERS that holds an equal but other set is compared item by item)
         ran_key = _RAN_KEYS.setdefault(ran_key, ran_key)
         if len(_ANSWERS) > _ANSWERS_MAX or len(_SIGNATURES) > _ANSWERS_MAX or len(_BY_IDENTITY) > _ANSWERS_MAX \
-                or len(_RAN_KEYS) > _ANSWERS_MAX:
+                or len(_RAN_KEYS) > _ANSWERS_MAX or len(_BY_CLASS) > _ANSWERS_MAX:
             _ANSWERS.clear()
             _SIGNATURES.clear()
             _BY_IDENTITY.clear()
             _RAN_KEYS.clear()
+            _BY_CLASS.clear()  # (its numbers are _SIGNATURES')
 
         def once(fn, m, name, *args):
             # these read only the module's class (its methods' bytecode, its source), the same for every

@@ -116,6 +116,8 @@ class Modules:
             self._fast_path_off(module, path)
         # where this call is, walked once: the module's own event and every op inside it (and the
         # calls of its children) reuse it, walking only up to this frame
+        if self._ident.deferred:  # (zero_grad()'s leaves: the model just entered has named most, see resolve_deferred)
+            self._ident.resolve_deferred()
         raw, flags = self.where(frame)
         # (without F_TORCH: the ops inside inherit only region flags; F_TORCH on an op then means that
         # torch code between it and its nearest user frame made the call: see _post, library detach)
@@ -334,6 +336,10 @@ class Modules:
         """The user frame that called user frame ``f`` (None at the traced block's own frame)."""
         return _names.callers(f, self.entry)
 
+    def model_tids(self):
+        """The tids of module tensors the trace saw (named by their model's path)."""
+        return self._tid_src
+
     def model_tensor(self, tid, r, rel):
         """Tensor ``tid`` is ``rel`` in root ``r``'s model (its name: r's prefix + rel)."""
         old = self._tid_src.get(tid)
@@ -422,6 +428,8 @@ class Modules:
                 info.name = self.prefix.get(r, "") + path
                 if info.role == "tensor":
                     info.role = "param" if isinstance(t, nn.Parameter) else "buffer"
+                    if info.role == "param":
+                        self._ident.param_tids.add(tid)
 
     def _add_root(self, r):
         """A new root whose prefix changes no other root's: only its own model is walked and named.

@@ -26,7 +26,7 @@ import torch
 import torch.nn as nn
 
 from ._compat import TORCH_DIR, module_buffers, module_children, module_parameters
-from ._frames import GS_DIR, STDLIB_DIR, first_user_frame, locals_of
+from ._frames import GS_DIR, STDLIB_DIR, first_user_frame, locals_of, pairs_of_types
 
 __all__ = ["walk", "unwrap", "find_root", "attr_name", "join"]
 
@@ -123,12 +123,15 @@ def _size(m) -> int:
         return 0
 
 
+_SCANNED = (_Module, list, tuple, dict)
+
+
 def _scan(items, module, public=False):
     """The best name for ``module`` among ``(name, value)`` pairs: ``(score, name, root)`` or None.
     A module holding it (the largest) names it as part of that model; an element of a plain list,
     tuple or dict (``layers.2``) beats a direct variable (a loop variable rebound each step)."""
     best = None
-    for k, v in items:
+    for k, v in pairs_of_types(items, _SCANNED):  # (the rest can neither be nor hold a module)
         if k == "self" or (public and k.startswith("_")) or not isinstance(k, str):
             continue
         cand = None

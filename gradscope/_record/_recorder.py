@@ -238,8 +238,9 @@ class Recorder:
             if not self._left_hooks:
                 self._left_hooks = True
                 _remove_globals()
+            if self.identity.deferred:
+                self._guard(self.identity.resolve_deferred)  # (needs the entry frame: before it is let go)
             self.entry = None
-            self.identity.zg_memo = None  # (attr_name's memo of a zero_grad() the block left: it holds tensors)
             self.modules.end()
             self._guard(self._read_names)
             self._guard(self.facts.sync_live)  # (a failure of ours here must not raise out of the user's block)
@@ -312,7 +313,7 @@ class Recorder:
         # (a module-level frame's locals are its globals: read once; a function frame's f_locals is not read here)
         module_level = not f.f_code.co_flags & _CO_OPTIMIZED and f.f_locals is g
         for scope in ((list(g.items()),) if module_level else (_frames.locals_of(f).items(), list(g.items()))):
-            for k, v in scope:
+            for k, v in _frames.pairs_of_types(scope, (_T, _M)):  # (nothing else is read)
                 if k.startswith("_") or not isinstance(v, _T):
                     if isinstance(v, _M) and not k.startswith("_"):
                         mods.setdefault(id(v), (v, k))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from itertools import compress as _compress, repeat as _repeat
+from operator import is_not as _is_not, itemgetter as _itemgetter
 from typing import Any, NamedTuple
 
 
@@ -178,6 +180,10 @@ def error_key(e) -> tuple:
         return type(e).__name__, ""
 
 
+_FIRST, _SECOND = _itemgetter(0), _itemgetter(1)
+_deref = weakref.ref.__call__  # (a weak reference's target, called in C by map)
+
+
 class _ModulePaths:
     """module -> its path in the model, keyed by id() with a weak reference to check identity (a
     WeakKeyDictionary lookup builds a new weak reference on every call: this is on the hot path)."""
@@ -199,7 +205,10 @@ class _ModulePaths:
         self._d[id(m)] = (weakref.ref(m), path)
 
     def items(self):
-        return [(m, p) for m, p in ((r(), p) for r, p in self._d.values()) if m is not None]
+        """``[(module, path)]`` of the modules alive (dereferenced and filtered in C: BERT has hundreds)."""
+        vals = list(self._d.values())
+        ms = list(map(_deref, map(_FIRST, vals)))
+        return list(_compress(zip(ms, map(_SECOND, vals)), map(_is_not, ms, _repeat(None))))
 
 
 class _Root:

@@ -124,12 +124,14 @@ class Identity:
         self._shapes: dict = {}  # interned shape tuples
         self.lazy: set = set()  # tids of LazyModule parameters seen before their first forward (no shape yet)
         self.next_tid = 0
+        self.param_tids: set = set()  # tids whose role is "param" (a trace's tensors are mostly not)
         self.slots = None  # after the recording: id -> where a module's tensor is (see release_params)
         self.grad_of: dict = {}  # id(.grad tensor) -> leaf tid (filled by Backward after each backward)
         self._lineage = self._recent = self._arrays = self._values = None  # (see bind_lineage)
-        # inside one Optimizer.zero_grad() (Calls.zg is that call's list): (that list, attr_name's memo); the
-        # memo holds the tensors the search read, so it is dropped at the call's end and at stop (zg_done)
-        self.zg_memo = None
+        # leaves first seen inside Optimizer.zero_grad(): their naming waits for the next module call or the stop,
+        # when the model that holds them has usually named them by module path (see resolve_deferred)
+        self.deferred: list = []  # (tid, id(frame), code, frames for outer_var (0: done), whether attr_name searches)
+        self._zg_at = None  # (the zero_grad() call's list, id of its user frame, that frame's code)
 
     def bind_lineage(self, lineage):
         """The lineage (made after the identity: it reads its refs) that tensors without a producer are matched in."""
@@ -183,6 +185,8 @@ class Identity:
             base=self.tid(base, link=False) if base is not None else None,
         )
         self._tensors[tid] = info
+        if is_param:
+            self.param_tids.add(tid)
         r.tid = tid  # (registered once its info exists: a query never finds a tid without one)
         self.ids[id(t)] = r
         self.refs[tid] = r
@@ -202,31 +206,76 @@ class Identity:
             return tid
         entry = eng.entry
         if link and not named and entry is not None:
-            f = _frames.first_user_frame(sys._getframe(), entry)
-            # a trainable leaf first used deep inside (a Dataset's __getitem__ reading self.prompt): the
-            # caller's variable for it, a few frames up
             trainable = info.requires_grad and info.is_leaf
-            info.name = _frames.outer_var(f, entry, t, frames=4 if trainable else 1, public=True)
-            # passed by attribute (`helper(x, m.scale)`): m.scale, cfg.temperature (not a parameter being built
-            # in the trace: its model names it when called)
-            if (trainable or is_param) and id(t) not in mods.param_owner:
-                memo = None
-                zg = eng.calls.zg
-                if zg is not None:  # (inside one Optimizer.zero_grad(): the search reads each object once, see attr_name)
-                    w = self.zg_memo
-                    if w is None or w[0] is not zg:
-                        w = self.zg_memo = (zg, {})
-                    memo = w[1]
-                if info.name is None:
-                    info.name = _names.attr_name(f, entry, t, memo=memo)
-                elif f is not None and _names.is_argument(f, info.name):
-                    info.name = _names.attr_name(mods.callers(f), entry, t, frames=3, memo=memo) or info.name
+            zg = eng.calls.zg
+            if zg is not None and is_param:
+                # inside Optimizer.zero_grad(): its parameters are named when the model that holds them is
+                # called (resolve_deferred); the user frame of the call is looked up once per zero_grad()
+                at = self._zg_at
+                if at is None or at[0] is not zg:
+                    f = _frames.first_user_frame(sys._getframe(), entry)
+                    at = self._zg_at = (zg, id(f), f.f_code) if f is not None else (zg, None, None)
+                if at[1] is not None:
+                    self.deferred.append((tid, at[1], at[2], 4 if trainable else 1, id(t) not in mods.param_owner))
+            else:
+                f = _frames.first_user_frame(sys._getframe(), entry)
+                # a trainable leaf first used deep inside (a Dataset's __getitem__ reading self.prompt): the
+                # caller's variable for it, a few frames up
+                info.name = _frames.outer_var(f, entry, t, frames=4 if trainable else 1, public=True)
+                # passed by attribute (`helper(x, m.scale)`): m.scale, cfg.temperature (not a parameter being
+                # built in the trace: its model names it when called)
+                if (trainable or is_param) and id(t) not in mods.param_owner and f is not None:
+                    if zg is not None:  # (inside Optimizer.zero_grad(): see resolve_deferred)
+                        self.deferred.append((tid, id(f), f.f_code, 0, True))
+                    else:
+                        self._attr_name(info, t, f, entry, None)
         if not is_param and link:
             if self._recent and info.is_leaf and self._lineage.link_alias(t, info):
                 pass
             elif (self._arrays or self._values) and not t.requires_grad:
                 self._lineage.link_external(t, info)
         return tid
+
+    def _attr_name(self, info, t, f, entry, memo):
+        """Name leaf ``t`` by an object of user frame ``f``'s that holds it (``m.scale``), when no variable
+        named it or only an argument of ``f`` did (then from ``f``'s callers)."""
+        if info.name is None:
+            info.name = _names.attr_name(f, entry, t, memo=memo)
+        elif _names.is_argument(f, info.name):
+            info.name = _names.attr_name(self._engine.modules.callers(f), entry, t, frames=3, memo=memo) or info.name
+
+    def resolve_deferred(self):
+        """The deferred searches of leaves first seen in ``zero_grad()`` (called at the next module call and at
+        stop): a leaf a called model named by module path needs none; the others search from their frame if it
+        is still running (the usual case: the step's function), else from the innermost user frame now. One
+        memo for all: the search reads each object once (attr_name)."""
+        todo, self.deferred, self._zg_at = self.deferred, [], None
+        eng = self._engine
+        entry = eng.entry
+        named = eng.modules.model_tids()
+        memo: dict = {}
+        frames = None
+        for tid, fid, code, outer, search in todo:
+            info = self._tensors.get(tid)
+            r = self.refs.get(tid)
+            t = r() if r is not None else None
+            if t is None or info is None or tid in named:
+                continue
+            if frames is None:
+                frames = {}
+                fr = sys._getframe(1)
+                while fr is not None:
+                    frames[id(fr)] = fr
+                    fr = fr.f_back
+            f = frames.get(fid)
+            if f is None or f.f_code is not code:  # (returned: from where the program is now)
+                f = _frames.first_user_frame(sys._getframe(1), entry)
+                if f is None:
+                    continue
+            if outer:
+                info.name = _frames.outer_var(f, entry, t, frames=outer, public=True)
+            if search:
+                self._attr_name(info, t, f, entry, memo)
 
     def grad_leaf(self, t):
         """The tid of the leaf whose .grad tensor ``t`` is (recorded after each backward), else None."""

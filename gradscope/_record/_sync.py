@@ -35,7 +35,9 @@ class Sync:
         self.synced = 0  # events converted so far
         self._synced_tensors = -1  # tensors seen at the last conversion (-1: convert again)
         self._metas: dict = {}  # interned (shape, dtype, device) tuples
-        self.exception: BaseException | None = None  # the one the block raised
+        # whether the block raised (never the exception itself: its traceback holds every frame of the failing
+        # call and their locals, the user's tensors and models)
+        self.raised = False
         # inside one query of the facade (Recorder.pause: no user code runs) which tensors are alive is read once
         self.queries = 0
         self._alive_read = False
@@ -193,7 +195,7 @@ class Sync:
         loss.backward() except RuntimeError: ...`): that backward's error is the trace's failure, as if it had left
         the block (``meta["exception_caught"]``). Not when a later backward ran: the step went on."""
         idx = self._sink.error_event
-        if idx is None or self.exception is not None or self._data.exception is not None or idx >= len(self._events):
+        if idx is None or self.raised or self._data.exception is not None or idx >= len(self._events):
             return
         raw = self._events[idx]
         if raw is None or raw.kind != "backward" or any(
@@ -204,7 +206,7 @@ class Sync:
         self._data.meta["exception_caught"] = True
 
     def record_exception(self, exc):
-        self.exception = exc
+        self.raised = True
         site = None
         tb = exc.__traceback__
         raw = []
