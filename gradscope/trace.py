@@ -194,11 +194,21 @@ class Trace:
         with self._paused():
             return self._cuts_impl(harmful=harmful)
 
+    def _live_facts(self, diag) -> dict:
+        """The live facts (see _now) of the parameters, the tensors asked about and the leaves that require grad."""
+        now = {}
+        for t in list(self.data.tensors.values()):
+            if t.role == "param" or t.tid in diag.query_tids or (t.is_leaf and t.requires_grad):
+                n = self._now(t.tid)
+                if n is not None:
+                    now[t.tid] = n
+        return now
+
     def _cuts_impl(self, *, harmful: bool | None = None) -> list:
         """Events that cut or endanger gradient flow, each with ``.verdict`` "harmful" or "benign".
         ``harmful=True`` keeps only the harmful ones."""
         diag = self._diagnosis()
-        cuts = diag.cuts()
+        cuts = diag.cuts(self._live_facts(diag))  # (the summary's facts: a verdict never depends on what was asked first)
         verdicts = self._fill_verdicts(diag)
         if harmful is None:
             return cuts
@@ -380,13 +390,7 @@ class Trace:
     def _summary_impl(self) -> StepSummary:
         """What the step did and what went wrong (plain data, for renderers)."""
         diag = self._diagnosis()
-        now = {}
-        for t in list(self.data.tensors.values()):
-            if t.role == "param" or t.tid in diag.query_tids or (t.is_leaf and t.requires_grad):
-                n = self._now(t.tid)
-                if n is not None:
-                    now[t.tid] = n
-        s = diag.summarize(now)
+        s = diag.summarize(self._live_facts(diag))
         self._fill_verdicts(diag)
         if self._verification is not None:
             def covered(p):  # the parameters one problem stands for: its cause at its line
