@@ -172,9 +172,8 @@ class VerdictRules:
         return st
 
     def requires_grad_now(self, tid) -> bool:
-        n = getattr(self, "now", {}).get(tid)
-        if n is not None:
-            return bool(n["requires_grad"])
+        """requires_grad as the step left it (as first seen, then the step's own writes; never a live read: a freeze
+        after the trace is not what happened in the step)."""
         info = self.d.tensors.get(tid)
         rg = bool(info and info.requires_grad)
         for e in self.consumers_of(tid):

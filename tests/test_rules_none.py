@@ -1542,10 +1542,32 @@ def test_cut_verdicts_do_not_depend_on_which_query_came_first():
     assert [e.cut for e in first.cuts()] == ["detach"]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a parameter frozen after the trace is explained as 'frozen before the "
-                   "trace started' (frozen_before_trace reads the live requires_grad), not as the detach that cut it "
-                   "in the step")
 def test_a_parameter_frozen_after_the_step_is_explained_by_the_cut_in_the_step():
+    """The trace explains the step: a freeze after it (read live) is not 'frozen before the trace started'."""
     tr, net = _detached_then_frozen_after_the_step()
     exp = tr.why(net[0].weight)
-    assert exp.cause == "detach" and exp.site.lineno == line_of("stage_detach")
+    assert exp.cause == "detach" and exp.site.lineno == line("stage_detach")
+    assert [p.cause for p in tr.summary().problems] == ["detach"]
+
+
+def _module_freeze_step(enc, head, opt, x):
+    opt.zero_grad()
+    enc.requires_grad_(False)  # L:module_freeze
+    head(enc(x)).sum().backward()
+    opt.step()
+
+
+def test_a_module_frozen_in_the_step_and_unfrozen_after_it_is_explained_as_the_freeze():
+    """`enc.requires_grad_(False)` in the step (torch's Module method sets each parameter) and the unfreeze after the
+    trace, read live: the freeze at the step's line, never 'its result was never used'."""
+    torch.manual_seed(0)
+    enc, head = nn.Linear(3, 3), nn.Linear(3, 1)
+    opt = torch.optim.SGD([*enc.parameters(), *head.parameters()], lr=0.1)
+    x = torch.randn(4, 3)
+    with gradscope.trace() as tr:
+        _module_freeze_step(enc, head, opt, x)
+    enc.requires_grad_(True)  # (after the trace: a live fact)
+    exp = tr.why(enc.weight)
+    assert exp.cause == "frozen_param" and exp.site.lineno == line("module_freeze"), exp
+    # (frozen in the step and unfrozen after it: a phase freeze, the step's intent, so no problem of the step)
+    assert tr.summary().problems == []

@@ -31,19 +31,20 @@ class Diagnosis(TraceIndex):
         info = d.tensors[tid]
         name = self.label(tid)
         g = info.grad
+        # requires_grad as the step left it (as first seen, then the step's own writes): a freeze or unfreeze after
+        # the trace, read live, is not what happened in the step it explains
+        requires_grad = info.requires_grad
+        for e in self.ev:
+            if e.kind == "requires_grad" and e.detail.value is not None and tid in e.input_ids():
+                requires_grad = e.detail.value
         if now is not None:
             status = now["status"]
-            requires_grad = now["requires_grad"]
             is_leaf = now["is_leaf"]
             retains = now["retains_grad"]
         else:
             status = self.recorded_status(tid)
-            requires_grad = info.requires_grad
             is_leaf = info.is_leaf
             retains = info.retains_grad
-            for e in self.ev:
-                if e.kind == "requires_grad" and e.detail.value is not None and tid in e.input_ids():
-                    requires_grad = e.detail.value
         norm = (now or {}).get("norm") if now else (g.norm if g else None)
         if now is not None:
             self.set_now({**self.now, tid: now})
