@@ -1745,7 +1745,7 @@ def test_a_recurrent_state_kept_in_an_attribute_names_the_line_that_keeps_it():
             self.cell, self.h = nn.GRUCell(3, 4), torch.zeros(2, 4)
 
         def forward(self, x):
-            h = self.cell(x, self.h)
+            h = self.cell(x, self.h)  # L:w_state_read
             self.h = h  # L:w_state_kept
             return h.sum()
 
@@ -1760,6 +1760,7 @@ def test_a_recurrent_state_kept_in_an_attribute_names_the_line_that_keeps_it():
 
     f, _ = _run_failing(train)
     assert_explains(f, "backward_twice", "is kept for the next step in `self.h`", "w_state_kept", "h.detach()")
+    assert [s.lineno for s in f.extra_sites] == [line("w_state_read")], f.extra_sites  # (where the kept state came in)
 
 
 def test_a_simulator_state_kept_on_an_object_between_windows_names_that_line():
@@ -1847,3 +1848,17 @@ def test_a_backward_that_fails_because_every_parameter_was_frozen_before_the_tra
     f = tr.failure
     assert f.cause == "frozen_param" and site_hits(f.site, "frozen_use"), f
     assert "m.weight, m.bias" in f.summary and "requires_grad=False" in f.summary and "unfreeze" in f.fix, f
+
+
+def test_an_optimizer_given_a_computed_tensor_names_where_that_tensor_was_made_not_another_computed_one():
+    """`can't optimize a non-leaf Tensor`: the tensor the optimizer's line passes (`w`) was made by `.double()`
+    after requires_grad=True; a later computed tensor (`h`) that requires grad is not the one."""
+    tr = gradscope.trace()
+    with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
+        with tr:
+            w = torch.randn(4, 2, requires_grad=True).double()  # L:w_nonleaf_made
+            h = w * 2  # L:w_nonleaf_other
+            torch.optim.SGD([w], lr=0.1)
+    assert h.requires_grad and not h.is_leaf
+    f = tr.failure
+    assert f.cause == "optimize_non_leaf" and f.site.lineno == line("w_nonleaf_made"), f

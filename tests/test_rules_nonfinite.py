@@ -181,15 +181,29 @@ def test_reading_values_after_a_non_finite_backward_never_reruns_a_checkpointed_
     assert len(calls) == n_plain, (len(calls), n_plain)
 
 
-def test_an_invalid_action_mask_is_not_where_the_log_of_a_masked_action_went_non_finite():
+_SQUASH = {  # ops that map a masked -inf to 0 (common._SQUASHING): the masked entry is finite after them
+    "softmax": lambda z: torch.softmax(z, -1),
+    "sigmoid": torch.sigmoid,
+    "sigmoid_": lambda z: z.sigmoid_(),
+    "exp": torch.exp,
+    "exp_": lambda z: z.exp_(),
+}
+
+
+_INPLACE_GAP = pytest.mark.xfail(strict=True, reason="known gap: an in-place op that saves its result (exp_, sigmoid_) "
+                                 "is not mapped to its backward node, so the masked_fill before it is named instead")
+
+
+@pytest.mark.parametrize("squash", [pytest.param(s, marks=_INPLACE_GAP) if s.endswith("_") else s for s in sorted(_SQUASH)])
+def test_an_invalid_action_mask_is_not_where_the_log_of_a_masked_action_went_non_finite(squash):
     # -inf masks illegal actions (correct); the replayed action became illegal: its probability is 0 and log(0) is
-    # where the inf appears, although the softmax's output was not read back
+    # where the inf appears, although the squashing op's output was not read back
     import warnings
 
     policy = nn.Linear(4, 3)
 
     def loss_of(s, legal, a):
-        probs = torch.softmax(policy(s).masked_fill(~legal, float("-inf")), -1)
+        probs = _SQUASH[squash](policy(s).masked_fill(~legal, float("-inf")))
         return -torch.log(probs.gather(1, a[:, None]).squeeze(1)).mean()  # w_log_masked
 
     legal = torch.tensor([[True, True, False], [True, False, True]])

@@ -638,6 +638,36 @@ def test_a_hand_written_relu_network_with_transposed_weights_is_still_piecewise_
     assert exp.cause == "zero_gradient" and site_hits(exp.site, "w_manual_relu"), exp
 
 
+_LINEAR_STEPS = {  # an op of rules_zero._LINEAR between the relu and the output: the network stays piecewise linear
+    "index_select": lambda h: h.index_select(1, torch.arange(8)),
+    "gather": lambda h: h.gather(1, torch.arange(8).repeat(16, 1)),
+    "narrow": lambda h: h.narrow(1, 0, 4),
+    "repeat": lambda h: h.repeat(1, 2),
+    "select": lambda h: h.select(1, 3)[:, None],
+    "expand": lambda h: h[:, :1].expand(16, 8),
+    "chunk": lambda h: h.chunk(2, dim=1)[0],
+    "split": lambda h: h.split(4, dim=1)[1],
+    "flatten": lambda h: h[:, None].flatten(1),
+    "contiguous": lambda h: h.t().contiguous().t(),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_LINEAR_STEPS))
+def test_a_relu_network_through_an_indexing_or_shaping_op_is_still_piecewise_linear(op):
+    """Each of these ops is linear in its input: a second derivative through them and a relu is still zero, and
+    the line to look at is the network's (checked against torch: k.grad is exactly zero)."""
+    torch.manual_seed(0)
+    w1 = nn.Parameter(torch.randn(8, 1))
+    k = nn.Parameter(torch.tensor(0.3))
+    x = torch.rand(16, 1, requires_grad=True)
+    with gradscope.trace() as tr:
+        u = _LINEAR_STEPS[op](torch.relu(x @ w1.t())).sum(1, keepdim=True)  # L:w_linear_step
+        (_second(u, x) * k - u).pow(2).mean().backward()
+    assert torch.count_nonzero(k.grad) == 0
+    exp = tr.why(k)
+    assert exp.cause == "zero_gradient" and site_hits(exp.site, "w_linear_step"), exp
+
+
 def test_a_product_with_an_all_false_mask_names_where_the_mask_was_made():
     """A padding mask from a length threshold that no sample passes: every position is masked, and the
     features' gradient is zero through the product. The line to look at is where the mask was made."""
