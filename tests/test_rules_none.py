@@ -1571,3 +1571,20 @@ def test_a_module_frozen_in_the_step_and_unfrozen_after_it_is_explained_as_the_f
     assert exp.cause == "frozen_param" and exp.site.lineno == line("module_freeze"), exp
     # (frozen in the step and unfrozen after it: a phase freeze, the step's intent, so no problem of the step)
     assert tr.summary().problems == []
+
+
+class _ScriptedCut(nn.Module):
+    def forward(self, x):
+        return x.detach() * 2
+
+
+@pytest.mark.xfail(strict=True, reason="gap: a TorchScript module's call is not recorded as a use of its input (its ops "
+                   "run in C++), so the layer before it is 'used, but its result was never used' instead of the call")
+def test_a_scripted_module_that_detaches_is_named_at_its_call():
+    net, cut = nn.Linear(3, 3), torch.jit.script(_ScriptedCut())
+    with gradscope.trace() as tr:
+        h = net(torch.randn(2, 3))
+        out = cut(h)  # L:scripted_cut
+        (out + net.weight.sum() * 0).sum().backward()
+    exp = tr.why(net.bias)
+    assert exp.cause != "unused_parameter" and exp.site is not None and exp.site.lineno == line("scripted_cut"), exp
