@@ -60,20 +60,22 @@ def _signature(doc):
     return tuple((c.get("op"), c.get("cut"), (c.get("site") or {}).get("lineno")) for c in doc.get("cuts", []))
 
 
-def verify_script(tr, script_cmd, *, budget_s, steps, err):
-    """Verify ``tr`` (a finished ``gradscope run`` trace of ``script_cmd``: the script and its arguments) by
-    re-running the script; progress lines go to ``err``."""
+def verify_script(tr, script_cmd, *, budget_s, steps, err, source=None):
+    """Verify ``tr`` (a finished ``gradscope run`` trace of ``script_cmd``: the script and its arguments, or
+    ``-m``, the module and its arguments) by re-running it; ``source`` is the file that runs as ``__main__`` (the
+    script, or the module's file); progress lines go to ``err``."""
     from . import _verify
     from .cli import trace_json
 
-    script = os.path.abspath(script_cmd[0])
+    script = os.path.abspath(source or script_cmd[0])
     with tr._paused():
         targets, named, diag, plan, skipped, _ = _verify.plan_for(tr, (script, "<module>"))
     v = Verification(budget_s=budget_s, skipped=skipped)
     if not targets:
         return v
     runnable = [u for u, r in plan if r is None]
-    print(f"gradscope: verifying {len(targets)} problem target(s) by re-running the script once per candidate cut "
+    what = f"`-m {script_cmd[1]}`" if script_cmd[0] == "-m" and len(script_cmd) > 1 else "the script"
+    print(f"gradscope: verifying {len(targets)} problem target(s) by re-running {what} once per candidate cut "
           f"({len(runnable)} + 1 unmodified; budget {budget_s:g} s; --no-verify skips)", file=err, flush=True)
     t_all = time.perf_counter()
     doc0 = trace_json(tr)

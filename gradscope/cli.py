@@ -199,10 +199,13 @@ def _cmd_run(args, script_args: list[str]) -> int:
         return _run_outputs_ranked(tr, args, con, code, namespace, *ranks)
     from . import _verify_cli
 
-    if not (args.no_verify or os.environ.get("GRADSCOPE_NO_VERIFY")) and args.module is None \
-            and _verify_cli.child_undos() is None:
-        tr._verification = _verify_cli.verify_script(tr, [path, *script_args], budget_s=args.verify_budget,
-                                                     steps=args.steps, err=sys.stderr)
+    if not (args.no_verify or os.environ.get("GRADSCOPE_NO_VERIFY")) and _verify_cli.child_undos() is None:
+        # (`-m pkg.train`: re-run as `-m pkg.train` too; its cuts are in the module's file)
+        cmd = [path, *script_args] if args.module is None else ["-m", args.module, *script_args]
+        source = path if args.module is None else (namespace or {}).get("__file__")
+        if source:
+            tr._verification = _verify_cli.verify_script(tr, cmd, budget_s=args.verify_budget, steps=args.steps,
+                                                         err=sys.stderr, source=source)
     if tr.failure is not None and not args.json:  # right after the script's traceback
         print("\ngradscope: why the script failed:\n  " + str(tr.failure).replace("\n", "\n  "), file=sys.stderr)
     return _outputs(tr, args, con, exit_code=code, namespace=namespace)

@@ -504,6 +504,38 @@ def test_cli_verifies_by_default_and_no_verify_skips(tmp_path):
     assert "verifying" not in p.stderr
 
 
+def test_cli_verifies_a_module_run_with_dash_m(tmp_path):
+    """`gradscope run -m pkg.train`: the re-runs are `-m pkg.train` too, from the same directory, and the undone cut
+    is found in the module's file."""
+    import subprocess
+    import sys
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "train.py").write_text(
+        "import sys\n"
+        "import torch, torch.nn as nn\n"
+        "torch.manual_seed(int(sys.argv[1]))\n"
+        "target, net = nn.Linear(4, 1), nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))\n"
+        "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+        "x = torch.randn(16, 4)\n"
+        "with torch.no_grad():\n"
+        "    y = target(x)\n"
+        "h = net[0](x).detach()\n"
+        "loss = ((net[2](net[1](h)) - y) ** 2).mean()\n"
+        "opt.zero_grad(); loss.backward(); opt.step()\n")
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "GRADSCOPE_NO_VERIFY"}  # (the suite's default: see conftest)
+    p = subprocess.run([sys.executable, "-m", "gradscope", "run", "--json", "-m", "pkg.train", "0"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300, env=env)
+    doc = json.loads(p.stdout)
+    assert "by re-running `-m pkg.train`" in p.stderr, p.stderr
+    prob = doc["problems"][0]
+    assert prob["site"]["filename"].endswith("train.py") and prob["site"]["lineno"] == 9, prob["site"]
+    assert prob["verified"] == "verified" and "line 9's `.detach()` undone" in prob["verification"]
+
+
 def test_two_cuts_on_parallel_paths_each_restore_and_both_are_said():
     lin, h1, h2 = nn.Linear(4, 4), nn.Linear(4, 1), nn.Linear(4, 1)
 
