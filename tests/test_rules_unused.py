@@ -221,6 +221,32 @@ def test_early_return_in_a_helper_method_is_the_site():
     assert_explains(exp, "unused_parameter", "`_maybe_refine` returned early", "w_helper_return", "condition")
 
 
+def _maybe_refine_later(self, h):
+    h = h + 0
+    if not self.refine:
+        return h  # L:w_helper_late_return
+    return self.refiner(h)
+
+
+def test_a_helper_method_replaced_between_traces_is_read_again():
+    """A helper replaced on the class between traces (not its forward) is new code: its early return is the line;
+    put back, the first answer again."""
+    m = _Refine()
+    sites = []
+    for patch in (None, None, _maybe_refine_later, None):
+        old = _Refine._maybe_refine
+        if patch is not None:
+            _Refine._maybe_refine = patch
+        try:
+            with gradscope.trace() as tr:
+                m(torch.randn(2, 4)).sum().backward()
+        finally:
+            _Refine._maybe_refine = old
+        sites.append(tr.why(m.refiner.weight).site.lineno)
+    first, late = M.line("w_helper_return"), M.line("w_helper_late_return")
+    assert sites == [first, first, late, first]
+
+
 class _Stack(nn.Module):
     def __init__(self):
         super().__init__()

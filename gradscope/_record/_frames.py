@@ -13,12 +13,13 @@ import sys
 import sysconfig
 import weakref
 from itertools import compress as _compress, repeat as _repeat
-from operator import is_ as _is, itemgetter as _itemgetter
+from operator import is_ as _is
 
 
 from ..core.model import Frame, Site
 from . import _compat as L  # (torch's file layout)
 from ._compat import TORCH_DIR
+from ._records import SECOND
 
 GS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # the gradscope package
 _STDLIB = sysconfig.get_paths().get("stdlib") or os.path.dirname(os.__file__)
@@ -294,14 +295,11 @@ def keys_bound_to(d: dict, obj) -> list:
     return list(_compress(d, map(_is, d.values(), _repeat(obj))))
 
 
-_SECOND = _itemgetter(1)
-
-
 def pairs_of_types(pairs, types) -> list:
     """The ``(key, value)`` pairs whose value is an instance of ``types``, in order (tested in C)."""
     if type(pairs) is not list:
         pairs = list(pairs)
-    return list(_compress(pairs, map(isinstance, map(_SECOND, pairs), _repeat(types))))
+    return list(_compress(pairs, map(isinstance, map(SECOND, pairs), _repeat(types))))
 
 
 def locals_of(f) -> dict:

@@ -4,7 +4,6 @@ about the called modules (children an early return skipped, reads a skip guards,
 from __future__ import annotations
 
 from itertools import chain as _chain
-from operator import itemgetter as _itemgetter
 
 import torch.nn as nn
 
@@ -13,6 +12,7 @@ from ..core.model import Frame
 from . import _frames
 from ._compat import legacy_backward_hooks, module_hooks, module_parameters
 from ._containers import resolved, scan
+from ._records import FIRST
 from ._refs import _GradRef
 
 
@@ -23,7 +23,6 @@ from ._refs import _GradRef
 _ANSWERS: dict = {}
 _ANSWERS_MAX = 4096
 _SIGNATURES: dict = {}  # a class signature -> its number (cleared with _ANSWERS)
-_FIRST = _itemgetter(0)
 
 
 def _own_code(cls) -> tuple:
@@ -31,11 +30,8 @@ def _own_code(cls) -> tuple:
     of ``cls``, in its MRO order, down to torch's own classes."""
     fwd = getattr(getattr(cls, "forward", None), "__code__", None)
     out = []
-    for klass in getattr(cls, "__mro__", ()):
-        mod = getattr(klass, "__module__", "") or ""
-        if mod.startswith("torch.") or klass is object:
-            break
-        out.append((mod, klass.__qualname__))
+    for klass in _own_classes(cls):
+        out.append((getattr(klass, "__module__", "") or "", klass.__qualname__))
         for key, v in vars(klass).items():
             co = getattr(getattr(v, "__func__", v), "__code__", None)
             if co is not None:
@@ -206,7 +202,7 @@ class ModuleFacts:
         legacy = {}  # path -> the return lines of its register_backward_hook hooks (the non-full kind)
         hook_params = {}  # tid -> the module whose forward hook uses it (an adapter attached by a hook)
         guarded = {}  # path -> the line reading it and the skip before that line (if ...: continue; if ...:)
-        ran = set(map(_FIRST, _chain.from_iterable(eng.modules.raws)))  # code objects of the user's lines that ran (in C)
+        ran = set(map(FIRST, _chain.from_iterable(eng.modules.raws)))  # code objects of the user's lines that ran (in C)
         by_path = {}
         for m, path in eng.modules.mod_path.items():
             by_path.setdefault(path, m)

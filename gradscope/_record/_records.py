@@ -180,7 +180,7 @@ def error_key(e) -> tuple:
         return type(e).__name__, ""
 
 
-_FIRST, _SECOND = _itemgetter(0), _itemgetter(1)
+FIRST, SECOND = _itemgetter(0), _itemgetter(1)  # (C-level pickers for map(): _frames and _module_facts use them too)
 _deref = weakref.ref.__call__  # (a weak reference's target, called in C by map)
 
 
@@ -207,8 +207,8 @@ class _ModulePaths:
     def items(self):
         """``[(module, path)]`` of the modules alive (dereferenced and filtered in C: BERT has hundreds)."""
         vals = list(self._d.values())
-        ms = list(map(_deref, map(_FIRST, vals)))
-        return list(_compress(zip(ms, map(_SECOND, vals)), map(_is_not, ms, _repeat(None))))
+        ms = list(map(_deref, map(FIRST, vals)))
+        return list(_compress(zip(ms, map(SECOND, vals)), map(_is_not, ms, _repeat(None))))
 
 
 class _Root:

@@ -33,10 +33,7 @@ class Diagnosis(TraceIndex):
         g = info.grad
         # requires_grad as the step left it (as first seen, then the step's own writes): a freeze or unfreeze after
         # the trace, read live, is not what happened in the step it explains
-        requires_grad = info.requires_grad
-        for e in self.ev:
-            if e.kind == "requires_grad" and e.detail.value is not None and tid in e.input_ids():
-                requires_grad = e.detail.value
+        requires_grad = self.requires_grad_now(tid)
         if now is not None:
             status = now["status"]
             is_leaf = now["is_leaf"]
