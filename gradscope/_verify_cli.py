@@ -1,6 +1,11 @@
 """``gradscope run`` verifies by default: the script re-run in a subprocess once per candidate cut with that cut
 undone (``GRADSCOPE_UNDO``: the undos as JSON, read by :func:`child_undos` in the child's ``run_script``), each
-child reporting its gradients as ``--json``; then the same verdicts as :meth:`gradscope.Trace.verify`."""
+child reporting its gradients as ``--json``; then the same verdicts as :meth:`gradscope.Trace.verify`, and pairs of
+undos for a target no single one restored.
+
+Each re-run records only up to the backward call where the problem was first seen (:func:`problem_step`: ``--steps``
+for the child) and then ends the script (``GRADSCOPE_END``: the child raises :class:`RunEnded` at its next torch call),
+so a long training script costs one step's time per candidate, not a whole run."""
 from __future__ import annotations
 
 import json
@@ -11,9 +16,10 @@ import time
 
 from .core.verification import FAILURE, TargetResult, Trial, Undo, Verification
 
-__all__ = ["verify_script", "child_undos", "ENV"]
+__all__ = ["verify_script", "child_undos", "child_ends", "problem_step", "ENV", "END_ENV"]
 
 ENV = "GRADSCOPE_UNDO"
+END_ENV = "GRADSCOPE_END"  # set: the re-run ends the script when its recording stops (--steps reached)
 
 
 def child_undos():
@@ -24,12 +30,41 @@ def child_undos():
     return [Undo.from_json(d) for d in json.loads(raw)]
 
 
+def child_ends() -> bool:
+    """Whether this run is a verifying parent's re-run that ends the script once its recording stops."""
+    return bool(os.environ.get(END_ENV)) and child_undos() is not None
+
+
+def problem_step(data, targets):
+    """How many backward calls a re-run must record to show every target's problem: the call where each was
+    first seen (a failing call; the first call that left a starved parameter without a healthy gradient), the
+    latest of them; None when the recorded run has no backward call."""
+    bws = data.backwards
+    if not bws:
+        return None
+    need = 0
+    for name, (tid, status, _) in targets.items():
+        if name == FAILURE:
+            k = next((i for i, b in enumerate(bws) if b.error), None)
+            need = max(need, len(bws) if k is None else k + 1)
+            continue
+        k = next((i for i, b in enumerate(bws) if tid is not None and _starved_at(b, tid)), None)
+        need = max(need, len(bws) if k is None else k + 1)
+    return need or None
+
+
+def _starved_at(b, tid) -> bool:
+    g = b.leaf_grads.get(tid)
+    return g is None or g.status != "received"
+
+
 def _child(script_cmd, undos, steps, timeout):
     env = dict(os.environ)
     env[ENV] = json.dumps([u.to_json() for u in undos])
     cmd = [sys.executable, "-m", "gradscope", "run", "--json", "--no-verify", "--quiet"]
     if steps:
         cmd += ["--steps", str(steps)]
+        env[END_ENV] = "1"
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd + script_cmd, env=env, capture_output=True, text=True, timeout=max(timeout, 1))
@@ -44,6 +79,7 @@ def _child(script_cmd, undos, steps, timeout):
 
 def _measure(doc, targets):
     rows = {r["name"]: r for r in doc.get("params", [])}
+    reached = set(doc["reached"]) if "reached" in doc else None
     out = {}
     for name in targets:
         if name == FAILURE:
@@ -51,13 +87,33 @@ def _measure(doc, targets):
             out[name] = TargetResult("ok") if f is None else TargetResult("error", error=f.get("summary", "")[:300])
             continue
         r = rows.get(name)
+        if r is not None and r["status"] == "received" and reached is not None and name not in reached:
+            out[name] = TargetResult("stale", r.get("norm"))  # (a .grad left from an earlier step)
+            continue
         out[name] = TargetResult("missing") if r is None else TargetResult(
             "none" if r["status"] == "frozen" else r["status"], r.get("norm"))
     return out
 
 
-def _signature(doc):
-    return tuple((c.get("op"), c.get("cut"), (c.get("site") or {}).get("lineno")) for c in doc.get("cuts", []))
+def _signature(doc, upto=None):
+    """The cuts of a run (op, kind, line), those made up to event ``upto`` when given."""
+    return tuple((c.get("op"), c.get("cut"), (c.get("site") or {}).get("lineno")) for c in doc.get("cuts", [])
+                 if upto is None or c.get("index", 0) <= upto)
+
+
+def _trial(doc, undos, targets, secs):
+    """The Trial of one re-run's document (``undos``: one, or a pair)."""
+    hits = doc.get("undo_hits") or [0] * len(undos)
+    t = Trial(undos[0], also=undos[1] if len(undos) > 1 else None, results=_measure(doc, targets),
+              hits=min(hits) if hits else 0, seconds=secs)
+    if not t.hits:
+        t.tried, t.reason = False, "the re-run never reached this call"
+    elif any(u.kind in ("numpy", "item", "tolist") for u in undos) and not doc.get("undo_joins"):
+        errors = doc.get("undo_errors") or []
+        t.tried, t.reason = False, errors[0] if errors else (
+            "cannot undo: the values did not come back into torch by a call gradscope can join (torch.tensor / "
+            "as_tensor / from_numpy of the same values)")
+    return t
 
 
 def verify_script(tr, script_cmd, *, budget_s, steps, err, source=None):
@@ -70,25 +126,40 @@ def verify_script(tr, script_cmd, *, budget_s, steps, err, source=None):
     script = os.path.abspath(source or script_cmd[0])
     with tr._paused():
         targets, named, diag, plan, skipped, _ = _verify.plan_for(tr, (script, "<module>"))
+        data = tr.data
     v = Verification(budget_s=budget_s, skipped=skipped)
     if not targets:
         return v
+    from .diagnosis.candidates import LATENT
+
     runnable = [u for u, r in plan if r is None]
+    # (each re-run records up to the backward call that showed the problems, then ends the script)
+    upto = problem_step(data, targets)
+    if steps and upto:
+        upto = min(upto, steps)
+    upto = upto or steps
+    last = data.backwards[upto - 1].event if upto and upto <= len(data.backwards) else None
     what = f"`-m {script_cmd[1]}`" if script_cmd[0] == "-m" and len(script_cmd) > 1 else "the script"
+    until = f", each up to backward call {upto}" if upto else ""
     print(f"gradscope: verifying {len(targets)} problem target(s) by re-running {what} once per candidate cut "
-          f"({len(runnable)} + 1 unmodified; budget {budget_s:g} s; --no-verify skips)", file=err, flush=True)
+          f"({len(runnable)} + 1 unmodified{until}; budget {budget_s:g} s; --no-verify skips)", file=err, flush=True)
     t_all = time.perf_counter()
     doc0 = trace_json(tr)
-    base, secs, why = _child(script_cmd, [], steps, budget_s)
+    base, secs, why = _child(script_cmd, [], upto, budget_s)
     v.step_seconds = secs
     if base is None:
         v.repeatable, v.reason = False, why
     else:
         v.baseline = _measure(base, targets)
-        if _signature(base) != _signature(doc0):
+        if _signature(base) != _signature(doc0, last):
             v.repeatable, v.reason = False, "its cuts differ from the recorded run's"
+    tried = []
     if v.repeatable:
+        latent = []
         for u, reason in plan:
+            if reason == LATENT:
+                latent.append(u)
+                continue
             if reason is not None:
                 v.trials.append(Trial(u, tried=False, reason=reason))
                 continue
@@ -96,23 +167,35 @@ def verify_script(tr, script_cmd, *, budget_s, steps, err, source=None):
             if left <= 0:
                 v.skipped += 1
                 continue
-            doc, secs, why = _child(script_cmd, [u], steps, left)
+            doc, secs, why = _child(script_cmd, [u], upto, left)
             if doc is None:
                 v.trials.append(Trial(u, tried=False, reason=why, seconds=secs))
                 continue
-            hits = (doc.get("undo_hits") or [0])[0]
-            t = Trial(u, results=_measure(doc, targets), hits=hits, seconds=secs)
-            if not hits:
-                t.tried, t.reason = False, "the re-run never reached this call"
+            t = _trial(doc, [u], targets, secs)
             v.trials.append(t)
-    v.seconds = time.perf_counter() - t_all
+            if t.tried:
+                tried.append(t)
+        v.pair_candidates = [t.undo for t in tried] + latent
     if v.repeatable:
-        _verify.decide(v, targets, named, diag, ())
+        sites = _verify.decide(v, targets, named, diag, ())
+
+        def pair(_mt, _step, _args, _kwargs, a, b, *_rest):
+            left = budget_s - (time.perf_counter() - t_all)
+            if left <= 0:
+                v.skipped += 1
+                return Trial(a, also=b, tried=False, reason="not tried within the verification budget")
+            doc, secs, why = _child(script_cmd, [a, b], upto, left)
+            if doc is None:
+                return Trial(a, also=b, tried=False, reason=why, seconds=secs)
+            return _trial(doc, [a, b], targets, secs)
+
+        _verify.pairs(v, targets, sites, pair, diag)
     else:
         from .core.verification import TargetCheck
 
         for name, (tid, status, _) in targets.items():
             v.targets[name] = TargetCheck(name, status, "not_repeatable")
+    v.seconds = time.perf_counter() - t_all
     done = sum(1 for t in v.trials if t.tried)
     print(f"gradscope: verification took {v.seconds:.1f} s ({done} re-run(s) with an undo"
           + (f", {v.skipped} not tried within the budget" if v.skipped else "") + ")", file=err, flush=True)

@@ -317,14 +317,17 @@ def run_script(path: str | None, argv: list[str], *, stdout_to_stderr: bool = Fa
     sys.modules["__main__"] = main_mod
     tr = context if context is not None else gradscope.trace(**trace_kwargs)
     redirect = contextlib.redirect_stdout(sys.stderr) if stdout_to_stderr else contextlib.nullcontext()
-    from ._verify_cli import child_undos
+    from ._verify_cli import child_ends, child_undos
+    from ._record._intervene import RunEnded
 
     undos = child_undos() if context is None else None
     if undos is not None:  # a verifying parent's re-run: its undos, at the script's own lines
         from ._record._intervene import Interventions
 
-        iv = Interventions(undos, (full, "<module>"))
+        # (it ends the script once its recording has reached the step that showed the problem)
+        iv = Interventions(undos, (full, "<module>"), end=(lambda: tr.ended) if child_ends() else None)
         tr._undo_hits = iv.hits
+        tr._undo_iv = iv
         redirect = _both(redirect, iv)
     exit_code = 0
     try:
@@ -333,6 +336,8 @@ def run_script(path: str | None, argv: list[str], *, stdout_to_stderr: bool = Fa
                 with tr:
                     try:
                         exec(code, main_mod.__dict__)
+                    except RunEnded:  # a verifying re-run recorded what it was asked for
+                        pass
                     except SystemExit as e:  # a normal way to end a script, not a failed step
                         exit_code = _exit_code(e.code)
                     except KeyboardInterrupt as e:  # ditto: the report shows what ran so far
@@ -539,8 +544,20 @@ def trace_json(tr, whys=(), *, exit_code: int | None = None) -> dict:
         "why": {name: e.to_json() for name, e in whys},
         "verification": tr.verification.to_json() if tr.verification is not None else None,
         **({"undo_hits": list(tr._undo_hits)} if getattr(tr, "_undo_hits", None) is not None else {}),
+        **({"undo_joins": tr._undo_iv.joins, "undo_errors": list(tr._undo_iv.errors[:3]),
+            "reached": _reached(tr, s.params)} if getattr(tr, "_undo_iv", None) is not None else {}),
     }
     return _clean(doc)
+
+
+def _reached(tr, params) -> list:
+    """The parameters a gradient reached in the last recorded backward call (a verifying re-run's: a `.grad` left
+    from an earlier step, its clear undone, is no gradient of this step)."""
+    bws = tr.data.backwards
+    if not bws:
+        return []
+    tids = {n.leaf for n in bws[-1].nodes.values() if n.leaf is not None and n.ran}
+    return [p.name for p in params if p.tid in tids]
 
 
 def _problem_json(e, params) -> dict:

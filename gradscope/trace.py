@@ -163,6 +163,11 @@ class Trace:
     def recording(self) -> bool:
         return self._rec is not None and self._rec.is_recording
 
+    @property
+    def ended(self) -> bool:
+        """The recording stopped early (``steps=`` or ``max_events=`` reached) while the block goes on."""
+        return self._rec is not None and self._rec.data.truncated
+
     def _paused(self):
         """Our own queries must not be recorded (nor change the recording) while a trace is live."""
         return self._rec.pause() if self._rec is not None else contextlib.nullcontext()

@@ -504,6 +504,83 @@ def test_cli_verifies_by_default_and_no_verify_skips(tmp_path):
     assert "verifying" not in p.stderr
 
 
+def test_cli_re_runs_stop_after_the_step_that_showed_the_problem(tmp_path):
+    """A cut from the second step on: each re-run records two backward calls and ends there (its log shows step 0
+    only: the second step's optimizer call is where it ends), never the rest of the training; skipping the
+    zero_grad does not count as a fix (the .grad then left from step 0 is no gradient of the second step)."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import os, sys, torch, torch.nn as nn\n"
+        "torch.manual_seed(0)\n"
+        "net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))\n"
+        "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+        "x, y = torch.randn(16, 4), torch.randn(16, 1)\n"
+        "log = open(sys.argv[1], 'a')\n"
+        "for step in range(4):\n"
+        "    h = net[0](x)\n"
+        "    if step >= 1:\n"
+        "        h = h.detach()\n"
+        "    loss = ((net[2](net[1](h)) - y) ** 2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+        "    log.write(f'{os.getpid()} {step}\\n'); log.flush()\n"
+        "log.write(f'{os.getpid()} done\\n')\n")
+    log = tmp_path / "log.txt"
+    env = {k: v for k, v in os.environ.items() if k != "GRADSCOPE_NO_VERIFY"}
+    p = subprocess.run([sys.executable, "-m", "gradscope", "run", "--json", str(script), str(log)],
+                       capture_output=True, text=True, timeout=300, env=env)
+    doc = json.loads(p.stdout)
+    assert "each up to backward call 2" in p.stderr, p.stderr
+    by_pid: dict = {}
+    for row in log.read_text().split("\n"):
+        if row:
+            pid, what = row.split()
+            by_pid.setdefault(pid, []).append(what)
+    parent = by_pid.pop(str(doc_pid(p, by_pid)))
+    assert parent == ["0", "1", "2", "3", "done"]
+    assert len(by_pid) == 1 + len(doc["verification"]["trials"]) >= 2, by_pid  # the unmodified re-run and each undo
+    assert all(rows == ["0"] for rows in by_pid.values()), by_pid
+    prob = doc["problems"][0]
+    assert prob["site"]["lineno"] == 10 and prob["verified"] == "verified", prob
+    assert "line 10's `.detach()` undone" in prob["verification"]
+    assert "gradient clear" not in prob["verification"], prob["verification"]  # (a stale .grad is no fix)
+    clear = [t for t in doc["verification"]["trials"] if t["undo"]["kind"] == "grad_set"]
+    assert clear and all(r["status"] == "stale" for r in (clear[0]["results"][n] for n in ("net.0.weight",)))
+
+
+def test_cli_verifies_two_cuts_that_only_together_starve_a_parameter(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch, torch.nn as nn\n"
+        "torch.manual_seed(0)\n"
+        "lin, head = nn.Linear(4, 4), nn.Linear(4, 1)\n"
+        "h = lin(torch.randn(16, 4))\n"
+        "a = h.detach()\n"
+        "b = a.detach()\n"
+        "head(b).pow(2).mean().backward()\n")
+    env = {k: v for k, v in os.environ.items() if k != "GRADSCOPE_NO_VERIFY"}
+    p = subprocess.run([sys.executable, "-m", "gradscope", "run", "--json", str(script)],
+                       capture_output=True, text=True, timeout=300, env=env)
+    doc = json.loads(p.stdout)
+    prob = doc["problems"][0]
+    assert prob["verified"] == "verified" and "verified as a pair" in prob["verification"], prob
+    assert "line 5's `.detach()` and line 6's `.detach()` undone" in prob["verification"], prob["verification"]
+    pairs = [t for t in doc["verification"]["trials"] if t.get("also")]
+    assert len(pairs) == 1 and pairs[0]["results"]["lin.weight"]["status"] == "received", pairs
+
+
+def doc_pid(p, by_pid):
+    """The pid of the traced run itself: the one whose log reached the end of the script."""
+    return next(pid for pid, rows in by_pid.items() if rows and rows[-1] == "done")
+
+
 def test_cli_verifies_a_module_run_with_dash_m(tmp_path):
     """`gradscope run -m pkg.train`: the re-runs are `-m pkg.train` too, from the same directory, and the undone cut
     is found in the module's file."""
@@ -574,8 +651,52 @@ def test_an_undo_that_lets_backward_run_by_training_the_target_network_is_no_fix
     region = next(t for t in v.trials if t.undo.lineno == line("td_target"))
     assert region.results["<failure>"].status == "ok"  # backward runs, but only the target network learns
     assert region.results["<starved>"].norm >= 4
+    numpy_trial = next(t for t in v.trials if t.undo.lineno == line("fancy_numpy"))
+    assert numpy_trial.tried and numpy_trial.results["<failure>"].status == "ok"  # the picked Q values joined back
+    assert all(numpy_trial.results[n].norm > 0 for n in ("online.body.0.weight", "online.head.weight"))
     f = tr.failure
-    assert f.verified != "verified" and f"line {line('td_target')}'s no-grad region" in f.verification
+    assert f.cause == "numpy_roundtrip" and f.site.lineno == line("fancy_numpy") and f.verified == "verified"
+    assert f"the trace first pointed to test_verify.py:{line('td_target')}, but undoing that did not fix it" \
+        in f.summary
+    # the refuted target region is said once, in the summary, never as a line to fix as well
+    assert all(s.lineno != line("td_target") for s in f.extra_sites)
+    assert f"with line {line('fancy_numpy')}'s NumPy round trip undone" in f.verification
+
+
+def test_values_computed_from_an_array_that_left_autograd_cannot_be_joined_and_say_so():
+    torch.manual_seed(5)
+    online = QNet()
+    s, a = torch.randn(8, 4), np.array([0, 1, 0, 1, 0, 1, 0, 1])
+
+    def step():
+        q_all = online(s).detach().numpy()  # <- computed_numpy
+        q_sa = torch.from_numpy(np.tanh(q_all[np.arange(8), a]) * 3.0)
+        q_sa.pow(2).mean().backward()
+
+    tr = traced(step)
+    v = tr.verify(step)
+    trial = next(t for t in v.trials if t.undo.lineno == line("computed_numpy"))
+    assert not trial.tried and trial.reason.startswith("cannot undo: the values did not come back into torch")
+    f = tr.failure
+    assert f.verified == "not_verified"
+    assert f"line {line('computed_numpy')}'s NumPy round trip: cannot undo: the values did not come back" \
+        in f.verification
+
+
+@pytest.mark.xfail(strict=True, reason="gap: a loss whose only source came back from NumPy with other values (picked "
+                   "and transformed there) is explained as requires_grad_false at the backward, not as the round trip")
+def test_a_loss_made_from_values_transformed_in_numpy_is_the_round_trip():
+    torch.manual_seed(5)
+    online = QNet()
+    s, a = torch.randn(8, 4), np.array([0, 1, 0, 1, 0, 1, 0, 1])
+
+    def step():
+        q_all = online(s).detach().numpy()  # <- transformed_numpy
+        q_sa = torch.from_numpy(np.tanh(q_all[np.arange(8), a]) * 3.0)
+        q_sa.pow(2).mean().backward()
+
+    f = traced(step).failure
+    assert f.cause == "numpy_roundtrip" and f.site.lineno == line("transformed_numpy")
 
 
 # --- the trace's guess refuted: verification names another cut ------------------------------------------------
@@ -620,7 +741,7 @@ def test_a_guess_refuted_by_the_re_run_is_replaced_by_the_verified_cut():
     input requires grad), and the trace's first guess for the failure is the no_grad target. The re-run is the
     judge: undoing the no_grad lets backward run but trains only the target network (the optimizer that cleared
     gradients holds the policy); undoing the `.detach()` trains the policy. The failure's explanation becomes the
-    verified cut, says so, and keeps the refuted guess's line as context. The target network, which no optimizer
+    verified cut, says so, and names the refuted guess in its summary only (not as a line that takes part). The target network, which no optimizer
     holds, is no problem."""
     torch.manual_seed(0)
     policy, target = _QNet(), _QNet()
@@ -636,8 +757,10 @@ def test_a_guess_refuted_by_the_re_run_is_replaced_by_the_verified_cut():
     exp = tr.summary().failure
     assert exp.verified == "verified" and exp.rule == "verified", exp
     assert exp.cause == "detach" and exp.site.lineno == line("dqn_cached_q"), exp
-    assert [s.lineno for s in exp.extra_sites] == [line("dqn_td_target")], exp.extra_sites
-    assert f"line {line('dqn_cached_q')}" in exp.verification and "the trace first pointed to" in exp.summary, exp
+    assert line("dqn_td_target") not in [s.lineno for s in exp.extra_sites], exp.extra_sites
+    assert f"line {line('dqn_cached_q')}" in exp.verification, exp
+    assert f"the trace first pointed to test_verify.py:{line('dqn_td_target')}, but undoing that did not fix it" \
+        in exp.summary, exp
     assert exp.fix and "detach" in exp.fix, exp.fix
     w = tr.why(policy.head.weight)
     assert w.verified == "verified" and w.cause == "detach" and w.site.lineno == line("dqn_cached_q"), w

@@ -24,6 +24,20 @@ _DATA_GET = _T.data.__get__
 _ROUND_TRIP = ("numpy", "item", "tolist")
 _CARRY = {"cpu", "to", "clone", "contiguous", "float", "double", "half", "flatten", "reshape", "view", "squeeze",
           "numpy", "detach", "__array__", "tolist", "item", "__float__", "__getitem__", "cuda"}
+_PICK_MAX = 1 << 20  # elements: arrays larger than this are not searched for picked values
+
+
+def _own_call(f) -> bool:
+    """Whether the torch call made from frame ``f`` is gradscope's own (the trace's stop reading a .grad): its first
+    frame outside torch is gradscope's, not the user's."""
+    while f is not None:
+        co = f.f_code
+        if co.co_filename.startswith(_frames.GS_DIR):
+            return True
+        if _frames.category(co) == _frames.USER:
+            return False
+        f = f.f_back
+    return True
 
 
 def _first_user(f):
@@ -34,13 +48,19 @@ def _first_user(f):
     return None
 
 
+class RunEnded(BaseException):
+    """A verifying re-run of a script ends here: its recording reached the step that showed the problem (a
+    BaseException, so that the script's own ``except Exception`` lets it through; ``gradscope run`` catches it)."""
+
+
 class Interventions(TorchFunctionMode):
     """Undo ``undos`` (``gradscope.core.verification.Undo``) while the step re-runs. ``hits[i]``: how many calls
     of undo ``i`` were changed; ``joins``: round trips joined back to their source; ``errors``: why an undo could
-    not be done where it ran."""
+    not be done where it ran. ``end``: a callable; once it says True, the next torch call raises :class:`RunEnded`."""
 
-    def __init__(self, undos, step):
+    def __init__(self, undos, step, end=None):
         super().__init__()
+        self.end = end
         self.undos = list(undos)
         self.step = step  # (file, qualified name) of the step function
         self.hits = [0] * len(self.undos)
@@ -117,6 +137,9 @@ class Interventions(TorchFunctionMode):
 
     # --- the mode -------------------------------------------------------------------------------------
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        if self.end is not None and self.end() and not _own_call(sys._getframe(1)):
+            self.end = None
+            raise RunEnded()
         if kwargs is None:
             kwargs = {}
         if func is _SET_GRAD:
@@ -213,6 +236,25 @@ class Interventions(TorchFunctionMode):
                 self._escaped[id(out)] = (out, src)
         return out
 
+    def _picked(self, data):
+        """The source elements an array of values picked from an array that left autograd stands for
+        (``q[np.arange(n), a]``, ``q[mask]``, ``np.sort(q)``): the latest escaped array holding every one of its
+        values, each value taken at its first place there. None when no escaped array holds them all (values
+        computed from the escaped ones, not picked)."""
+        want = data.reshape(-1).tolist()
+        if not want or len(want) > _PICK_MAX:
+            return None
+        for arr, s in reversed(list(self._escaped.values())):
+            if arr.size > _PICK_MAX or s.numel() != arr.size:
+                continue
+            at: dict = {}
+            for j, v in enumerate(arr.reshape(-1).tolist()):
+                at.setdefault(v, j)
+            idx = [at.get(v) for v in want]
+            if None not in idx:
+                return s.reshape(-1)[torch.tensor(idx, dtype=torch.long, device=s.device)]
+        return None
+
     def _from_numpy(self, orig):
         def from_numpy(a):
             out = orig(a)
@@ -239,11 +281,14 @@ class Interventions(TorchFunctionMode):
             if hit is not None and hit[0] is data:
                 src = hit[1]
             elif hasattr(data, "shape") and hasattr(data, "__array_interface__"):
-                # an array computed from the one that left (astype, arithmetic): by its shape, the latest
+                # an array computed from the one that left (astype, arithmetic): by its shape, the latest; else
+                # one picked out of it (fancy indexing, a mask, a sort): each value at its place in the source
                 for arr, s in reversed(list(self._escaped.values())):
                     if tuple(arr.shape) == tuple(data.shape):
                         src = s
                         break
+                else:
+                    src = self._picked(data)
             elif self._floats:
                 vals = _flat(data if isinstance(data, (list, tuple)) else [data], [])
                 parts = [self._floats.get(float(v)) if isinstance(v, (int, float)) else None for v in vals]

@@ -71,7 +71,9 @@ class TargetResult:
     """What one target got in one re-run: its gradient status and norm, or (the failure) the error, None when
     backward succeeded."""
 
-    status: str  # "received" | "none" | "zero" | "nonfinite" | "missing" (not in the re-run) | "ok" | "error"
+    # "received" | "none" | "zero" | "nonfinite" | "missing" (not in the re-run) | "stale" (a .grad left from an
+    # earlier step: no gradient reached it in the step that showed the problem) | "ok" | "error"
+    status: str
     norm: float | None = None
     error: str | None = None
 

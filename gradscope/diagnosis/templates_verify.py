@@ -14,7 +14,7 @@ _WHAT = {
 _FIX = {
     "detach": "use the tensor itself instead of its `.detach()` on line {line} where the result should train {t}.",
     "data": "use the tensor itself instead of `.data` on line {line} where the result should train {t}.",
-    "numpy": "keep line {line}'s computation in torch (torch ops instead of NumPy) so that {t} stays on the graph.",
+    "numpy": "keep line {line}'s computation in torch (torch ops instead of NumPy) so that the graph reaches {t}.",
     "item": "keep the tensor instead of its `.item()` value on line {line} where it should train {t}.",
     "tolist": "keep the tensor instead of its `.tolist()` values on line {line} where they should train {t}.",
     "rewrap": "use the tensor itself instead of re-wrapping it on line {line}.",

@@ -59,8 +59,10 @@ def apply(exp: Explanation | None, v: Verification | None, sites: dict, names=()
     old = exp.site.short if exp.site is not None else ""
     refuted = exp.site is not None and any((r.filename, r.lineno) == (exp.site.filename, exp.site.lineno)
                                            for r in c.refuted)
-    extra = [s for s in exp.extra_sites if (s.filename, s.lineno) != (site.filename, site.lineno)]
-    if exp.site is not None:
+    # (a line the re-run refuted is no extra site: the summary says it was tried and did not fix it)
+    gone = {(site.filename, site.lineno)} | {(r.filename, r.lineno) for r in c.refuted}
+    extra = [s for s in exp.extra_sites if (s.filename, s.lineno) not in gone]
+    if exp.site is not None and not refuted:
         extra.insert(0, exp.site)
     return dataclasses.replace(
         exp, cause=c.cause, site=site, extra_sites=extra,
