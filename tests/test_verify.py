@@ -859,3 +859,49 @@ def test_a_freeze_made_inside_a_library_is_undone_and_verified():
 def test_a_freeze_made_inside_a_library_is_named_at_the_users_call():
     tr, args = _lightning_encoder()
     assert tr.why(args[0].lin.weight).site.lineno == line("v_library_freeze")
+
+
+# --- the state a re-run starts from: put back in place, or loaded when it cannot be ----------------------------
+def _opt_equal(a, b):
+    """Two optimizer state dicts hold the same values (tensors compared by value)."""
+    assert a["param_groups"] == b["param_groups"]
+    assert a["state"].keys() == b["state"].keys()
+    for k in a["state"]:
+        sa, sb = a["state"][k], b["state"][k]
+        assert sa.keys() == sb.keys()
+        for e in sa:
+            assert torch.equal(torch.as_tensor(sa[e]), torch.as_tensor(sb[e])), (k, e)
+
+
+@pytest.mark.parametrize("stepped_before", [True, False])
+def test_a_re_run_leaves_the_optimizer_as_it_found_it(stepped_before):
+    from gradscope._record._replay import State
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+
+    def step():
+        opt.zero_grad()
+        net(X).pow(2).mean().backward()
+        opt.step()
+        sched.step()
+
+    if stepped_before:
+        step()
+    before = copy.deepcopy(opt.state_dict())
+    exp_avg = [opt.state[p]["exp_avg"] for p in net.parameters()] if stepped_before else None
+    weights = copy.deepcopy(net.state_dict())
+    state = State(list(net.parameters()), [net], [opt])
+    for _ in range(2):  # a re-run changes the moments, the step counts and the learning rate
+        step()
+        state.restore(clear_grads=True)
+        _opt_equal(opt.state_dict(), before)
+        for k, v in net.state_dict().items():
+            assert torch.equal(v, weights[k]), k
+        assert all(p.grad is None for p in net.parameters())
+    if stepped_before:  # (put back in place: the tensors the optimizer holds are its own, not copies)
+        assert all(opt.state[p]["exp_avg"] is t for p, t in zip(net.parameters(), exp_avg))
+    step()  # the optimizer still works on the restored state
+    assert all(p.grad is not None for p in net.parameters())

@@ -58,6 +58,7 @@ class State:
                              t.requires_grad) for t in tensors if t.is_leaf]
         self.modules = [(m, m.training) for m in modules]
         self.optimizers = [(o, copy.deepcopy(o.state_dict())) for o in optimizers]
+        self._opt_fast = [_opt_snapshot(o) for o in optimizers]
         self.rng = torch.get_rng_state()
         self.cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
         self.py = random.getstate()
@@ -85,8 +86,9 @@ class State:
                     t.requires_grad_(rg)
         for m, tr in self.modules:
             m.train(tr)
-        for o, sd in self.optimizers:
-            o.load_state_dict(copy.deepcopy(sd))
+        for (o, sd), snap in zip(self.optimizers, self._opt_fast):
+            if not _opt_restore(o, snap):  # (its state was rebuilt or reshaped: the full load)
+                o.load_state_dict(copy.deepcopy(sd))
         torch.set_rng_state(self.rng)
         if self.cuda is not None:
             torch.cuda.set_rng_state_all(self.cuda)
@@ -167,6 +169,50 @@ def run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure
         state.restore()
     v.seconds = time.perf_counter() - t_all
     return v
+
+
+def _opt_snapshot(o):
+    """An optimizer's state as it is now, for an in-place restore: per parameter, each entry with its tensor (the
+    object a re-run updates in place) and a copy of its values; each param group's settings."""
+    try:
+        with torch.no_grad():
+            state = {p: {k: (v, v.detach().clone()) if isinstance(v, torch.Tensor) else (None, copy.deepcopy(v))
+                         for k, v in s.items()} for p, s in o.state.items()}
+        groups = [{k: copy.deepcopy(v) for k, v in g.items() if k != "params"} for g in o.param_groups]
+    except Exception:  # (an optimizer whose state cannot be read this way: the full load restores it)
+        return None
+    return state, groups, [list(g["params"]) for g in o.param_groups]
+
+
+def _opt_restore(o, snap) -> bool:
+    """Put optimizer ``o``'s state back in place (its own tensors get their values back); False when it cannot be
+    done so (parameters or entries added, removed or reshaped: :meth:`State.restore` then loads the state dict)."""
+    if snap is None:
+        return False
+    state, groups, params = snap
+    if len(o.param_groups) != len(groups) or any(
+            len(g["params"]) != len(ps) or any(a is not b for a, b in zip(g["params"], ps))
+            for g, ps in zip(o.param_groups, params)):
+        return False
+    cur = o.state
+    if any(p not in state for p in cur):
+        for p in [p for p in cur if p not in state]:  # state a re-run created (a first step): gone again
+            del cur[p]
+    with torch.no_grad():
+        for p, entries in state.items():
+            s = cur.get(p)
+            if s is None or s.keys() != entries.keys():
+                return False
+            for k, (t, v) in entries.items():
+                if t is None:
+                    s[k] = copy.deepcopy(v)
+                elif s[k] is t and t.shape == v.shape and t.dtype == v.dtype:
+                    t.copy_(v)
+                else:
+                    s[k] = v.clone()
+    for g, saved in zip(o.param_groups, groups):
+        g.update(copy.deepcopy(saved))
+    return True
 
 
 def _prepare(prepare, undos):
