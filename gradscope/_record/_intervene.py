@@ -69,6 +69,8 @@ class Interventions(TorchFunctionMode):
         self._lines = {(u.filename, u.lineno) for u in self.undos if u.kind != "region"}
         self._regions = [u for u in self.undos if u.kind == "region"]
         self._trips = [u for u in self.undos if u.kind in _ROUND_TRIP or u.kind == "rewrap"]
+        self._kinds = {u.kind for u in self.undos if u.kind != "region"}
+        self._relevant: dict = {}  # func -> whether an undo of this run can be a call of it (see _KINDS_OF)
         # while the run lasts (never beyond): id -> (object, source tensor) of values that left autograd at an
         # undone round trip, and of the tensors carried there from a source that requires grad
         self._escaped: dict = {}
@@ -157,6 +159,15 @@ class Interventions(TorchFunctionMode):
             return self._join(data, out, func, sys._getframe(1))
         if self._floats and (args or kwargs):  # a value .item() took out, used as a number: its tensor instead
             args, kwargs = self._numbers(args), {k: self._number(v) for k, v in kwargs.items()} if kwargs else kwargs
+        try:
+            rel = self._relevant.get(func)
+            if rel is None:
+                rel = self._relevant[func] = bool(self._kinds.intersection(_KINDS_OF.get(func, _INPLACE_KINDS)
+                                                                           + _ROUND_TRIP))
+        except TypeError:  # (an unhashable callable)
+            rel = True
+        if not rel:  # (most calls: a detach's undo has nothing to do with a linear)
+            return func(*args, **kwargs)
         i = self._match(sys._getframe(1), _KINDS_OF.get(func, _INPLACE_KINDS) + _ROUND_TRIP)
         if i is None:
             return func(*args, **kwargs)
