@@ -195,6 +195,15 @@ BAD = [
         {"schema": "gradscope.trace", "version": 1,
          "backwards": [{"event": 0, "api": "Tensor.backward", "nodes": [5]}]}),
      r"damaged", r"re-record"),
+    # a table removed, emptied or cut: never a trace where nothing went wrong (its harmful detach read as benign)
+    ("no_tensors_table", lambda tmp, valid: json.dumps({k: v for k, v in json.loads(valid).items() if k != "tensors"}),
+     r"'tensors' table is missing", r"re-record"),
+    ("no_events_table", lambda tmp, valid: json.dumps({k: v for k, v in json.loads(valid).items() if k != "events"}),
+     r"'events' table is missing", r"re-record"),
+    ("tensors_emptied", lambda tmp, valid: json.dumps({**json.loads(valid), "tensors": []}),
+     r"refers to tensor \d+, which its \"tensors\" table does not hold", r"re-record"),
+    ("events_cut", lambda tmp, valid: json.dumps({**json.loads(valid), "events": json.loads(valid)["events"][:2]}),
+     r"backward call refers to event \d+, but the trace holds 2 events", r"re-record"),
     ("leaf_grads_not_object", lambda tmp, valid: json.dumps(
         {"schema": "gradscope.trace", "version": 1,
          "backwards": [{"event": 0, "api": "Tensor.backward", "leaf_grads": [1]}]}),

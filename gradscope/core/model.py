@@ -556,13 +556,19 @@ class TraceData:
                 f"{source} has trace schema version {version!r}, but this gradscope reads version "
                 f"{SCHEMA_VERSION}; re-record the trace with this version of gradscope."
             )
+        missing = [k for k in _TABLES if k not in d]
+        if missing:
+            raise TraceFileError(
+                f"{source} is damaged: its {', '.join(repr(k) for k in missing)} "
+                f"{'table is' if len(missing) == 1 else 'tables are'} missing (every saved trace has "
+                f"{', '.join(repr(k) for k in _TABLES)}); the file was cut or edited; re-record the trace.")
         try:
             tensors = {}
             for td in d.get("tensors", ()):
                 t = TensorInfo.from_json(td)
                 tensors[t.tid] = t
             sites = [Site.from_json(x) for x in d.get("sites") or ()]
-            return cls(
+            data = cls(
                 events=[Event.from_json(e, sites) for e in d.get("events", ())],
                 tensors=tensors,
                 backwards=[BackwardRecord.from_json(b) for b in d.get("backwards", ())],
@@ -576,6 +582,27 @@ class TraceData:
                 f"{source} is damaged: a field is missing or has the wrong type ({type(e).__name__}: {e}); "
                 "re-record the trace."
             ) from None
+        bad = data._dangling()
+        if bad:
+            raise TraceFileError(f"{source} is damaged: {bad}; the file was cut or edited; re-record the trace.")
+        return data
+
+    def _dangling(self) -> str | None:
+        """What a loaded trace refers to that it does not hold (an event's tensor, a backward call's event), else
+        None: a table emptied or cut would otherwise read as a trace where nothing went wrong."""
+        tens, n = self.tensors, len(self.events)
+        for e in self.events:
+            for r in (*e.inputs, *e.outputs):
+                if r.tid not in tens:
+                    return (f"event {e.index} ({e.op}) refers to tensor {r.tid}, which its \"tensors\" table does "
+                            f"not hold")
+        for b in self.backwards:
+            if not 0 <= b.event < n:
+                return f"a backward call refers to event {b.event}, but the trace holds {n} events"
+            for t in b.roots:
+                if t not in tens:
+                    return f"backward call {b.event} starts from tensor {t}, which its \"tensors\" table does not hold"
+        return None
 
     def save(self, path: str | os.PathLike, verdicts: dict | None = None) -> None:
         with open(path, "w", encoding="utf-8") as f:
@@ -603,6 +630,9 @@ class TraceData:
                 f"{p} {what}; the file may be truncated. Re-save it with tr.save()."
             ) from None
         return cls.from_json(d, source=p)
+
+
+_TABLES = ("tensors", "events", "backwards")  # (what every saved trace holds, possibly empty)
 
 
 def strip_torch_prefix(op: str) -> str:
