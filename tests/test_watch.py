@@ -322,6 +322,24 @@ def test_a_corrupt_log_gets_one_clear_error(tmp_path, content, msg):
         read_log(p)
 
 
+def test_a_log_cut_mid_line_reads_up_to_the_cut_and_says_so(tmp_path):
+    import subprocess
+    import sys
+
+    p = tmp_path / "run.watch.jsonl"
+    p.write_text('{"schema": "gradscope.watch", "version": 1, "params": ["a"]}\n{"step": 0, "g": [1.0]}\n'
+                 '{"step": 1, "g": [0.5]}\n{"step": 2, "g": [0.')
+    tl = read_log(p)
+    assert tl.steps == [0, 1] and tl.norms["a"] == [1.0, 0.5]
+    assert tl.notes == ["run.watch.jsonl: its last line (4) was cut off (the run was killed or is still writing it); "
+                        "read the 2 lines before it"]
+    shown = subprocess.run([sys.executable, "-m", "gradscope", "show", str(p)], capture_output=True, text=True,
+                           timeout=120)
+    assert shown.returncode == 0 and "note: run.watch.jsonl: its last line (4) was cut off" in shown.stdout, shown
+    p.write_text('{"schema": "gradscope.watch", "version": 1, "params": ["a"]}\n{"step": 0, "g": [1.0]}\n')
+    assert read_log(p).notes == []  # (a whole log: nothing to say)
+
+
 def test_non_finite_norms_survive_the_log(tmp_path):
     from gradscope.watch.log import WatchLog
 

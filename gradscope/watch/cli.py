@@ -123,6 +123,8 @@ def show(args, console, paths=None) -> int:
     if len(paths or ()) > 1:
         console.print(f"gradscope: {len(paths)} ranks' logs; parameters whose gradients differ between ranks are "
                       "shown per rank", highlight=False, markup=False)
+    for note in tl.notes:
+        console.print(f"gradscope: note: {note}", highlight=False, markup=False)
     console.print(TimelineTable(tl))
     if args.out:
         write_svg(tl, args.out, console)

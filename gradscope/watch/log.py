@@ -263,6 +263,7 @@ class Timeline:
     alerts: list
     meta: dict
     source: str | None = None
+    notes: list = field(default_factory=list)  # what reading the log found wrong but could read past (a cut last line)
 
     @property
     def rank(self):
@@ -290,12 +291,14 @@ def read_log(path) -> Timeline:
         raise TraceFileError(f"{path} is a watch log of version {head.get('version')!r}; this gradscope reads "
                              f"version {SCHEMA_VERSION}: upgrade gradscope, or write the log again")
     names = list(head.get("params") or [])
-    steps, norms, unchanged, alerts = [], {n: [] for n in names}, {n: set() for n in names}, {}
+    steps, norms, unchanged, alerts, notes = [], {n: [] for n in names}, {n: set() for n in names}, {}, []
     for no, ln in enumerate(lines[1:], 2):
         try:
             rec = json.loads(ln)
         except json.JSONDecodeError:
-            if no == len(lines):  # a run killed while writing its last line
+            if no == len(lines):  # a run killed while writing its last line: said, and read up to it
+                notes.append(f"{os.path.basename(path)}: its last line ({no}) was cut off (the run was killed or is "
+                             f"still writing it); read the {no - 2} lines before it")
                 break
             raise TraceFileError(f"{path}: line {no} is not JSON; the log is corrupt") from None
         if "params_added" in rec:
@@ -315,7 +318,7 @@ def read_log(path) -> Timeline:
             for i in rec.get("c") or ():
                 if 0 <= i < len(names):
                     unchanged[names[i]].add(int(rec["step"]))
-    return Timeline(names, steps, norms, unchanged, list(alerts.values()), dict(head.get("meta") or {}), path)
+    return Timeline(names, steps, norms, unchanged, list(alerts.values()), dict(head.get("meta") or {}), path, notes)
 
 
 def merge_ranks(tls: list) -> Timeline:
@@ -343,4 +346,4 @@ def merge_ranks(tls: list) -> Timeline:
             unchanged[label] = set(t.unchanged.get(name, ()))
     alerts = [a for t in tls for a in t.alerts]
     meta = dict(base.meta, ranks=[t.rank for t in tls])
-    return Timeline(names, steps, norms, unchanged, alerts, meta, base.source)
+    return Timeline(names, steps, norms, unchanged, alerts, meta, base.source, [x for t in tls for x in t.notes])
