@@ -161,6 +161,7 @@ class Trace:
 
     @property
     def recording(self) -> bool:
+        """Whether the trace records now (inside its block, before ``steps=`` / ``max_events=`` ended it)."""
         return self._rec is not None and self._rec.is_recording
 
     @property
@@ -196,6 +197,8 @@ class Trace:
         return self._diag
 
     def cuts(self, *, harmful: bool | None = None) -> list:
+        """The step's cuts (``.detach()``, ``.data``, round trips, no-grad regions, freezes...) as events with
+        their verdicts; ``harmful=True`` only those that starve something, ``False`` only the harmless ones."""
         with self._paused():
             return self._cuts_impl(harmful=harmful)
 
@@ -389,6 +392,8 @@ class Trace:
             return self._checked(self._diagnosis().failure())
 
     def summary(self) -> StepSummary:
+        """What the step did and what went wrong (plain data, for renderers): the parameter table, the
+        problems, the failure, counts; with what a verification found, once :meth:`verify` ran."""
         with self._paused():
             return self._summary_impl()
 
@@ -416,6 +421,8 @@ class Trace:
         return list(s.problems) + ([s.failure] if s.failure else [])
 
     def check(self) -> None:
+        """Raise AssertionError (with explanations) unless every trainable parameter used in the step got a
+        finite, non-zero gradient and the step did not fail."""
         with self._paused():
             return self._check_impl()
 
@@ -432,6 +439,8 @@ class Trace:
 
     # --- output --------------------------------------------------------------------------------
     def save(self, path) -> None:
+        """Write the trace as JSON to ``path`` (schema-versioned; never pickle): ``gradscope.load`` or
+        ``gradscope show`` read it back."""
         with self._paused():
             return self._save_impl(path)
 
@@ -441,6 +450,8 @@ class Trace:
         d.save(path, verdicts=self._fill_verdicts(self._diagnosis()))
 
     def report(self, console=None, *, width=None) -> None:
+        """Print the rich report (parameters, cuts, explanations) to the terminal, or to a rich ``console``;
+        ``width``: columns (the terminal's by default)."""
         with self._paused():
             return self._report_impl(console, width=width)
 
@@ -452,6 +463,8 @@ class Trace:
         print_report(self.data, self.summary(), console, width=width)
 
     def graph(self, focus=None, **kw):
+        """A :class:`~gradscope.graph.GraphView` of the step (``.render(path)`` draws it with graphviz);
+        ``focus``: a tensor or name whose ancestry to show."""
         with self._paused():
             return self._graph_impl(focus, **kw)
 

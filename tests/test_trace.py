@@ -96,3 +96,22 @@ def test_why_unseen_tensor_raises_clear_error():
     msg = str(ei.value)
     assert re.search(r"never seen", msg)
     assert "[7, 3]" in msg
+
+
+def test_every_public_method_and_property_of_trace_says_what_it_does():
+    import inspect
+
+    missing = [n for n, v in inspect.getmembers(gradscope.Trace) if not n.startswith("_")
+               and not (v.__doc__ if isinstance(v, property) else inspect.getdoc(v))]
+    assert not missing, missing
+
+
+def test_an_alert_prints_as_one_short_line_in_a_list():
+    from gradscope.watch.log import Alert
+
+    a = Alert("stopped", 150, ["enc.weight"], "enc.weight stopped receiving gradients", since=149,
+              explanation={"cause": "frozen_param", "summary": "x" * 500}, changes=["requires_grad"],
+              frozen_at=[{"params": ["enc.weight"], "step": 150, "site": {"stack": [["f.py", 1, "g", "x"]] * 40}}])
+    shown = repr([a])
+    assert "enc.weight stopped receiving gradients" in shown and len(shown) < 200, shown
+    assert "why (traced step None): frozen_param" in str(a)  # (str() still tells the whole story)

@@ -87,14 +87,15 @@ class Alert:
     params: list
     message: str
     since: int | None = None  # the last healthy step, when there was one
-    changes: list = field(default_factory=list)  # what changed since the last healthy step
-    explanation: dict | None = None  # the traced step's Explanation.to_json(), when traced
+    # (the long fields stay out of repr: `print(watch.alerts)` shows one short line per alert; str() tells all)
+    changes: list = field(default_factory=list, repr=False)  # what changed since the last healthy step
+    explanation: dict | None = field(default=None, repr=False)  # the traced step's Explanation.to_json(), when traced
     traced_step: int | None = None
     rank: int | None = None  # the process's rank in a multi-process run (torchrun), else None
     #: for its parameters that are frozen: the user's line that froze them, one entry per line:
     #: {"params", "step" (the watch step the write ran in), "site" (a Site's JSON, its stack the calls that
     #: led there)}; for a write the watch did not see, "site" is None and "unseen" says why
-    frozen_at: list = field(default_factory=list)
+    frozen_at: list = field(default_factory=list, repr=False)
 
     def __str__(self) -> str:
         who = f"[rank {self.rank}] " if self.rank is not None else ""
