@@ -426,3 +426,32 @@ def test_the_report_shows_the_extra_sites():
         p = _two_cuts()
     out = explanation_to_text(tr.why(p), width=120)
     assert f"also at: test_rules_none.py:{line_of('cut-detach')}  scaled = p.detach() * 2" in out, out
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_a_long_file_name_never_breaks_inside_the_site_of_the_cause(tmp_path, width):
+    """The parameter table's cause cell at any width: a site too long for the column loses the left of its file
+    name (`…_long_name.py:6`), never a piece of its line number on a line of its own."""
+    import runpy
+
+    script = tmp_path / "fsdp2_model_bug_with_a_long_name.py"
+    script.write_text(
+        "import torch, torch.nn as nn, gradscope\n"
+        "torch.manual_seed(0)\n"
+        "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))\n"
+        "with gradscope.trace() as tr:\n"
+        "    h = model[1](model[0](torch.randn(3, 4)))\n"
+        "    h = h.detach()\n"
+        "    model[2](h).sum().backward()\n")
+    tr = runpy.run_path(str(script))["tr"]
+    buf = io.StringIO()
+    tr.report(Console(file=buf, width=width, force_terminal=False, color_system=None), width=width)
+    table = buf.getvalue().split("Parameters (4)")[1].split("Cuts that")[0]
+    rows = [ln.rstrip() for ln in table.splitlines()]
+    sites = [ln.split()[-1] for ln in rows if "long_name.py" in ln]
+    assert len(sites) == 2, table  # (model.0.weight and model.0.bias)
+    assert all(s.endswith("name.py:6") for s in sites), table
+    assert all(s.startswith(("fsdp2_", "…")) for s in sites), table  # (the site whole on one line)
+    assert not any(ln.strip() in ("6", ":6") for ln in rows), table
+    if width >= 120:  # (room for the whole name)
+        assert all("fsdp2_model_bug_with_a_long_name.py:6" in ln for ln in rows if "long_name" in ln), table

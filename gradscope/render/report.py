@@ -141,6 +141,18 @@ def _display_path(filename: str) -> str:
     return filename if rel.startswith("..") else rel
 
 
+def _fit_site(short: str, room: int) -> str:
+    """``file.py:12`` in ``room`` columns: the file name shortened from its left (``…name.py:12``) when it does not
+    fit, the line number always whole; unchanged when it fits or too little room is left to shorten it."""
+    if len(short) <= room:
+        return short
+    file, sep, line = short.rpartition(":")
+    keep = room - len(line) - 2  # (":" and "…")
+    if not sep or keep < 6:
+        return short
+    return f"…{file[-keep:]}:{line}"
+
+
 def _cause_words(cause: str | None) -> str:
     return (cause or "").replace("_", " ")
 
@@ -494,6 +506,12 @@ class TraceReport:
         if not narrow:
             table.add_column("norm", justify="right", no_wrap=True)
         table.add_column("cause", overflow="fold")
+        # the cause column's room, so that a site too long for it is shortened from the left of its file name
+        # (`…_bug_long_name.py:6`), never folded inside its line number
+        grad_w = 10 if narrow else 12
+        norm_w = 0 if narrow else max((len(_fmt_norm(r[0].norm)) for r in rows if r[0].norm is not None),
+                                      default=4) + 2
+        cause_w = width - name_w - (shape_w + 2 if show_shape else 0) - grad_w - norm_w - 5  # (a margin: rich's own sizing)
         for p, count, last in rows:
             sym, word, style = _STATUS.get(p.status, ("?", p.status, "warn"))
             if p.cause == Cause.GRADIENT_CANCELLED:  # exactly zero by the loss's own form: not a problem
@@ -507,13 +525,13 @@ class TraceReport:
                 cause.append(_cause_words(p.cause), st("cut") if p.status in ("none", "zero", "nonfinite")
                              else st("dim"))
                 if p.site is not None:
-                    cause.append(f" @ {p.site.short}", st("site"))
+                    cause.append(f" @ {_fit_site(p.site.short, cause_w - 2)}", st("site"))
             elif p.cause == Cause.GRADIENT_CANCELLED:
                 cause.append("its uses cancel (by design)", st("dim"))
             elif p.status == "frozen" or not p.trainable:
                 cause.append("not trained" if p.status != "frozen" or p.cause else "", st("dim"))
                 if p.status == "frozen" and p.cause and p.site is not None:  # (where it was frozen)
-                    cause.append(f" @ {p.site.short}", st("site"))
+                    cause.append(f" @ {_fit_site(p.site.short, cause_w - 2)}", st("site"))
             if narrow and norm and p.status == "received":  # "✓ 0.576": the norm says it arrived
                 grad = Text(f"{sym} {norm}", st(style))
             shape = _fmt_shape(p.shape)
