@@ -320,11 +320,9 @@ _PASS = {
     "conv1d": lambda b, p: F.conv1d(b.reshape(1, 3, 8), p.reshape(2, 3, 1)),
     "conv2d": lambda b, p: F.conv2d(b.reshape(1, 3, 2, 4), p.reshape(2, 3, 1, 1)),
     "conv3d": lambda b, p: F.conv3d(b.reshape(1, 3, 2, 2, 2), p.reshape(2, 3, 1, 1, 1)),
-    # torch.mm is recorded as torch.spmm (the same builtin in torch 2.13): the table's "mm" does not match it
+    # (torch.overrides names torch.mm "torch.spmm": the recorder now names it by its own name, so "mm" matches)
     "torch.mm": lambda b, p: torch.mm(b, p.reshape(3, 2)),
 }
-_SPMM = pytest.mark.xfail(strict=True, reason="bug: the recorder names torch.mm 'torch.spmm' (one builtin, two "
-                          "names), so common._PASS_ON's 'mm' misses it and the mm line is named instead of the log")
 
 
 def _passed_on_program(op):
@@ -339,7 +337,7 @@ def _passed_on_program(op):
     return step, p
 
 
-@pytest.mark.parametrize("op", [pytest.param(o, marks=_SPMM) if o == "torch.mm" else o for o in sorted(_PASS)])
+@pytest.mark.parametrize("op", sorted(_PASS))  # (torch.mm: once named torch.spmm, torch.overrides' name for it)
 def test_an_inf_saved_by_each_op_is_named_where_it_was_made(op):
     step, p = _passed_on_program(op)
     with torch.no_grad():

@@ -154,6 +154,9 @@ def _prime_overrides():
 
 _prime_overrides()
 _resolve_name = getattr(resolve_name, "__wrapped__", resolve_name)  # (a lookup in the table built above)
+# torch.mm and torch.spmm are one builtin (equal, one hash: one entry here) that torch.overrides names
+# "torch.spmm": named by the common name, whichever spelling runs first
+_NAMES[torch.mm] = "torch.mm"
 
 
 def _name(func) -> str:
