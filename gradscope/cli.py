@@ -199,16 +199,29 @@ def _cmd_run(args, script_args: list[str]) -> int:
         return _run_outputs_ranked(tr, args, con, code, namespace, *ranks)
     from . import _verify_cli
 
-    if not (args.no_verify or os.environ.get("GRADSCOPE_NO_VERIFY")) and _verify_cli.child_undos() is None:
+    if not (args.no_verify or os.environ.get("GRADSCOPE_NO_VERIFY")) and _verify_cli.child_undos() is None \
+            and not (tr.failure is not None and _before_any_op(tr)):
         # (`-m pkg.train`: re-run as `-m pkg.train` too; its cuts are in the module's file)
         cmd = [path, *script_args] if args.module is None else ["-m", args.module, *script_args]
         source = path if args.module is None else (namespace or {}).get("__file__")
         if source:
             tr._verification = _verify_cli.verify_script(tr, cmd, budget_s=args.verify_budget, steps=args.steps,
                                                          err=sys.stderr, source=source)
-    if tr.failure is not None and not args.json:  # right after the script's traceback
+    if tr.failure is not None and not args.json and _before_any_op(tr):
+        # (an import error, a typo in the argument parsing: the traceback above says it all, once)
+        f = tr.failure
+        where = f" at {f.site.short}" if f.site is not None else ""
+        print(f"\ngradscope: the script failed{where} before any tensor operation ran: there is no gradient flow to "
+              "explain (the traceback above says why)", file=sys.stderr)
+        args = argparse.Namespace(**{**vars(args), "quiet": True})
+    elif tr.failure is not None and not args.json:  # right after the script's traceback
         print("\ngradscope: why the script failed:\n  " + str(tr.failure).replace("\n", "\n  "), file=sys.stderr)
     return _outputs(tr, args, con, exit_code=code, namespace=namespace)
+
+
+def _before_any_op(tr) -> bool:
+    """The script raised before the trace recorded anything: no op, no module call, no backward."""
+    return not tr.data.events
 
 
 def _run_outputs_ranked(tr, args, con, code: int, namespace, rank: int, world: int) -> int:

@@ -444,3 +444,20 @@ def test_run_names_the_line_of_a_layer_built_through_a_factory_that_the_forward_
     assert p.returncode == 0, p.stderr
     line = line_of(FACTORY, "self.norm1, self.norm2 = norm_layer(d), norm_layer(d)")
     assert re.search(rf"0\.norm2\.weight .*unused parameter @ fac\.py:{line}\b", p.stdout), p.stdout
+
+
+def test_a_script_that_fails_before_any_tensor_op_shows_its_error_once(tmp_path):
+    """An import error at the script's second line: the traceback once, one line from gradscope, no report, no
+    problem panel, no re-run to verify (there is no gradient flow to explain); the exit code is the script's."""
+    import os
+
+    script = tmp_path / "train.py"
+    script.write_text("import torch\nimport a_module_that_does_not_exist_xyz\nprint('never')\n")
+    env = {k: v for k, v in os.environ.items() if k != "GRADSCOPE_NO_VERIFY"}
+    p = subprocess.run([sys.executable, "-m", "gradscope", "run", str(script)], capture_output=True, text=True,
+                       timeout=300, env=env)
+    out = p.stdout + p.stderr
+    assert p.returncode == 1, out
+    assert out.count("No module named 'a_module_that_does_not_exist_xyz'") == 1, out
+    assert "the script failed at train.py:2 before any tensor operation ran" in p.stderr, out
+    assert "problem" not in out and "verif" not in out and "unknown" not in out, out
