@@ -892,3 +892,35 @@ def test_parameters_first_seen_in_zero_grad_are_named_by_model_path_or_by_the_ob
     names = [tr.data.tensors[tr.resolve(p)].name for p in (*model.parameters(), agent.log_alpha)]
     assert names == ["model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias", "agent.log_alpha"]
     assert [e for e in tr.events if e.kind == "grad_set"][0].inputs, "the zero_grad() clears were recorded"
+
+
+class _Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body, self.classifier = nn.Linear(4, 8), nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.classifier(self.body(x).relu())
+
+
+def test_a_head_replaced_after_the_optimizer_was_built_is_named_by_its_place_in_the_optimizer():
+    """Fine-tuning's classic: the classifier rebuilt for 2 classes after the optimizer took the 3-class one. The old
+    head's parameters, held by the optimizer alone, are named where the user can find them (an expression that
+    evaluates to them) and explained as the stale optimizer, not as parameters nobody used."""
+    torch.manual_seed(0)
+    model = _Classifier()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    old_id = id(model.classifier.weight)  # (no variable holds it: a variable's name would win)
+    model.classifier = nn.Linear(8, 2)
+    with gradscope.trace() as tr:
+        loss = model(torch.randn(5, 4)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    names = [p.name for p in tr.summary().params]
+    assert "opt.param_groups[0]['params'][2]" in names and "opt.param_groups[0]['params'][3]" in names, names
+    assert id(eval("opt.param_groups[0]['params'][2]")) == old_id  # (the name is the way to it)
+    exp = tr.why("opt.param_groups[0]['params'][2]")
+    assert exp.cause == "param_recreated", exp
+    assert "`classifier`, which no optimizer holds" in exp.summary, exp.summary
+    assert names.count("classifier.weight") == 1, names

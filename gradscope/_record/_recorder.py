@@ -45,6 +45,7 @@ from ._lineage import Lineage
 from ._modules import Modules
 from ._ops import _C_INPLACE, _FCODE, _P, _SKIP, _T, _classify, _is_compiling
 from torch.nn import Module as _M
+from torch.optim import Optimizer as _OPT
 from ._optim import Optim
 from ._refs import Identity
 from ._saved import Saved
@@ -306,6 +307,7 @@ class Recorder:
         params: dict = {}
         mods: dict = {}  # the modules in those variables (their plain containers are looked at: _containers)
         self._var_names, self._var_params, self.var_modules = names, params, mods
+        self.opt_names = {}  # tid -> its place in an optimizer variable, for a parameter nothing else names
         if f is None:
             return
         tid_of = self.tid_of
@@ -313,7 +315,11 @@ class Recorder:
         # (a module-level frame's locals are its globals: read once; a function frame's f_locals is not read here)
         module_level = not f.f_code.co_flags & _CO_OPTIMIZED and f.f_locals is g
         for scope in ((list(g.items()),) if module_level else (_frames.locals_of(f).items(), list(g.items()))):
-            for k, v in _frames.pairs_of_types(scope, (_T, _M)):  # (nothing else is read)
+            for k, v in _frames.pairs_of_types(scope, (_T, _M, _OPT)):  # (nothing else is read)
+                if isinstance(v, _OPT):
+                    if not k.startswith("_"):
+                        self._name_by_place(k, v)
+                    continue
                 if k.startswith("_") or not isinstance(v, _T):
                     if isinstance(v, _M) and not k.startswith("_"):
                         mods.setdefault(id(v), (v, k))
@@ -338,6 +344,18 @@ class Recorder:
                         params[id(p)] = (f"{k}.{pn}", _mark(p))
             except Exception as e:  # a user's module whose named_parameters() raises: its parameters stay unnamed
                 self._internal(e)
+
+    def _name_by_place(self, var, opt):
+        """The parameters optimizer ``var`` holds, by their place in it (``opt.param_groups[0]['params'][2]``):
+        what names one no model holds any more (a head replaced after the optimizer was built), if nothing else does."""
+        try:
+            for gi, g in enumerate(opt.param_groups):
+                for pi, p in enumerate(g["params"]):
+                    tid = self.tid_of(p)
+                    if tid is not None:
+                        self.opt_names.setdefault(tid, f"{var}.param_groups[{gi}]['params'][{pi}]")
+        except Exception as e:  # (an optimizer whose param_groups is not the usual list of dicts)
+            self._internal(e)
 
     def _pop_out_of_order(self):
         above = []

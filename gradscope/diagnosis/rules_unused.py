@@ -258,10 +258,14 @@ def _stale_optimizer(ix, tid, name, used):
     def at_its_path(t):  # the same module path (the same name, or the same path inside a rebuilt model)
         return bool(info.name and t.name == info.name) or (here is not None and paths.get(str(t.tid)) == here)
 
-    if not any(t.shape == info.shape or at_its_path(t) for t in newer):
-        return None  # (a replacement: a new parameter at its module path, or of its shape)
-    # the one at its path first (a layer rebuilt with another width), then those of its shape
-    newer.sort(key=lambda t: not at_its_path(t))
+    def resized(t):  # (a head rebuilt for another number of classes: [3, 8] -> [2, 8], its bias [3] -> [2])
+        a, b = tuple(t.shape), tuple(info.shape)
+        return len(a) == len(b) and len(a) > 0 and sum(x != y for x, y in zip(a, b)) == 1
+
+    if not any(t.shape == info.shape or at_its_path(t) or resized(t) for t in newer):
+        return None  # (a replacement: a new parameter at its module path, of its shape, or of it resized)
+    # the one at its path first (a layer rebuilt with another width), then those of its shape, then resized ones
+    newer.sort(key=lambda t: (not at_its_path(t), t.shape != info.shape, not resized(t)))
     owners = ix.d.meta.get("param_owner") or {}
     made = next((Site.from_json(owners[str(t.tid)]["site"]) for t in newer
                  if (owners.get(str(t.tid)) or {}).get("site")), None)
