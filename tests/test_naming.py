@@ -922,5 +922,6 @@ def test_a_head_replaced_after_the_optimizer_was_built_is_named_by_its_place_in_
     assert id(eval("opt.param_groups[0]['params'][2]")) == old_id  # (the name is the way to it)
     exp = tr.why("opt.param_groups[0]['params'][2]")
     assert exp.cause == "param_recreated", exp
-    assert "`classifier`, which no optimizer holds" in exp.summary, exp.summary
+    assert "`model.classifier`, which no optimizer holds" in exp.summary, exp.summary
+    assert "`opt.add_param_group({'params': model.classifier.parameters()})`" in exp.fix, exp.fix
     assert names.count("classifier.weight") == 1, names

@@ -289,7 +289,7 @@ def test_optimizer_built_before_a_layer_was_replaced():
         opt.step()  # stale-step
     exp = tr.why(old)
     assert exp.cause == "param_recreated", exp
-    assert "`head`" in exp.summary and "`opt.add_param_group({'params': head.parameters()})`" in exp.fix, exp.fix
+    assert "`m.head`" in exp.summary and "`opt.add_param_group({'params': m.head.parameters()})`" in exp.fix, exp.fix
     assert exp.site.lineno == line_of("stale-step")
 
 
@@ -323,7 +323,7 @@ def test_a_layer_rebuilt_with_another_width_after_the_optimizer_is_the_stale_opt
     exp = tr.why(old)
     assert exp.cause == "param_recreated", exp
     assert exp.site.lineno == line_of("rebuilt-wider"), exp.site
-    assert "`head`" in exp.summary, exp.summary
+    assert "`m.head`" in exp.summary, exp.summary
 
 
 class _NetA(nn.Module):
@@ -652,7 +652,7 @@ def test_a_stale_optimizer_lists_three_replaced_layers_and_marks_more(k):
         opt.step()
     exp = tr.why(old)
     assert exp.cause == "param_recreated", exp
-    shown = re.findall(r"`heads\.\d`", exp.summary)
+    shown = re.findall(r"`m\.heads\.\d`", exp.summary)
     assert len(shown) == min(k, 3) and len(set(shown)) == len(shown), exp.summary
     assert ("…" in exp.summary) == (k > 3), exp.summary
 

@@ -281,7 +281,11 @@ def _stale_optimizer(ix, tid, name, used):
                 break
     step = next((e for e in ix.ev if e.kind == "optimizer_step" and tid in (e.detail.params or ())), None)
     site = made or (step.site if step else None)
-    mods = sorted({t.name.rsplit(".", 1)[0] for t in newer if "." in t.name}) or [t.name for t in newer]
+    # (by the user's variable where the names leave it out: `model.classifier`, what the fix's code must say)
+    full = {tid: a for a, tid in (ix.d.meta.get("name_aliases") or {}).items()
+            if tid in ix.d.tensors and ix.d.tensors[tid].name and a.endswith("." + ix.d.tensors[tid].name)}
+    spelled = [full.get(t.tid, t.name) for t in newer]
+    mods = sorted({n.rsplit(".", 1)[0] for n in spelled if "." in n}) or spelled
     opt = (_receiver(step.site.code, ".step(") if step is not None and step.site is not None else None) \
         or "optimizer"
     return found(
