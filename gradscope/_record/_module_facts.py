@@ -113,10 +113,7 @@ class ModuleFacts:
             eng.modules.fill_late_attrs()
         eng.modules.name_uncalled()
         tens = self._tensors
-        for tid, place in getattr(eng, "opt_names", {}).items():  # held by an optimizer, by no model: its place there
-            info = tens.get(tid)
-            if info is not None and info.name is None and info.role == "param":
-                info.name = place
+        eng.name_by_place()  # (held by an optimizer, by no model: its place there)
         for tid, r in eng.identity.refs.items():  # a leaf's .grad read in the step (`p.data.add_(-lr * p.grad)`): `p.grad`
             if type(r) is _GradRef:
                 info, leaf = tens.get(tid), tens.get(r.leaf)

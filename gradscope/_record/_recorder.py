@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import sys
 
+import weakref
+
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -122,6 +124,7 @@ class Recorder:
         self._stopped = False  # stop() ran: nothing more is recorded (see Sync._drop_recording_state)
         self.entry = None
         self._names_frame = None  # the frame whose variables name the tensors asked about (see variable_name)
+        self.opt_vars: list = []  # (variable, weakref) of the optimizers in the names frame (see name_by_place)
         self._var_names: dict | None = None  # at stop: tid -> that frame's variable for it
         self._var_params: dict = {}  # at stop: id(parameter the trace had not seen) -> (its variable, its mark)
         self.var_modules: dict = {}  # at stop, until the module facts are taken: id -> (module, its variable)
@@ -307,7 +310,7 @@ class Recorder:
         params: dict = {}
         mods: dict = {}  # the modules in those variables (their plain containers are looked at: _containers)
         self._var_names, self._var_params, self.var_modules = names, params, mods
-        self.opt_names = {}  # tid -> its place in an optimizer variable, for a parameter nothing else names
+        self.opt_vars = []  # (variable, weakref) of the optimizers in the names frame: see name_by_place
         if f is None:
             return
         tid_of = self.tid_of
@@ -318,7 +321,7 @@ class Recorder:
             for k, v in _frames.pairs_of_types(scope, (_T, _M, _OPT)):  # (nothing else is read)
                 if isinstance(v, _OPT):
                     if not k.startswith("_"):
-                        self._name_by_place(k, v)
+                        self.opt_vars.append((k, weakref.ref(v)))
                     continue
                 if k.startswith("_") or not isinstance(v, _T):
                     if isinstance(v, _M) and not k.startswith("_"):
@@ -345,17 +348,25 @@ class Recorder:
             except Exception as e:  # a user's module whose named_parameters() raises: its parameters stay unnamed
                 self._internal(e)
 
-    def _name_by_place(self, var, opt):
-        """The parameters optimizer ``var`` holds, by their place in it (``opt.param_groups[0]['params'][2]``):
-        what names one no model holds any more (a head replaced after the optimizer was built), if nothing else does."""
-        try:
-            for gi, g in enumerate(opt.param_groups):
-                for pi, p in enumerate(g["params"]):
-                    tid = self.tid_of(p)
-                    if tid is not None:
-                        self.opt_names.setdefault(tid, f"{var}.param_groups[{gi}]['params'][{pi}]")
-        except Exception as e:  # (an optimizer whose param_groups is not the usual list of dicts)
-            self._internal(e)
+    def name_by_place(self):
+        """Parameters nothing else named, held by an optimizer of the names frame: by their place in it
+        (``opt.param_groups[0]['params'][2]``: a head replaced after the optimizer was built). At stop, after every
+        other naming; only when such a parameter exists."""
+        tens = self.tensors
+        if not self.opt_vars or all(tens[t].name is not None for t in self.identity.param_tids if t in tens):
+            return
+        for var, ref in self.opt_vars:
+            opt = ref()
+            if opt is None:
+                continue
+            try:
+                for gi, g in enumerate(opt.param_groups):
+                    for pi, p in enumerate(g["params"]):
+                        info = tens.get(self.tid_of(p))
+                        if info is not None and info.name is None and info.role == "param":
+                            info.name = f"{var}.param_groups[{gi}]['params'][{pi}]"
+            except Exception as e:  # (an optimizer whose param_groups is not the usual list of dicts)
+                self._internal(e)
 
     def _pop_out_of_order(self):
         above = []
