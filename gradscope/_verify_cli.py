@@ -44,9 +44,9 @@ def problem_step(data, targets):
         return None
     need = 0
     for name, (tid, status, _) in targets.items():
-        if name == FAILURE:
+        if name == FAILURE:  # (a failing backward call; else the failure came after the last one: one more)
             k = next((i for i, b in enumerate(bws) if b.error), None)
-            need = max(need, len(bws) if k is None else k + 1)
+            need = max(need, len(bws) + 1 if k is None else k + 1)
             continue
         k = next((i for i, b in enumerate(bws) if tid is not None and _starved_at(b, tid)), None)
         need = max(need, len(bws) if k is None else k + 1)
@@ -153,6 +153,8 @@ def verify_script(tr, script_cmd, *, budget_s, steps, err, source=None):
         v.baseline = _measure(base, targets)
         if _signature(base) != _signature(doc0, last):
             v.repeatable, v.reason = False, "its cuts differ from the recorded run's"
+        elif FAILURE in targets and v.baseline[FAILURE].good:
+            v.repeatable, v.reason = False, "the unmodified re-run did not fail"
     tried = []
     if v.repeatable:
         latent = []

@@ -58,6 +58,17 @@ def s_numpy(x):
     NET[2](NET[1](h)).pow(2).mean().backward()
 
 
+def s_detach_fn(x):
+    h = torch.detach(NET[0](x))  # <- detach_fn
+    NET[2](NET[1](h)).pow(2).mean().backward()
+
+
+def s_data_numpy(x):
+    a = NET[0](x).data.numpy()  # <- data_numpy
+    h = torch.from_numpy(a * 1.0).float()
+    NET[2](NET[1](h)).pow(2).mean().backward()
+
+
 def s_item(x):
     scale = NET[0](x).mean().item()  # <- item
     (NET[2](NET[1](x @ torch.ones(4, 8))) * scale).pow(2).mean().backward()
@@ -124,8 +135,19 @@ CASES = [
     (s_no_grad, "no_grad", "no_grad_block"), (s_decorated, "decorator", "no_grad_block"),
     (s_inference, "inference", "inference_mode"), (s_set_grad, "set_grad", "no_grad_block"),
     (s_freeze, "freeze", "requires_grad_false"), (s_freeze_attr, "freeze_attr", "requires_grad_false"),
-    (s_grad_none, "grad_none", "set_to_none_timing"),
+    (s_grad_none, "grad_none", "set_to_none_timing"), (s_detach_fn, "detach_fn", "detach"),
+    (s_data_numpy, "data_numpy", "numpy_roundtrip"),
 ]
+
+
+@pytest.mark.parametrize("step,mark", [(s_numpy, "numpy"), (s_data_numpy, "data_numpy")], ids=["detach", "data"])
+def test_a_cut_on_a_round_trips_own_line_is_undone_with_the_round_trip_not_alone(step, mark):
+    """`x.detach().numpy()` / `x.data.numpy()`: the round trip's undo covers the detach (undone alone, numpy() on a
+    tensor that requires grad would raise): one trial on that line, the round trip's."""
+    tr = traced(step, X)
+    v = tr.verify(step, X)
+    on_line = [t.undo.kind for t in v.trials if t.undo.lineno == line(mark)]
+    assert on_line == ["numpy"], on_line
 
 
 @pytest.fixture(autouse=True)
@@ -905,3 +927,30 @@ def test_a_re_run_leaves_the_optimizer_as_it_found_it(stepped_before):
         assert all(opt.state[p]["exp_avg"] is t for p, t in zip(net.parameters(), exp_avg))
     step()  # the optimizer still works on the restored state
     assert all(p.grad is not None for p in net.parameters())
+
+
+def test_a_re_run_records_past_the_last_backward_when_the_failure_came_after_it():
+    """A step that fails in its forward after two good backward calls: the re-runs must record a third call (the
+    one the failure stopped), or they would end before the failure and claim it fixed."""
+    from gradscope._verify_cli import problem_step
+    from gradscope.core.verification import FAILURE
+
+    net = nn.Linear(4, 1)
+    tr = gradscope.trace()
+    with pytest.raises(RuntimeError, match="numpy"):
+        with tr:
+            for step in range(3):
+                out = net(X)
+                if step == 2:
+                    out.numpy()
+                out.pow(2).mean().backward()
+    assert len(tr.data.backwards) == 2
+    assert problem_step(tr.data, {FAILURE: (None, "error", None)}) == 3
+    # a starved parameter: the first backward call that left it without a gradient
+    lin, head = nn.Linear(4, 4), nn.Linear(4, 1)
+    with gradscope.trace() as tr2:
+        for step in range(3):
+            h = lin(X)
+            head(h.detach() if step >= 1 else h).pow(2).mean().backward()
+    tid = tr2.resolve("lin.weight")
+    assert problem_step(tr2.data, {"lin.weight": (tid, "none", None)}) == 2

@@ -23,7 +23,7 @@ _DETACH_F = {_T.detach, torch.detach}
 _DATA_GET = _T.data.__get__
 _ROUND_TRIP = ("numpy", "item", "tolist")
 _CARRY = {"cpu", "to", "clone", "contiguous", "float", "double", "half", "flatten", "reshape", "view", "squeeze",
-          "numpy", "detach", "__array__", "tolist", "item", "__float__", "__getitem__", "cuda"}
+          "numpy", "detach", "data", "__array__", "tolist", "item", "__float__", "__getitem__", "cuda"}
 _PICK_MAX = 1 << 20  # elements: arrays larger than this are not searched for picked values
 
 

@@ -63,7 +63,7 @@ _WARNS = frozenset([f for f in _SKIP if hasattr(f, "__code__")]
 _SKIP = _SKIP - _WARNS
 
 
-_DETACH = {_T.detach: "detach", _T.detach_: "detach", _T.data.__get__: "data"}
+_DETACH = {_T.detach: "detach", _T.detach_: "detach", _T.data.__get__: "data", torch.detach: "detach"}  # (torch.detach(x) too)
 
 
 _CONVERT = {
