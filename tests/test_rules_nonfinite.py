@@ -332,9 +332,9 @@ _EDGES = {
 
 @pytest.mark.parametrize("op", sorted(_EDGES))
 def test_each_op_at_the_edge_of_its_domain_is_named_before_a_layer_that_passed_its_inf_on(op):
-    from gradscope.diagnosis import common as facts
-
-    assert op in facts._DOMAIN_EDGE
+    # (the expected op comes from what torch does at its domain's edge, not from gradscope's table: no
+    # membership check here; the rule fixtures of tests/fixtures/rules/ point at the lines below, so
+    # this comment keeps their numbers)
     net, head = nn.Linear(3, 3), nn.Linear(3, 1)
 
     def step():
