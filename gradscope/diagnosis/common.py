@@ -30,9 +30,6 @@ _ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_div
 _NOT_FORWARD = ("optimizer", "init", "clip", "backward", "setup")  # (setup: torch converting modules for the user)
 
 
-_COPY_OPS = {"data", "detach", "clone", "copy_", "__deepcopy__", "__reduce_ex__", "requires_grad_", "_version"}
-
-
 _NOT_FLOW = ("backward", "grad_set", "requires_grad", "hook", "optimizer_step")
 
 
