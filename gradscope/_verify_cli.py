@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from .core.verification import FAILURE, TargetResult, Trial, Undo, Verification
+from .core.verification import FAILURE, NOT_JOINED, NOT_REACHED, TargetResult, Trial, Undo, Verification
 
 __all__ = ["verify_script", "child_undos", "child_ends", "problem_step", "ENV", "END_ENV"]
 
@@ -107,12 +107,10 @@ def _trial(doc, undos, targets, secs):
     t = Trial(undos[0], also=undos[1] if len(undos) > 1 else None, results=_measure(doc, targets),
               hits=min(hits) if hits else 0, seconds=secs)
     if not t.hits:
-        t.tried, t.reason = False, "the re-run never reached this call"
+        t.tried, t.reason = False, NOT_REACHED
     elif any(u.kind in ("numpy", "item", "tolist") for u in undos) and not doc.get("undo_joins"):
         errors = doc.get("undo_errors") or []
-        t.tried, t.reason = False, errors[0] if errors else (
-            "cannot undo: the values did not come back into torch by a call gradscope can join (torch.tensor / "
-            "as_tensor / from_numpy of the same values)")
+        t.tried, t.reason = False, errors[0] if errors else NOT_JOINED
     return t
 
 

@@ -17,7 +17,7 @@ import warnings
 
 import torch
 
-from ..core.verification import FAILURE, TargetCheck, TargetResult, Trial, Verification, error_line
+from ..core.verification import FAILURE, NOT_JOINED, NOT_REACHED, TargetCheck, TargetResult, Trial, Verification, error_line
 from ..diagnosis.candidates import LATENT
 from ._intervene import Interventions
 from ._quiet import _Quiet
@@ -156,11 +156,10 @@ def run_trials(make_trace, step, args, kwargs, plan, state, names_frame, measure
                       error=None if err is None else error_line(err))
             if iv.hits[0] == 0:
                 t.tried = False
-                t.reason = iv.errors[0] if iv.errors else "the re-run never reached this call"
+                t.reason = iv.errors[0] if iv.errors else NOT_REACHED
             elif u.kind in ("numpy", "item", "tolist") and iv.joins == 0:
                 t.tried = False
-                t.reason = iv.errors[0] if iv.errors else "cannot undo: the values did not come back into torch " \
-                    "by a call gradscope can join (torch.tensor / as_tensor / from_numpy of the same values)"
+                t.reason = iv.errors[0] if iv.errors else NOT_JOINED
             v.trials.append(t)
             if t.tried:
                 tried.append(t)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from .model import Site
 
-__all__ = ["frame_key", "error_line", "FAILURE", "Undo", "TargetResult", "Trial", "TargetCheck", "Verification", "UNDO_KINDS", "NO_UNDO"]
+__all__ = ["frame_key", "error_line", "FAILURE", "Undo", "TargetResult", "Trial", "TargetCheck", "Verification", "UNDO_KINDS", "NO_UNDO", "NOT_JOINED", "NOT_REACHED"]
 
 #: the target name a failing backward (the step's exception) is checked under
 FAILURE = "<failure>"
@@ -40,6 +40,12 @@ NO_UNDO = {
     "checkpoint": "no undo: a reentrant checkpoint (use_reentrant=False is the fix to try)",
 }
 
+
+#: why a re-run could not undo a NumPy / .item() / .tolist() round trip (its values never came back by a joinable call)
+NOT_JOINED = ("cannot undo: the values did not come back into torch by a call gradscope can join (torch.tensor / "
+              "as_tensor / from_numpy of the same values)")
+#: why a re-run tried nothing for an undo
+NOT_REACHED = "the re-run never reached this call"
 
 @dataclass(frozen=True, slots=True)
 class Undo:
