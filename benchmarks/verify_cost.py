@@ -2,8 +2,18 @@
 in one run (CPU, 1 thread): a small MLP and a small conv net, each with a stray detach beside a no_grad target.
 
     PYTHONPATH=. python benchmarks/verify_cost.py [--rounds 5]
+
+Then per candidate cut: a step with k branches (k = 1..4), each cut off by its own stray detach on its own line
+(k starved branches of 4 parameters each, k candidate cuts). Each candidate's re-run (``Trial.seconds``) is set
+against the plain step of the program as that undo leaves it (its detach left out: the backward work the re-run
+has to do anyway) and against the traced step; verify's whole time is split into the unmodified re-run (traced,
+to check that the step repeats), the candidates' re-runs, and the rest (the restores before each run, the
+trace's queries, the state capture).
 """
 import argparse
+import importlib.util
+import os
+import tempfile
 import time
 
 import torch
@@ -74,5 +84,86 @@ def main():
               f"{sorted({c.verdict for c in v.targets.values()})}")
 
 
+BRANCHY = """
+import torch, torch.nn as nn, torch.nn.functional as F
+torch.manual_seed(0)
+K = {k}
+blocks = nn.ModuleList(nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 64)) for _ in range(K))
+head = nn.Linear(64 * K, 10)
+opt = torch.optim.AdamW([*blocks.parameters(), *head.parameters()], 1e-3)
+x, y = torch.randn(128, 64), torch.randint(0, 10, (128,))
+
+
+def step():
+    hs = []
+{lines}
+    loss = F.cross_entropy(head(torch.cat(hs, 1)), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def _branchy(k, folder, undone=None):
+    """The k-branch step (its module written to ``folder``); ``undone``: the branch whose detach is left out."""
+    lines = "\n".join(f"    hs.append(blocks[{i}](x){'' if i == undone else '.detach()'})" for i in range(k))
+    name = f"branchy_{k}" if undone is None else f"branchy_{k}_without_{undone}"
+    path = os.path.join(folder, name + ".py")
+    with open(path, "w") as f:
+        f.write(BRANCHY.format(k=k, lines=lines))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.step
+
+
+def _best(fn, rounds):
+    out = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return min(out)
+
+
+def per_candidate(rounds):
+    """k = 1..4 candidate cuts: the re-run each costs (Trial.seconds) against the plain step of the program as that
+    undo leaves it (its detach left out: the work the re-run must do anyway) and the traced step; and verify's
+    whole time split into the unmodified re-run, the candidates' re-runs and the rest."""
+    with tempfile.TemporaryDirectory() as d:
+        for k in (1, 2, 3, 4):
+            step = _branchy(k, d)
+            undone = [_branchy(k, d, i) for i in range(k)]
+            for s in (step, *undone):
+                s()
+            plain, traced, total, trial, base, rest = [], [], [], [], [], []
+            for _ in range(rounds):  # interleaved: plain, traced, verify
+                plain.append(_best(step, 1))
+                t0 = time.perf_counter()
+                with gradscope.trace() as tr:
+                    step()
+                traced.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                v = tr.verify(step)
+                total.append(time.perf_counter() - t0)
+                runs = sum(t.seconds for t in v.trials if t.tried)
+                trial.append(runs / k)
+                base.append(v.step_seconds)
+                rest.append(total[-1] - runs - v.step_seconds)
+            tried = sum(1 for t in v.trials if t.tried)
+            verified = sum(1 for c in v.targets.values() if c.verdict == "verified")
+            assert tried == k and verified == 4 * k, f"k={k}: {tried} candidates tried, {verified} targets verified"
+            fixed = sum(_best(s, rounds) for s in undone) / k
+            p, t, r = min(plain), min(traced), min(trial)
+            print(f"k={k}: plain step {p * 1e3:.2f} ms, with one cut undone {fixed * 1e3:.2f} ms, traced step "
+                  f"{t * 1e3:.2f} ms; each candidate's re-run {r * 1e3:.2f} ms = {r / fixed:.2f}x the plain step "
+                  f"with its cut undone, {r / t:.2f}x the traced step; verify in all {min(total) * 1e3:.1f} ms = the "
+                  f"traced unmodified re-run {min(base) * 1e3:.1f} + {k} candidates' re-runs {r * k * 1e3:.1f} + "
+                  f"the rest (restores, queries, state capture) {min(rest) * 1e3:.1f} "
+                  f"({tried} candidates tried, {verified} targets verified)")
+
+
 if __name__ == "__main__":
     main()
+    torch.set_num_threads(1)
+    per_candidate(7)

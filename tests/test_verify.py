@@ -876,11 +876,16 @@ def test_a_freeze_made_inside_a_library_is_undone_and_verified():
     assert enc.lin.weight.requires_grad is False and enc.lin.weight.grad is None  # (verify put back what it found)
 
 
-@pytest.mark.xfail(strict=True, reason="gap: a cut made inside a third-party library (Lightning's freeze()) is named at "
-                   "the library's line (`module.py:1406 param.requires_grad = False`), not at the user's call")
 def test_a_freeze_made_inside_a_library_is_named_at_the_users_call():
+    """The cause's site is the user's `enc.freeze()`; the text also names Lightning's line, and the fix the call."""
     tr, args = _lightning_encoder()
-    assert tr.why(args[0].lin.weight).site.lineno == line("v_library_freeze")
+    exp = tr.why(args[0].lin.weight)
+    assert exp.cause == "frozen_param"
+    assert exp.site.lineno == line("v_library_freeze") and exp.site.filename == __file__
+    assert exp.site.stack[-1].function == "LightningModule.freeze"  # (the library's frame stays in the stack)
+    assert f"test_verify.py:{line('v_library_freeze')} (`enc.freeze()`), inside LightningModule.freeze at module.py:" \
+        in exp.summary, exp.summary
+    assert exp.fix.startswith(f"remove `enc.freeze()` (line {line('v_library_freeze')})"), exp.fix
 
 
 # --- the state a re-run starts from: put back in place, or loaded when it cannot be ----------------------------

@@ -114,7 +114,9 @@ class ModuleFacts:
         eng.modules.name_uncalled()
         tens = self._tensors
         eng.name_by_place()  # (held by an optimizer, by no model: its place there)
-        for tid, r in eng.identity.refs.items():  # a leaf's .grad read in the step (`p.data.add_(-lr * p.grad)`): `p.grad`
+        refs = eng.identity.refs
+        for tid in eng.identity.grad_tids:  # a leaf's .grad read in the step (`p.data.add_(-lr * p.grad)`): `p.grad`
+            r = refs.get(tid)
             if type(r) is _GradRef:
                 info, leaf = tens.get(tid), tens.get(r.leaf)
                 if info is not None and info.name is None and leaf is not None and leaf.name:
@@ -184,7 +186,7 @@ class ModuleFacts:
     def _module_facts(self):
         """Static facts about called modules: children skipped by an early return, backward hooks."""
         eng = self._engine
-        called = {e.op for e in self._events if e is not None and e.kind == "module"}
+        called = set(eng.modules.called_ops)  # (the op of every "module" event)
         # (the events keep the path a module was called by, its class when no model held it yet, `Adapter`; the
         # modules' final paths, `layer.down`, are named by what was called)
         ids = eng.modules.called_ids

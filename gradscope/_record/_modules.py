@@ -53,6 +53,7 @@ class Modules:
         self.mod_stack: list = []
         self.mod_path = _ModulePaths()
         self.called_ids: set = set()  # id() of every module whose forward ran in the trace
+        self.called_ops: set = set()  # the op (path, else class) of every module event (see ModuleFacts._module_facts)
         self.legacy_hooks: dict = {}  # path -> return lines of its register_backward_hook hooks, seen when called
         self.roots: dict = {}  # _Root of each model called, in order (kept when gone: its tensors keep their names)
         self._live: list = []  # the roots alive at the last look (see _ensure_root)
@@ -221,6 +222,7 @@ class Modules:
             except (AttributeError, RuntimeError, TypeError) as e:  # (a module whose parameters() is broken)
                 self._sink.internal(e)
         events = self._events
+        self.called_ops.add(path or cls)
         events.append(RawEvent(len(events), "module", path or cls, raw, tuple(in_refs), tuple(out_refs),
                             torch.is_grad_enabled(), torch.is_inference_mode_enabled(), st[-1].path if st else None,
                             "user" if not flags & _CTX_FLAGS else context_of(flags, True), None, detail))

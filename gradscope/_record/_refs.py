@@ -127,6 +127,7 @@ class Identity:
         self.param_tids: set = set()  # tids whose role is "param" (a trace's tensors are mostly not)
         self.slots = None  # after the recording: id -> where a module's tensor is (see release_params)
         self.grad_of: dict = {}  # id(.grad tensor) -> leaf tid (filled by Backward after each backward)
+        self.grad_tids: list = []  # the tids whose reference is a _GradRef, in order
         self._lineage = self._recent = self._arrays = self._values = None  # (see bind_lineage)
         # leaves first seen inside Optimizer.zero_grad(): their naming waits for the next module call or the stop,
         # when the model that holds them has usually named them by module path (see resolve_deferred)
@@ -161,6 +162,7 @@ class Identity:
             r = _Held(t) if self.slots is None else self.unpinned(t)
         elif producer is None and self.grad_of and self.grad_leaf(t) is not None:
             r = _GradRef(self.refs, self.grad_of[id(t)], id(t))
+            self.grad_tids.append(tid)
         else:
             try:
                 r = _Ref(t)

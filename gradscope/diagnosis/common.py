@@ -242,6 +242,27 @@ def statement_site(site: Site | None) -> Site | None:
     return Site(site.filename, hit[0], site.function, hit[1], site.stack, site.label)
 
 
+_INSTALLED = ("site-packages", "dist-packages")
+
+
+def in_installed_package(filename: str) -> bool:
+    """A file of an installed package (a training framework, a model library), not the user's code."""
+    return any(f"{sep}{d}{sep}" in filename for d in _INSTALLED for sep in ("/", "\\"))
+
+
+def users_site(site: Site | None, labels=None) -> Site | None:
+    """A site inside an installed package (Lightning's ``freeze()`` setting ``requires_grad = False``): the user's
+    own line that called into it (the innermost frame of the stack outside installed packages), with the whole
+    stack kept (its last frame is still the library's line). Unchanged when every frame is a package's.
+    ``labels``: filename -> its notebook cell label ("" for a file)."""
+    if site is None or len(site.stack) < 2 or not in_installed_package(site.filename):
+        return site
+    for fr in reversed(site.stack[:-1]):
+        if not in_installed_package(fr.filename):
+            return Site(fr.filename, fr.lineno, fr.function, fr.code, site.stack, labels(fr.filename) if labels else "")
+    return site
+
+
 def _call_args(code: str) -> list:
     """The argument expressions of the first call on a line of source (`torch.optim.SGD(groups, lr=0.1)`:
     ['groups']; keywords left out), or []."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..core.explanation import Explanation, ParamStatus, StepSummary
 from ..core.model import Cause, Event
-from .common import _FLOW_CAUSES, statement_site
+from .common import _FLOW_CAUSES, statement_site, users_site
 from .errors import failure_finding
 from .finding import Finding, found
 from .index import HARMFUL, BENIGN, TraceIndex
@@ -59,7 +59,7 @@ class Diagnosis(TraceIndex):
         f.status = "received" if status == "received" else status
         if status in ("none", "zero") and f.cause in _FLOW_CAUSES:
             self.name_other_cuts(tid, f)
-        f.site = statement_site(f.site)
+        f.site = statement_site(users_site(f.site, self.file_label))  # (a library's line: the user's call of it)
         also = (d.meta.get("tied_params") or {}).get(str(tid))
         if also and status != "received":  # the same Parameter under another name (tied weights)
             f.tied = tuple(also)

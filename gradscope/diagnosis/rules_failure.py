@@ -8,7 +8,7 @@ from ..core.explanation import PathStep
 from ..core import _source
 from ..core.model import Cause, Frame
 from . import templates_failure as say
-from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _sgd_rebind, _undone_later
+from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _sgd_rebind, _undone_later, in_installed_package
 from .finding import Finding, found
 from .registry import rule
 
@@ -99,14 +99,6 @@ def inplace_modified_saved_tensor(dx, q):
         evidence=[e] + ([se] if se else []))
 
 
-_INSTALLED = ("site-packages", "dist-packages")
-
-
-def _in_installed_package(filename: str) -> bool:
-    """A file of an installed package (a training framework), not the user's code."""
-    return any(f"{sep}{d}{sep}" in filename for d in _INSTALLED for sep in ("/", "\\"))
-
-
 _SET_FROM_NAME = re.compile(r"requires_grad(?:_\(\s*|\s*=\s*)([A-Za-z_]\w*)\s*\)?\s*(?:#.*)?$")
 
 
@@ -140,7 +132,7 @@ def _cut_finding(dx, bw, root, evs, tids):
     # G's step) is meant; one left from another phase (G frozen in the D step, never unfrozen) is the cause
     # a training framework's own temporary freeze (Lightning's toggle_optimizer freezing the other model) beside a
     # cut the user wrote: the user's cut
-    framework = [f for f in frozen if f.site is not None and _in_installed_package(f.site.filename)]
+    framework = [f for f in frozen if f.site is not None and in_installed_package(f.site.filename)]
     if framework and any(e.kind == "cut" and e.cut in _USER_CUTS and e.context == "user"
                          and any(r.requires_grad for r in e.inputs) for e in evs):
         frozen = [f for f in frozen if f not in framework]

@@ -7,7 +7,7 @@ from collections import defaultdict, deque
 from ..core import _source
 from ..core.model import Cause, Site
 from . import templates as say  # noqa: F401  (registers the wording the findings here name)
-from .common import _TO_OPS, _opname, _sgd_rebind
+from .common import _TO_OPS, _opname, _sgd_rebind, users_site
 from .finding import found
 from .registry import rule
 from .wording import _code, _plain
@@ -167,7 +167,8 @@ def frozen_in_trace(dx, q):
     if req:
         e = req[-1]
         whole = dx.froze_everything(e)
-        return found(Cause.FROZEN_PARAM, e.site, name, "frozen_in_trace", name, unreached, whole, e, evidence=[e])
+        site = users_site(e.site, dx.file_label)  # (a framework's freeze(): the user's call of it)
+        return found(Cause.FROZEN_PARAM, site, name, "frozen_in_trace", name, unreached, whole, e, site, evidence=[e])
     return None
 
 

@@ -81,16 +81,23 @@ def backward_node_sent_none_custom_text(name, j, direct, site, n):
 
 # --- frozen_param -------------------------------------------------------------------------------
 @words("frozen_in_trace")
-def frozen_in_trace_text(name, unreached, whole, e):
+def frozen_in_trace_text(name, unreached, whole, e, site=None):
     whole = froze_everything_text(whole)
     note = unfreeze_unreached_note(name, *unreached) if unreached else ""
-    """frozen_in_trace (frozen_param): summary, detail, fix."""
-    summary = said(f"{name}.grad is None", f"{name} was frozen{_at(e.site)}{_code(e.site)} (requires_grad=False), so "
+    """frozen_in_trace (frozen_param): summary, detail, fix. ``site``: the user's line that froze it (the call of a
+    framework's freeze(), whose own line is ``e.site``)."""
+    where = f"{_at(e.site)}{_code(e.site)}"
+    if site is not None and e.site is not None and (site.filename, site.lineno) != (e.site.filename, e.site.lineno):
+        where = f"{_at(site)}{_code(site)}, inside {e.site.function}{_at(e.site)}{_code(e.site)}"
+    summary = said(f"{name}.grad is None", f"{name} was frozen{where} (requires_grad=False), so "
                    f"autograd does not compute its gradient." + (f" {whole[0]}" if whole else "") + note, of=name)
     detail = ("A tensor with requires_grad=False is treated as a constant.")
     fix = (whole[1] if whole and whole[1] else
            f"set {py_expr(name)}.requires_grad_(True) again before the step that should train it, or fix the "
            f"condition that froze it.")
+    if where != f"{_at(e.site)}{_code(e.site)}" and not (whole and whole[1]) and _plain(site):
+        fix = (f"remove `{_plain(site)}` (line {site.lineno}) if {name} should learn, or set "
+               f"{py_expr(name)}.requires_grad_(True) again before the step that should train it.")
     return summary, detail, fix
 
 
