@@ -5,7 +5,8 @@ run (CPU, 1 thread): a one-step script and a 200-step script, each with a stray 
 
 For each script: the wall time of ``python script.py`` (plain), of ``gradscope run --no-verify`` (traced) and of
 the verification ``gradscope run`` then does (its own figure in ``--json``: ``verification.seconds``), divided by
-the re-runs it made (the unmodified one and one per candidate tried). Each re-run records up to the backward call
+the re-runs it made (the unmodified one and one per candidate tried); and what verifying adds to the whole
+``gradscope run``'s wall time (against the ``--no-verify`` run), per candidate cut tried. Each re-run records up to the backward call
 that showed the problem and ends the script there, so a long script's re-run costs about its start and one step.
 """
 from __future__ import annotations
@@ -55,17 +56,20 @@ def main() -> int:
             path = os.path.join(tmp, f"train_{steps}.py")
             with open(path, "w") as f:
                 f.write(SCRIPT.format(steps=steps))
-            plain, traced, per, n = [], [], [], 0
+            plain, traced, per, added, n = [], [], [], [], 0
             for _ in range(a.rounds):  # interleaved: plain, traced, verified
                 plain.append(_wall([sys.executable, path], env)[0])
                 traced.append(_wall([sys.executable, "-m", "gradscope", "run", "--no-verify", "--quiet", path], env)[0])
-                _, p = _wall([sys.executable, "-m", "gradscope", "run", "--json", "--quiet", path], env)
+                whole, p = _wall([sys.executable, "-m", "gradscope", "run", "--json", "--quiet", path], env)
                 v = json.loads(p.stdout)["verification"]
-                n = 1 + sum(1 for t in v["trials"] if t["tried"])
+                k = sum(1 for t in v["trials"] if t["tried"])
+                n = 1 + k
                 per.append(v["seconds"] / n)
-            p_, t_, r_ = min(plain), min(traced), min(per)
+                added.append((whole - traced[-1]) / max(k, 1))
+            p_, t_, r_, a_ = min(plain), min(traced), min(per), min(added)
             print(f"{steps}-step script: plain {p_:.2f} s, traced {t_:.2f} s, verification {r_:.2f} s per re-run "
-                  f"({n} re-runs) = {r_ / p_:.2f}x the plain script, {r_ / t_:.2f}x the traced run")
+                  f"({n} re-runs) = {r_ / p_:.2f}x the plain script, {r_ / t_:.2f}x the traced run; what verifying "
+                  f"adds to the run's wall time per candidate cut: {a_:.2f} s = {a_ / t_:.2f}x the traced run")
     return 0
 
 

@@ -58,23 +58,30 @@ def _starved_at(b, tid) -> bool:
     return g is None or g.status != "received"
 
 
-def _child(script_cmd, undos, steps, timeout):
+def _child(script_cmd, undos, steps, timeout, server=None):
+    """One re-run of the script with ``undos`` undone: (its --json document or None, seconds, why not). In a fork
+    of ``server`` (a :class:`~gradscope._forkserver.ForkServer`) when it can, else a fresh subprocess."""
     env = dict(os.environ)
     env[ENV] = json.dumps([u.to_json() for u in undos])
-    cmd = [sys.executable, "-m", "gradscope", "run", "--json", "--no-verify", "--quiet"]
+    argv = ["run", "--json", "--no-verify", "--quiet"]
     if steps:
-        cmd += ["--steps", str(steps)]
+        argv += ["--steps", str(steps)]
         env[END_ENV] = "1"
     t0 = time.perf_counter()
+    timeout = max(timeout, 1)
     try:
-        p = subprocess.run(cmd + script_cmd, env=env, capture_output=True, text=True, timeout=max(timeout, 1))
-    except subprocess.TimeoutExpired:
+        got = server.run(argv + list(script_cmd), env, timeout) if server is not None else None
+        if got is None:
+            p = subprocess.run([sys.executable, "-m", "gradscope", *argv, *script_cmd], env=env, capture_output=True,
+                               text=True, timeout=timeout)
+            got = p.returncode, p.stdout
+    except (subprocess.TimeoutExpired, TimeoutError):
         return None, time.perf_counter() - t0, "the re-run ran past the verification budget"
     secs = time.perf_counter() - t0
     try:
-        return json.loads(p.stdout), secs, None
+        return json.loads(got[1]), secs, None
     except ValueError:
-        return None, secs, f"the re-run printed no JSON (exit code {p.returncode})"
+        return None, secs, f"the re-run printed no JSON (exit code {got[0]})"
 
 
 def _measure(doc, targets):
@@ -114,12 +121,12 @@ def _trial(doc, undos, targets, secs):
     return t
 
 
-def verify_script(tr, script_cmd, *, budget_s, steps, err, source=None):
+def verify_script(tr, script_cmd, *, budget_s, steps, err, source=None, server=None):
     """Verify ``tr`` (a finished ``gradscope run`` trace of ``script_cmd``: the script and its arguments, or
     ``-m``, the module and its arguments) by re-running it; ``source`` is the file that runs as ``__main__`` (the
-    script, or the module's file); progress lines go to ``err``."""
+    script, or the module's file); progress lines go to ``err``. ``server``: a started
+    :class:`~gradscope._forkserver.ForkServer` the re-runs fork from (else one is started here, and closed)."""
     from . import _verify
-    from .cli import trace_json
 
     script = os.path.abspath(source or script_cmd[0])
     with tr._paused():
@@ -128,7 +135,6 @@ def verify_script(tr, script_cmd, *, budget_s, steps, err, source=None):
     v = Verification(budget_s=budget_s, skipped=skipped)
     if not targets:
         return v
-    from .diagnosis.candidates import LATENT
 
     runnable = [u for u, r in plan if r is None]
     # (each re-run records up to the backward call that showed the problems, then ends the script)
@@ -142,8 +148,25 @@ def verify_script(tr, script_cmd, *, budget_s, steps, err, source=None):
     print(f"gradscope: verifying {len(targets)} problem target(s) by re-running {what} once per candidate cut "
           f"({len(runnable)} + 1 unmodified{until}; budget {budget_s:g} s; --no-verify skips)", file=err, flush=True)
     t_all = time.perf_counter()
+    from ._forkserver import ForkServer
+
+    own = server is None
+    if own:
+        server = ForkServer().start()  # (its imports run while the recorded run is turned into JSON)
+    try:
+        return _run_all(tr, script_cmd, budget_s, upto, last, targets, named, diag, plan, v, t_all, server, err)
+    finally:
+        if own:
+            server.close()
+
+
+def _run_all(tr, script_cmd, budget_s, upto, last, targets, named, diag, plan, v, t_all, server, err):
+    from . import _verify
+    from .cli import trace_json
+    from .diagnosis.candidates import LATENT
+
     doc0 = trace_json(tr)
-    base, secs, why = _child(script_cmd, [], upto, budget_s)
+    base, secs, why = _child(script_cmd, [], upto, budget_s, server)
     v.step_seconds = secs
     if base is None:
         v.repeatable, v.reason = False, why
@@ -167,7 +190,7 @@ def verify_script(tr, script_cmd, *, budget_s, steps, err, source=None):
             if left <= 0:
                 v.skipped += 1
                 continue
-            doc, secs, why = _child(script_cmd, [u], upto, left)
+            doc, secs, why = _child(script_cmd, [u], upto, left, server)
             if doc is None:
                 v.trials.append(Trial(u, tried=False, reason=why, seconds=secs))
                 continue
@@ -184,7 +207,7 @@ def verify_script(tr, script_cmd, *, budget_s, steps, err, source=None):
             if left <= 0:
                 v.skipped += 1
                 return Trial(a, also=b, tried=False, reason="not tried within the verification budget")
-            doc, secs, why = _child(script_cmd, [a, b], upto, left)
+            doc, secs, why = _child(script_cmd, [a, b], upto, left, server)
             if doc is None:
                 return Trial(a, also=b, tried=False, reason=why, seconds=secs)
             return _trial(doc, [a, b], targets, secs)

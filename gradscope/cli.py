@@ -187,26 +187,34 @@ def _cmd_run(args, script_args: list[str]) -> int:
         return _watch_cli.run(args, script_args, run_script, _console(args))
     _check_out(args.out)
     con = _console(args)
-    try:
-        tr, code, namespace = run_script(path, script_args, steps=args.steps, stdout_to_stderr=args.json,
-                                         module=args.module, eager_compile=args.eager_compile or None)
-    except OSError as e:  # reading the script (its own errors are handled inside)
-        raise UsageError(f"can't open file {path!r}: {e.strerror or e}") from None
-    if tr is None:  # the script did not compile
-        return code
-    ranks = _ranks.rank_info()
-    if ranks is not None:  # one rank of a torchrun / multi-process launch
-        return _run_outputs_ranked(tr, args, con, code, namespace, *ranks)
     from . import _verify_cli
+    from ._forkserver import ForkServer
 
-    if not (args.no_verify or os.environ.get("GRADSCOPE_NO_VERIFY")) and _verify_cli.child_undos() is None \
-            and not (tr.failure is not None and _before_any_op(tr)):
-        # (`-m pkg.train`: re-run as `-m pkg.train` too; its cuts are in the module's file)
-        cmd = [path, *script_args] if args.module is None else ["-m", args.module, *script_args]
-        source = path if args.module is None else (namespace or {}).get("__file__")
-        if source:
-            tr._verification = _verify_cli.verify_script(tr, cmd, budget_s=args.verify_budget, steps=args.steps,
-                                                         err=sys.stderr, source=source)
+    verifying = not (args.no_verify or os.environ.get("GRADSCOPE_NO_VERIFY")) and _verify_cli.child_undos() is None \
+        and _ranks.rank_info() is None
+    # (the re-runs' fork server imports torch while the script runs: a re-run then costs the script's own time)
+    server = ForkServer().start() if verifying else None
+    try:
+        try:
+            tr, code, namespace = run_script(path, script_args, steps=args.steps, stdout_to_stderr=args.json,
+                                             module=args.module, eager_compile=args.eager_compile or None)
+        except OSError as e:  # reading the script (its own errors are handled inside)
+            raise UsageError(f"can't open file {path!r}: {e.strerror or e}") from None
+        if tr is None:  # the script did not compile
+            return code
+        ranks = _ranks.rank_info()
+        if ranks is not None:  # one rank of a torchrun / multi-process launch
+            return _run_outputs_ranked(tr, args, con, code, namespace, *ranks)
+        if verifying and not (tr.failure is not None and _before_any_op(tr)):
+            # (`-m pkg.train`: re-run as `-m pkg.train` too; its cuts are in the module's file)
+            cmd = [path, *script_args] if args.module is None else ["-m", args.module, *script_args]
+            source = path if args.module is None else (namespace or {}).get("__file__")
+            if source:
+                tr._verification = _verify_cli.verify_script(tr, cmd, budget_s=args.verify_budget, steps=args.steps,
+                                                             err=sys.stderr, source=source, server=server)
+    finally:
+        if server is not None:
+            server.close()
     if tr.failure is not None and not args.json and _before_any_op(tr):
         # (an import error, a typo in the argument parsing: the traceback above says it all, once)
         f = tr.failure
