@@ -129,33 +129,8 @@ def _fork_one(req) -> tuple:
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
-    if pid == 0:  # the child: a re-run, as `python -m gradscope <argv>` would run it
-        rc = 1
-        try:
-            os.environ.clear()
-            os.environ.update(req["env"])
-            os.chdir(req["cwd"])
-            null = os.open(os.devnull, os.O_RDWR)
-            os.dup2(null, 0)
-            os.dup2(os.open(req["out"], os.O_WRONLY | os.O_TRUNC), 1)
-            os.dup2(null, 2)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            from .cli import main
-
-            rc = main(list(req["argv"]))
-        except SystemExit as e:
-            rc = e.code if isinstance(e.code, int) else 1
-        except BaseException:
-            rc = 1
-        finally:
-            try:
-                import atexit
-
-                atexit._run_exitfuncs()
-                sys.stdout.flush()
-                sys.stderr.flush()
-            finally:
-                os._exit(rc & 0xFF if isinstance(rc, int) else 1)
+    if pid == 0:  # the child: a re-run; it ends as the interpreter does (atexit handlers, flushed output)
+        sys.exit(_child(req))
     deadline = time.monotonic() + float(req["timeout"])
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
@@ -166,3 +141,24 @@ def _fork_one(req) -> tuple:
             os.waitpid(pid, 0)
             return -9, True
         time.sleep(0.002)
+
+
+def _child(req) -> int:
+    """In a fork of the server: ``gradscope <argv>`` as ``python -m gradscope <argv>`` would run it; its exit code."""
+    try:
+        os.environ.clear()
+        os.environ.update(req["env"])
+        os.chdir(req["cwd"])
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(os.open(req["out"], os.O_WRONLY | os.O_TRUNC), 1)
+        os.dup2(null, 2)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        from .cli import main
+
+        rc = main(list(req["argv"]))
+    except SystemExit as e:
+        rc = e.code if isinstance(e.code, int) else 1
+    except BaseException:
+        rc = 1
+    return rc & 0xFF if isinstance(rc, int) else 1

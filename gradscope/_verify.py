@@ -35,8 +35,10 @@ def _targets(tr):
     return out, s
 
 
-def _causes(summary) -> dict:
-    """target name -> (the cause the diagnosis named for it, its (file, line))."""
+def _causes(summary, targets, diag) -> dict:
+    """target name -> (the cause the diagnosis named for it, its (file, line)): a parameter's from its row of the
+    summary, another leaf's (a plain tensor that requires grad, which the summary does not count as a problem)
+    from its own explanation."""
     def at(s):
         return (s.filename, s.lineno) if s is not None else None
 
@@ -46,6 +48,10 @@ def _causes(summary) -> dict:
             out[row.name] = (str(row.cause), at(row.site))
     if summary.failure is not None:
         out[FAILURE] = (str(summary.failure.cause), at(summary.failure.site))
+    for name, (tid, _status, is_param) in targets.items():
+        if name not in out and tid is not None and not is_param:
+            exp = diag.why(tid)
+            out[name] = (str(exp.cause), at(exp.site))
     return out
 
 
@@ -65,8 +71,8 @@ def undo_sites(diag, trials) -> dict:
 def plan_for(tr, step_id, max_trials=24):
     """(targets, causes named, diagnosis, plan, skipped, the recorded flow) of a finished trace."""
     targets, summary = _targets(tr)
-    named = _causes(summary)
     diag = tr._diagnosis()
+    named = _causes(summary, targets, diag)
     evidence = [e for p in list(summary.problems) + ([summary.failure] if summary.failure else []) for e in p.evidence]
     plan = candidates(diag, [v[0] for v in targets.values()], step_id, evidence) if targets else []
     return targets, named, diag, plan[:max_trials], max(0, len(plan) - max_trials), _signature(tr, step_id)
@@ -78,8 +84,8 @@ def verify(tr, step, args, kwargs, names_frame, *, budget_s=None, max_trials=24,
 
     with tr._paused():
         targets, summary = _targets(tr)
-        named = _causes(summary)
         diag = tr._diagnosis()
+        named = _causes(summary, targets, diag)
         if not targets:
             return Verification()
         step_id = step_identity(step)

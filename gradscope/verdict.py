@@ -131,7 +131,8 @@ class VerdictRules:
             in_model = t.name is not None
         if in_model and tid not in (self.d.meta.get("left_model") or ()) and tid not in self._replaced_params():
             return False
-        return all(_op(self.ev[i]) in _COPY_OPS or self.ev[i].context == "init" for i in cons)
+        # (or FSDP's sharding of it: fully_shard replaced it by its sharded form, which the model holds)
+        return all(_op(self.ev[i]) in _COPY_OPS or self.ev[i].context in ("init", "distributed") for i in cons)
 
     def _model_tensors(self) -> set:
         st = self.__dict__.get("_model_tensor_set")

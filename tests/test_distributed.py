@@ -142,3 +142,93 @@ def test_doctests():
     import doctest
 
     assert doctest.testmod(_ranks).failed == 0
+
+
+FSDP2_SCRIPT = """\
+import os
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.distributed.fsdp import fully_shard
+
+BUG = os.environ["BUG"]
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(8, 16)
+        self.dec = nn.Linear(16, 1)
+
+    def forward(self, x):
+        h = self.enc(x).relu()
+        if BUG == "detach":
+            h = h.detach()  # L:detach
+        if BUG == "no_grad":
+            with torch.no_grad():  # L:no_grad
+                h = h * 1.0
+        if BUG == "unused":
+            return h.sum(1, keepdim=True)  # L:unused
+        return self.dec(h)
+
+
+dist.init_process_group("gloo")
+torch.manual_seed(0)
+m = Net()
+if BUG == "frozen":
+    m.enc.requires_grad_(False)  # L:frozen
+fully_shard(m.enc)
+fully_shard(m.dec)
+fully_shard(m)
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+x = torch.randn(4, 8)
+for step in range(2):
+    opt.zero_grad()
+    m(x).pow(2).mean().backward()
+    opt.step()
+dist.destroy_process_group()
+"""
+
+
+def _fsdp2_line(tag):
+    return next(i for i, ln in enumerate(FSDP2_SCRIPT.splitlines(), 1) if ln.endswith(f"# L:{tag}"))
+
+
+def _fsdp2_run(tmp_path, bug):
+    script = tmp_path / "fsdp_train.py"
+    script.write_text(FSDP2_SCRIPT)
+    env = dict(os.environ, COLUMNS="200", PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1",
+               BUG=bug, GRADSCOPE_RANK_TIMEOUT="60", GRADSCOPE_NO_VERIFY="1")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}",
+           "-m", "gradscope", "run", "--json", str(script)]
+    p = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, (p.stdout[-3000:], p.stderr[-3000:])
+    return json.loads(p.stdout[p.stdout.index("{"):])  # (rank 0's document; rank 1 printed one line before it)
+
+
+@pytest.mark.parametrize("bug,cause,names", [
+    ("none", None, []),
+    ("detach", "detach", ["enc.weight", "enc.bias"]),
+    ("no_grad", "no_grad_block", ["enc.weight", "enc.bias"]),
+    ("frozen", "frozen_param", ["enc.weight", "enc.bias"]),
+    ("unused", "unused_parameter", ["dec.weight", "dec.bias"]),
+])
+def test_fsdp2_names_each_parameter_once_and_the_users_line(tmp_path, bug, cause, names):
+    """FSDP2 (fully_shard per layer and at the root, 2 ranks): each parameter once, by its module path (its sharded
+    form, which the optimizer steps, and its unsharded form, which the forward uses, are one parameter); FSDP's own
+    all-gathers, copies and hooks are no cut of the user's; the injected bug at the user's line, the same on both
+    ranks (rank 1's shard of `dec.weight` [1, 16] is empty: no zero gradient)."""
+    doc = _fsdp2_run(tmp_path, bug)
+    assert sorted(r["name"] for r in doc["params"]) == ["dec.bias", "dec.weight", "enc.bias", "enc.weight"], \
+        doc["params"]
+    assert doc["other_ranks"]["1"]["differences"] == [], doc["other_ranks"]
+    if cause is None:
+        assert doc["ok"] and doc["problems"] == [] and all(r["status"] == "received" for r in doc["params"]), doc
+        assert all(c.get("verdict") != "harmful" for c in doc["cuts"])
+        return
+    assert len(doc["problems"]) == 1, doc["problems"]
+    prob = doc["problems"][0]
+    assert prob["cause"] == cause and prob["site"]["lineno"] == _fsdp2_line(bug), prob
+    assert all(n in prob["summary"] for n in names), prob["summary"]
+    assert {r["name"] for r in doc["params"] if r["status"] != "received"} == set(names)

@@ -1862,3 +1862,21 @@ def test_an_optimizer_given_a_computed_tensor_names_where_that_tensor_was_made_n
     assert h.requires_grad and not h.is_leaf
     f = tr.failure
     assert f.cause == "optimize_non_leaf" and f.site.lineno == line("w_nonleaf_made"), f
+
+
+def test_a_carried_state_without_a_name_gets_a_fix_that_is_code():
+    """The carried state is `states[-1]`'s value, which no variable names (the trace labels it by the expression
+    that made it): the fix writes `<state> = <state>.detach()`, never an assignment to an expression."""
+    lin = nn.Linear(4, 4)
+    states = [torch.zeros(2, 4)]
+    with gradscope.trace() as tr:
+        try:
+            for _ in range(2):
+                states.append(torch.tanh(lin(states[-1])))
+                states[-1].sum().backward()
+        except RuntimeError:
+            pass
+    f = tr.failure
+    assert f is not None and f.cause == "backward_twice", f
+    assert "`<state> = <state>.detach()`" in f.fix, f.fix
+    assert "torch.tanh(lin(states[-1])) =" not in f.fix

@@ -959,3 +959,33 @@ def test_a_re_run_records_past_the_last_backward_when_the_failure_came_after_it(
             head(h.detach() if step >= 1 else h).pow(2).mean().backward()
     tid = tr2.resolve("lin.weight")
     assert problem_step(tr2.data, {"lin.weight": (tid, "none", None)}) == 2
+
+
+def _leaf_step(x, w):
+    y = (x * 2).detach()  # <- v_leaf_detach
+    (y * w).sum().backward()
+
+
+def test_a_plain_leaf_that_requires_grad_is_verified_by_its_own_explanation():
+    """`x.grad is None` for a tensor made with requires_grad=True (no parameter, no optimizer): the summary lists no
+    problem, but why(x) names the detach, and the re-run with it undone proves it (the verdict compares with why(x)'s
+    own cause, not with the summary's empty row)."""
+    x, w = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+    with gradscope.trace() as tr:
+        _leaf_step(x, w)
+    v = tr.verify(_leaf_step, x, w)
+    check = v.targets["x"]
+    assert check.verdict == "verified" and check.undo.lineno == line("v_leaf_detach"), check
+    exp = tr.why(x)
+    assert exp.cause == "detach" and exp.verified == "verified"
+    assert f"line {line('v_leaf_detach')}'s `.detach()` undone" in exp.verification and "x.grad has norm 2.83" in \
+        exp.verification, exp.verification
+    assert x.grad is None  # (verify put back what it found)
+
+
+def test_the_words_for_a_target_whose_explanation_names_no_cut():
+    from gradscope.diagnosis import templates_verify as T
+
+    assert T.not_a_cut_text("") == ("not verified: the trace named no cut here that a re-run can undo (the explanation "
+                                    "stands as the trace shows it).")
+    assert T.not_a_cut_text("unused_param").startswith("not verified: unused_param is not a cut")

@@ -215,3 +215,13 @@ def test_fix_templates_name_no_scenario_variables_or_values():
             if strays or numbers or re.search(r"['\"]", code):
                 bad.append((lineno, span, sorted(strays), numbers))
     assert not bad, bad
+
+
+def test_a_fix_assigns_only_to_what_the_user_can_assign_to():
+    from gradscope.diagnosis.wording import assign_target
+
+    assert assign_target("h") == "h" and assign_target("self.hidden") == "self.hidden"
+    assert assign_target("states[-1]") == "states[-1]" and assign_target("model.cells[0].h") == "model.cells[0].h"
+    assert assign_target("torch.tanh(lin(states[-1]))") == "<state>"  # (an expression: no assignment target)
+    assert assign_target("t16") == "<state>"  # (a name only the trace has)
+    assert assign_target("t16", "<h>") == "<h>"

@@ -13,7 +13,7 @@ import torch
 
 from . import _frames
 from ._compat import (
-    jit_tracing_state as _jit_tracing, next_sequence_nr as _seq, RECORD_FUNCTION_ENTER as _RF_ENTER,
+    fsdp2_original, jit_tracing_state as _jit_tracing, next_sequence_nr as _seq, RECORD_FUNCTION_ENTER as _RF_ENTER,
     RECORD_FUNCTION_EXIT as _RF_EXIT, node_sequence_nr,
 )
 from ._frames import (
@@ -438,6 +438,11 @@ class Calls:
             kind = "requires_grad"
             v = args[1] if len(args) > 1 else kwargs.get("requires_grad", True)
             detail["value"] = bool(v)
+            if ctx == "distributed":  # (FSDP2 giving a parameter's sharded form the original's flag: which original)
+                orig = fsdp2_original(sys._getframe())
+                made = self._ident.tid_of(orig) if orig is not None else None
+                if made is not None:
+                    detail["made_from"] = made
         elif special == "grad_set":
             kind = "grad_set"
             v = args[1] if len(args) > 1 else None
@@ -448,7 +453,7 @@ class Calls:
                 else:
                     self.cleared.pop(_tid_of(refs[0]), None)
                 self._watch = bool(self.cleared)
-        elif special == "hook":
+        elif special == "hook" and ctx != "distributed":  # (FSDP's / DDP's own hooks: their bookkeeping, an op)
             kind = "hook"
             fn = args[1] if len(args) > 1 else kwargs.get("hook")
             fr = _frames.hook_return(fn)

@@ -8,6 +8,7 @@ Hot-path accessors are plain aliases of torch's own callables (no wrapper call p
 from __future__ import annotations
 
 import os
+import sys
 
 import torch
 import torch.nn as nn
@@ -186,6 +187,8 @@ CLIP_FILES = "nn/utils/clip_grad"
 DATA_FILES = "utils/data/"
 FUNCTORCH_FILES = ("_functorch/", "func/")
 COMPILE_FILES = ("_dynamo/", "_inductor/")
+#: torch.distributed: FSDP's all-gathers, reduce-scatters and sharding, DDP's buckets, DTensor's redistribution
+DISTRIBUTED_FILES = "distributed/"
 BACKWARD_FILE = "autograd/__init__"
 #: grad-mode machinery (no_grad and its context-manager decorator) and dispatch machinery
 GRAD_MODE_FILES = ("autograd/grad_mode.py", "utils/_contextlib.py", "autograd/grad_mode")
@@ -198,3 +201,56 @@ GENERATED_MARK = "torchinductor"
 #: torch.utils._contextlib's wrapper of a function decorated with a grad-mode context manager (@torch.no_grad()),
 #: and its local holding the decorated function (a verification finds the region's decorator through it)
 DECORATED_WRAPPER, DECORATED_LOCAL = "decorate_context", "func"
+
+
+# --- FSDP2 (fully_shard) and DTensor -----------------------------------------------------------------
+# Relied on (torch 2.13, torch/distributed/fsdp/_fully_shard/): an FSDPModule's `_get_fsdp_state()` holds its
+# `_fsdp_param_group` (None when it manages no parameter itself), whose `fsdp_params` are FSDPParam objects: each
+# has `sharded_param` (the DTensor Parameter registered on the module between forwards, the one the optimizer
+# holds) and, after the first all-gather, `_unsharded_param` (one plain Parameter per FSDPParam, kept across
+# iterations, swapped onto the module for forward and backward; its .grad is reduce-scattered into
+# sharded_param.grad after backward). A DTensor's `_local_tensor` is this rank's shard.
+def fsdp2_loaded() -> bool:
+    """Whether FSDP2 was imported at all (nothing below is looked at otherwise)."""
+    return "torch.distributed.fsdp" in sys.modules
+
+
+def fsdp2_modules(modules) -> list:
+    """The FSDP2 (fully_shard) modules among ``modules``."""
+    cls = getattr(sys.modules.get("torch.distributed.fsdp"), "FSDPModule", None)
+    return [m for m in modules if isinstance(m, cls)] if cls is not None else []
+
+
+def fsdp2_unsharded(modules) -> dict:
+    """id(unsharded parameter) -> its sharded parameter, for FSDP2 modules ``modules``."""
+    out: dict = {}
+    for m in modules:
+        try:
+            group = m._get_fsdp_state()._fsdp_param_group
+            for fp in (group.fsdp_params if group is not None else ()):
+                u = getattr(fp, "_unsharded_param", None)
+                if u is not None:
+                    out[id(u)] = fp.sharded_param
+        except (AttributeError, RuntimeError):  # (another torch's layout: FSDP2's parameters stay as they are seen)
+            continue
+    return out
+
+
+def local_shard(t):
+    """This rank's part of a DTensor (``t`` itself for any other tensor)."""
+    local = getattr(t, "_local_tensor", None) if type(t).__name__ == "DTensor" else None
+    return t if local is None else local
+
+
+def fsdp2_original(frame):
+    """The parameter FSDP2 is sharding when a call is made from inside ``FSDPParam._init_sharded_param`` (its local
+    ``param``: the model's original parameter, replaced by the sharded one it builds), else None."""
+    f = frame
+    for _ in range(12):
+        if f is None:
+            return None
+        co = f.f_code
+        if co.co_name == "_init_sharded_param" and co.co_filename.endswith("_fsdp_param.py"):
+            return f.f_locals.get("param")
+        f = f.f_back
+    return None

@@ -248,7 +248,8 @@ class ModuleFacts:
                                         "params": [t for t in tids if t is not None]}
                 fh = module_hooks(m, "forward")
                 if fh:  # a forward hook that returns a value replaces the module's output (after our hook saw it)
-                    frs = [_frames.value_return(h) for h in fh]
+                    # (not torch's own: tensor parallelism's output_fn turning a DTensor back into a local tensor)
+                    frs = [_frames.value_return(h) for h in fh if not _frames.torch_hook(h)]
                     frs = [f.to_json() for f in frs if f is not None]
                     if frs:
                         fwd_hooks[path] = frs

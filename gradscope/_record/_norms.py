@@ -9,7 +9,7 @@ import torch
 
 from ._compat import (
     disable_torch_function as _NO_TF, dispatch_stack_len as _dispatch_len, disable_dispatch_modes, foreach_norm,
-    set_grad_enabled,
+    fsdp2_loaded, local_shard, set_grad_enabled,
 )
 
 
@@ -46,9 +46,19 @@ class _Own:
         return False
 
 
+def _shard_status(status, n):
+    """A DTensor gradient's status from this rank's shard (what this rank can read without a collective): a NaN or
+    inf in it is in the gradient; a zero or empty shard is not a zero gradient (the other ranks hold the rest)."""
+    return ("received", n) if status == "zero" else (status, n)
+
+
 def _grad_status(g):
     if g is None:
         return "none", None
+    if fsdp2_loaded():
+        local = local_shard(g)
+        if local is not g:
+            return _shard_status(*_grad_status(local)) if local.numel() else ("received", None)
     try:
         with _Own():  # our own arithmetic: invisible to an enclosing trace or user mode
             if g.is_sparse:
@@ -65,6 +75,8 @@ def _grad_status(g):
 
 def _grad_statuses(grads):
     """_grad_status for many gradients with one foreach norm (dense float ones)."""
+    if fsdp2_loaded() and any(g is not None and local_shard(g) is not g for g in grads):
+        return [_grad_status(g) for g in grads]  # (DTensor gradients: this rank's shards, one at a time)
     out = [None] * len(grads)
     dense, gs = [], []
     dt, mixed = None, False

@@ -14,7 +14,7 @@ from ._quiet import _without_bump
 from ..core.model import strip_torch_prefix
 from ._compat import PRIVATE_TENSOR_METHODS, PRIVATE_TENSOR_PROPS, set_grad_enabled as _SET_GRAD, tensor_getsets
 from ._frames import (
-    F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM,
+    F_APPLY, F_BACKWARD, F_CHECKPOINT, F_CLIP, F_COMPILE, F_DATA, F_DIST, F_FUNCTORCH, F_GENERATED, F_INIT, F_OPTIM,
     F_SETUP,
 )
 
@@ -228,7 +228,7 @@ _ZERO_GRAD_DETAIL = {"value": None, "zero_grad": True}  # shared, read-only
 
 
 _CTX_FLAGS = (F_APPLY | F_BACKWARD | F_CHECKPOINT | F_CLIP | F_COMPILE | F_DATA | F_FUNCTORCH | F_GENERATED | F_INIT
-              | F_OPTIM | F_SETUP)
+              | F_OPTIM | F_SETUP | F_DIST)
 
 
 _NO_DETAIL: dict = {}
@@ -286,6 +286,8 @@ def context_of(flags, grad_on) -> str:
         return "setup"
     if flags & F_CHECKPOINT:
         return "checkpoint"
+    if flags & F_DIST:  # (FSDP's own code runs under dynamo's disable wrappers: before "compiled")
+        return "distributed"
     if flags & F_APPLY:
         return "custom_function"
     if flags & (F_COMPILE | F_GENERATED):

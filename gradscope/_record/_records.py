@@ -204,6 +204,9 @@ class _ModulePaths:
     def __setitem__(self, m, path):
         self._d[id(m)] = (weakref.ref(m), path)
 
+    def __len__(self):
+        return len(self._d)
+
     def items(self):
         """``[(module, path)]`` of the modules alive (dereferenced and filtered in C: BERT has hundreds)."""
         vals = list(self._d.values())

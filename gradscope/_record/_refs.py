@@ -14,7 +14,7 @@ import weakref
 from ..core.model import TensorInfo
 from . import _frames, _names
 from ._compat import (
-    disable_torch_function as _NO_TF, is_view as _is_view, module_buffers,
+    disable_torch_function as _NO_TF, fsdp2_loaded, fsdp2_modules, fsdp2_unsharded, is_view as _is_view, module_buffers,
     module_parameters,
 )
 from ._ops import _T, _P, _DTYPES, _is_leaf, context_of
@@ -128,6 +128,8 @@ class Identity:
         self.slots = None  # after the recording: id -> where a module's tensor is (see release_params)
         self.grad_of: dict = {}  # id(.grad tensor) -> leaf tid (filled by Backward after each backward)
         self.grad_tids: list = []  # the tids whose reference is a _GradRef, in order
+        self._fsdp: dict = {}  # id(FSDP2's unsharded parameter) -> its sharded parameter (see _sharded_of)
+        self._fsdp_seen: tuple = (0, [])  # (how many modules were looked at, the FSDP2 modules among them)
         self._lineage = self._recent = self._arrays = self._values = None  # (see bind_lineage)
         # leaves first seen inside Optimizer.zero_grad(): their naming waits for the next module call or the stop,
         # when the model that holds them has usually named them by module path (see resolve_deferred)
@@ -154,10 +156,18 @@ class Identity:
         r = self.ids.get(id(t))
         if r is not None and r() is t:
             return r.tid
-        tid = self.next_tid
-        self.next_tid = tid + 1
         tp = type(t)
         is_param = tp is _P or (tp is not _T and isinstance(t, _P))
+        if is_param and producer is None and fsdp2_loaded():
+            sharded = self._sharded_of(t)
+            if sharded is not None:  # FSDP2's unsharded form of a parameter: the parameter (its sharded form)
+                tid = self.tid(sharded, link=link)
+                r = _Ref(t)
+                r.tid = tid
+                self.ids[id(t)] = r
+                return tid
+        tid = self.next_tid
+        self.next_tid = tid + 1
         if is_param or (producer is None and id(t) in self._engine.modules.param_names):  # (see _Held)
             r = _Held(t) if self.slots is None else self.unpinned(t)
         elif producer is None and self.grad_of and self.grad_leaf(t) is not None:
@@ -237,6 +247,20 @@ class Identity:
             elif (self._arrays or self._values) and not t.requires_grad:
                 self._lineage.link_external(t, info)
         return tid
+
+    def _sharded_of(self, t):
+        """The sharded parameter (what the module holds between forwards, what the optimizer steps) whose
+        unsharded form FSDP2 swapped in is ``t``, else None."""
+        m = self._fsdp.get(id(t))
+        if m is None:  # (first seen, or an FSDP2 module that had not all-gathered yet: look again)
+            paths = self._engine.modules.mod_path
+            if len(paths) != self._fsdp_seen[0]:  # (the FSDP2 modules among those the trace knows, when they change)
+                self._fsdp_seen = (len(paths), fsdp2_modules([mod for mod, _ in paths.items()]))
+            if not self._fsdp_seen[1]:
+                return None
+            self._fsdp = fsdp2_unsharded(self._fsdp_seen[1])
+            m = self._fsdp.get(id(t))
+        return m
 
     def _attr_name(self, info, t, f, entry, memo):
         """Name leaf ``t`` by an object of user frame ``f``'s that holds it (``m.scale``), when no variable
@@ -326,6 +350,7 @@ class Identity:
         """The recording is over: no reference of ours, strong or weak, stays on a module's parameters,
         buffers or parameter .grad (see _Held); they are found again through their module (_Slot).
         Other tensors keep their weak references."""
+        self._fsdp, self._fsdp_seen = {}, (0, [])  # (its sharded parameters and modules: no reference stays)
         slots = {}
         for m, _path in self._engine.modules.mod_path.items():
             m_ref = weakref.ref(m)

@@ -91,6 +91,7 @@ class Context(_Str):
     FUNCTORCH = "functorch"              # torch.func transforms
     BACKWARD = "backward"                # inside a backward pass
     LIBRARY = "library"                  # torch itself on the user's behalf (DDP's broadcast, state_dict())
+    DISTRIBUTED = "distributed"          # torch.distributed's own code (FSDP's all-gather and sharding, DTensor's)
 
 
 _KINDS = {str(k): k for k in EventKind}
@@ -237,9 +238,11 @@ class CallDetail(Detail):
 
 @dataclass(slots=True, kw_only=True, repr=False, eq=False)
 class RequiresGradDetail(Detail):
-    """``requires_grad_()`` / ``.requires_grad = ...``."""
+    """``requires_grad_()`` / ``.requires_grad = ...``. ``made_from``: for FSDP2 building a parameter's sharded form
+    with the original's flag, the original parameter's tid."""
 
     value: bool | None = None
+    made_from: int | None = None
 
 
 @dataclass(slots=True, kw_only=True, repr=False, eq=False)

@@ -245,7 +245,9 @@ class Event:
     :class:`Cause`, one of :data:`CUT_KINDS`). ``context`` (a :class:`~.events.Context`) says who made the
     call: ``"user"``, ``"optimizer"``, ``"custom_function"`` (inside an autograd.Function.forward),
     ``"checkpoint"``, ``"init"`` (nn.init / module construction), ``"clip"``, ``"data"``, ``"compiled"``,
-    ``"setup"`` (torch working on parameters on the user's behalf: module.to() / .double() converting them).
+    ``"setup"`` (torch working on parameters on the user's behalf: module.to() / .double() converting them),
+    ``"distributed"`` (torch.distributed's own code: FSDP's all-gathers and sharding, DDP's buckets, DTensor's
+    redistribution).
     All three are str Enums: they equal their strings. ``detail`` holds the kind's facts, typed
     (:class:`~.events.Detail`: a dict given here becomes the kind's detail type). ``verdict``: ``"harmful"``
     or ``"benign"`` for cuts, as loaded from a saved trace, or set by the Trace from its diagnosis' verdicts

@@ -28,6 +28,9 @@ _ZERO_OPS = {"round", "sign", "floor", "ceil", "trunc", "fix", "sgn", "floor_div
 
 
 _NOT_FORWARD = ("optimizer", "init", "clip", "backward", "setup")  # (setup: torch converting modules for the user)
+# whose cuts are not the user's: also torch.distributed's own code (FSDP's copies, DTensor's redistribution: in the
+# data's flow, but no cut the user made)
+_NOT_USERS = _NOT_FORWARD + ("distributed",)
 
 
 _NOT_FLOW = ("backward", "grad_set", "requires_grad", "hook", "optimizer_step")

@@ -13,6 +13,14 @@ HARMFUL = "harmful"
 BENIGN = "benign"
 
 
+def _sharded_param(info, ev) -> bool:
+    """A parameter torch.distributed made (FSDP2's sharded form of a model's parameter, built from the original by
+    FSDP's own ops): a leaf of the model's flow, not a value computed from the original."""
+    p = info.producer if info is not None else None
+    return p is not None and info.role == "param" and info.is_leaf and 0 <= p < len(ev) and \
+        ev[p].context == "distributed"
+
+
 class TraceIndex(Facts, VerdictRules):
     """Read-only queries over one TraceData; cached where they are costly."""
 
@@ -57,7 +65,7 @@ class TraceIndex(Facts, VerdictRules):
                 if b is None:
                     info = self.d.tensors.get(r.tid)
                     b = 0
-                    if info is not None and info.producer is None and info.is_leaf and (
+                    if info is not None and (info.producer is None or _sharded_param(info, ev)) and info.is_leaf and (
                             r.requires_grad or info.role == "param"):
                         b = leaf_bit(r.tid)
                         if self.starved(r.tid):
@@ -69,7 +77,8 @@ class TraceIndex(Facts, VerdictRules):
                     for r in ev[l].inputs:
                         acc |= bits.get(r.tid, 0)
             for o in e.output_ids():
-                if o not in bits or e.kind == "inplace":
+                if (o not in bits or e.kind == "inplace") and not (
+                        e.context == "distributed" and _sharded_param(self.d.tensors.get(o), ev)):
                     bits[o] = bits.get(o, 0) | acc
             if e.kind == "cut" and (e.context in ("user", "checkpoint", "compiled") or e.context == "library" and any(
                     self.consumers.get(o) for o in e.output_ids())):  # (torch's own cut, when the user used its result)

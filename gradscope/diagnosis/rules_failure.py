@@ -8,7 +8,7 @@ from ..core.explanation import PathStep
 from ..core import _source
 from ..core.model import Cause, Frame
 from . import templates_failure as say
-from .common import _EXPLICIT_CUTS, _NOT_FORWARD, _opname, _sgd_rebind, _undone_later, in_installed_package
+from .common import _EXPLICIT_CUTS, _NOT_USERS, _opname, _sgd_rebind, _undone_later, in_installed_package
 from .finding import Finding, found
 from .registry import rule
 
@@ -143,7 +143,7 @@ def _cut_finding(dx, bw, root, evs, tids):
     # explains it better than a freeze that was meant (the teacher's)
     # (not what torch did on the user's behalf: module.to() sets each parameter's .data)
     # (nor torch's own detach on the user's behalf: state_dict() of a pretrained copy loaded into the model)
-    param_cut = any(e.kind == "cut" and e.context not in _NOT_FORWARD and e.context != "library" and any(
+    param_cut = any(e.kind == "cut" and e.context not in _NOT_USERS and e.context != "library" and any(
         r.requires_grad and r.is_leaf and dx.d.tensors.get(r.tid) is not None
         and dx.d.tensors[r.tid].role == "param" for r in e.inputs) for e in evs)
     # a freeze meant for this phase of the step (undone after it in the same function: a world model frozen while
@@ -151,7 +151,7 @@ def _cut_finding(dx, bw, root, evs, tids):
     # it": the optimizer that would has not stepped yet when a GAN's discriminator was left frozen.)
     meant = bool(frozen) and all(f.site is not None and _undone_later(f.site.filename, f.site.lineno)
                                  for f in frozen) and any(
-        e.kind == "cut" and e.cut != "zero_grad_op" and e.context not in _NOT_FORWARD and e.context != "library"
+        e.kind == "cut" and e.cut != "zero_grad_op" and e.context not in _NOT_USERS and e.context != "library"
         and any(r.requires_grad for r in e.inputs) for e in evs)
     # a freeze of parameters an optimizer had already stepped (trained, then frozen and never unfrozen: SAC's
     # critic frozen for the actor's update) outweighs a cut in a no_grad block of this step (the target)
@@ -162,7 +162,7 @@ def _cut_finding(dx, bw, root, evs, tids):
     built = bool(frozen) and all(f.site is not None and any((x.function or "").endswith("__init__")
                                                            for x in f.site.stack) for f in frozen)
     value_cut = built and any(
-        e.kind == "cut" and e.cut in _USER_CUTS and e.context not in _NOT_FORWARD and e.context != "library"
+        e.kind == "cut" and e.cut in _USER_CUTS and e.context not in _NOT_USERS and e.context != "library"
         and any(r.requires_grad and not r.is_leaf for r in e.inputs) for e in evs)
     if frozen and (not param_cut or left) and not meant and not value_cut:
         e = frozen[-1]
@@ -173,7 +173,7 @@ def _cut_finding(dx, bw, root, evs, tids):
         return found(
             Cause.FROZEN_PARAM, e.site, root, "no_grad_fn.frozen", whole, root, _said_false(dx, e.site), names,
             evidence=frozen[-3:])
-    cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and e.context not in _NOT_FORWARD
+    cuts = [e for e in evs if e.kind == "cut" and e.cut != "zero_grad_op" and e.context not in _NOT_USERS
             and any(r.requires_grad for r in e.inputs)]
     cuts = [e for e in cuts if e.context != "library"] or cuts  # the user's own cuts first
     if cuts:
@@ -219,7 +219,7 @@ def no_grad_fn(dx, q):
     # a cut the user wrote on a tensor that requires grad (`.data`, `.item()`, `.detach()`, an op inside a
     # `with torch.no_grad()` / inference_mode block) comes before an implicit one (gradients computed without
     # create_graph): the explicit cut decides below, the autograd.grad is named too
-    explicit = [e for e in evs if e.kind == "cut" and e.cut in _USER_CUTS and e.context not in _NOT_FORWARD
+    explicit = [e for e in evs if e.kind == "cut" and e.cut in _USER_CUTS and e.context not in _NOT_USERS
                 and any(r.requires_grad for r in e.inputs)]
     if ag and explicit:
         res = _cut_finding(dx, bw, root, evs, tids)

@@ -164,6 +164,12 @@ def frozen_in_trace(dx, q):
         return None
     unreached = _unfreeze(dx, q)[1]
     req = [e for e in dx.ev if e.kind == "requires_grad" and tid in e.input_ids() and e.detail.value is False]
+    made = [e for e in req if e.detail.made_from is not None] if req and all(
+        e.context == "distributed" for e in req) else []
+    if made:  # (FSDP2 made its sharded form with the original's flag: the original's freeze is the user's)
+        orig, at = made[-1].detail.made_from, made[-1].index
+        req = [e for e in dx.ev[:at] if e.kind == "requires_grad" and orig in e.input_ids()
+               and e.detail.value is False] or req
     if req:
         e = req[-1]
         whole = dx.froze_everything(e)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .common import _opname
 from .templates_shared import nonfinite_entered, nonfinite_reason_fix
 from .wording import (
-    _at, _code, _out_of_place, _plain, composed, froze_everything_text, grad_off_text, one_backward_fix, said, word,
+    _at, _code, _out_of_place, _plain, assign_target, composed, froze_everything_text, grad_off_text, one_backward_fix, said, word,
     words,
 )
 
@@ -42,7 +42,8 @@ def backward_twice_carried_text(name, bw, p, prev, e):
                    f"backward runs into the freed graph.")
     detail = ("After backward, autograd frees the saved tensors of the graph. A tensor carried into the next "
               "step (an RNN hidden state, a running statistic) still points into that freed graph.")
-    fix = (f"detach the carried state before reusing it (`{name} = {name}.detach()`), or pass "
+    state = assign_target(name)
+    fix = (f"detach the carried state before reusing it (`{state} = {state}.detach()`), or pass "
            f"retain_graph=True to the earlier backward if you really need gradients through both.")
     if e.op.endswith(".clone"):  # the repackaging that was meant to cut it
         fix = (f"use `{name}.detach()` instead of `{name}.clone()` there: clone() copies the values but keeps their "

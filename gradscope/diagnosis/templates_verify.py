@@ -67,7 +67,8 @@ def untried_text(untried) -> str:
 
 
 def not_a_cut_text(cause) -> str:
-    return f"not verified: {cause} is not a cut that a re-run can undo (the explanation stands as the trace shows it)."
+    what = f"{cause} is not a cut" if cause else "the trace named no cut here"
+    return f"not verified: {what} that a re-run can undo (the explanation stands as the trace shows it)."
 
 
 def not_repeatable_text(reason) -> str:
