@@ -447,7 +447,8 @@ class Trace:
     def _save_impl(self, path) -> None:
         """Write the trace as JSON (schema-versioned; never pickle)."""
         d = self.data
-        d.save(path, verdicts=self._fill_verdicts(self._diagnosis()))
+        v = self._verification
+        d.save(path, verdicts=self._fill_verdicts(self._diagnosis()), verification=v.to_json() if v else None)
 
     def report(self, console=None, *, width=None) -> None:
         """Print the rich report (parameters, cuts, explanations) to the terminal, or to a rich ``console``;
@@ -515,4 +516,15 @@ _LABEL = re.compile(r"t(\d+)$")
 def load(path) -> Trace:
     """Load a trace saved with ``tr.save(path)`` (JSON only; never executes code)."""
     d = TraceData.load(path)
-    return Trace(data=d, source=os.fspath(path))
+    tr = Trace(data=d, source=os.fspath(path))
+    saved = d.meta.pop("verification", None)  # (what the recorded run's re-runs verified: said again)
+    if isinstance(saved, dict):
+        from .core.verification import Verification
+        from .core.model import TraceFileError
+
+        try:
+            tr._verification = Verification.from_json(saved)
+        except (KeyError, TypeError, ValueError) as e:
+            raise TraceFileError(f"{os.fspath(path)}: its verification is damaged ({type(e).__name__}: {e}); "
+                                 "re-save the trace, or remove meta.verification to load it without") from None
+    return tr

@@ -232,3 +232,98 @@ def test_fsdp2_names_each_parameter_once_and_the_users_line(tmp_path, bug, cause
     assert prob["cause"] == cause and prob["site"]["lineno"] == _fsdp2_line(bug), prob
     assert all(n in prob["summary"] for n in names), prob["summary"]
     assert {r["name"] for r in doc["params"] if r["status"] != "received"} == set(names)
+
+
+TP_SCRIPT = """\
+import os
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+BUG = os.environ["BUG"]
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(8, 16)
+        self.down = nn.Linear(16, 8)
+        self.head = nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = self.up(x).relu()
+        if BUG == "detach":
+            h = h.detach()  # L:detach
+        if BUG == "no_grad":
+            with torch.no_grad():  # L:no_grad
+                h = h * 1.0
+        h = self.down(h)
+        if BUG == "unused":
+            return h.sum(1, keepdim=True)  # L:unused
+        return self.head(h)
+
+
+mesh = init_device_mesh("cpu", (2,))
+torch.manual_seed(0)
+m = MLP()
+if BUG == "frozen":
+    m.up.requires_grad_(False)  # L:frozen
+parallelize_module(m, mesh, {"up": ColwiseParallel(), "down": RowwiseParallel()})
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+x = torch.randn(4, 8)
+for step in range(2):
+    opt.zero_grad()
+    m(x).pow(2).mean().backward()
+    opt.step()
+dist.destroy_process_group()
+"""
+
+
+def _run_script(tmp_path, script_text, bug):
+    script = tmp_path / "train.py"
+    script.write_text(script_text)
+    env = dict(os.environ, COLUMNS="200", PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1",
+               BUG=bug, GRADSCOPE_RANK_TIMEOUT="60", GRADSCOPE_NO_VERIFY="1")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}",
+           "-m", "gradscope", "run", "--json", str(script)]
+    p = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, (p.stdout[-3000:], p.stderr[-3000:])
+    return json.loads(p.stdout[p.stdout.index("{"):])
+
+
+@pytest.mark.parametrize("bug,cause,names", [
+    ("none", None, []),
+    ("detach", "detach", ["up.weight", "up.bias"]),
+    ("no_grad", "no_grad_block", ["up.weight", "up.bias"]),
+    ("frozen", "frozen_param", ["up.weight", "up.bias"]),
+    ("unused", "unused_parameter", ["head.weight", "head.bias"]),
+])
+def test_tensor_parallel_names_each_parameter_once_and_the_users_line(tmp_path, bug, cause, names):
+    """DTensor tensor parallelism (parallelize_module: colwise `up`, rowwise `down`, 2 ranks on a CPU mesh): the
+    parameters by module path, once; the conversions between DTensors and local tensors (to_local, from_local,
+    redistribute: no mode sees them otherwise) join the flow; the injected bug at the user's line on both ranks."""
+    doc = _run_script(tmp_path, TP_SCRIPT, bug)
+    line = next(i for i, ln in enumerate(TP_SCRIPT.splitlines(), 1) if ln.endswith(f"# L:{bug}")) if cause else None
+    assert sorted(r["name"] for r in doc["params"]) == sorted(
+        f"{m}.{p}" for m in ("up", "down", "head") for p in ("weight", "bias")), doc["params"]
+    assert doc["other_ranks"]["1"]["differences"] == [], doc["other_ranks"]
+    if cause is None:
+        assert doc["ok"] and doc["problems"] == [] and all(r["status"] == "received" for r in doc["params"]), doc
+        return
+    assert len(doc["problems"]) == 1, doc["problems"]
+    prob = doc["problems"][0]
+    assert prob["cause"] == cause and prob["site"]["lineno"] == line, prob
+    assert {r["name"] for r in doc["params"] if r["status"] != "received"} == set(names)
+
+
+def test_dtensor_conversions_are_wrapped_only_while_a_trace_records():
+    dt = pytest.importorskip("torch.distributed.tensor")
+    own = {n: dt.DTensor.__dict__[n] for n in ("to_local", "redistribute", "full_tensor", "from_local")}
+    lin = torch.nn.Linear(2, 2)
+    with gradscope.trace():
+        lin(torch.randn(1, 2)).sum().backward()  # (a model's first call: DTensor is imported, so they are wrapped)
+        during = {n: dt.DTensor.__dict__[n] for n in own}
+    assert all(during[n] is not own[n] for n in own)
+    assert all(dt.DTensor.__dict__[n] is own[n] for n in own)  # (put back, the very objects)

@@ -3,6 +3,9 @@ errors (what is wrong, what to do) for every kind of bad file."""
 from __future__ import annotations
 
 import builtins
+import os
+import subprocess
+import sys
 import copy
 import json
 import math
@@ -294,3 +297,36 @@ def test_numpy_scalars_in_details_do_not_break_save(tmp_path):
     p = tmp_path / "np.json"
     tr.save(p)
     assert gradscope.load(p).data.to_json() == tr.data.to_json()
+
+
+def _verified_step(enc, head, x):
+    with torch.no_grad():
+        t = head(x).mean()  # (a target: legitimate)
+    head(enc(x).detach()).sub(t).pow(2).mean().backward()  # the bug
+
+
+def test_a_saved_trace_says_what_its_verification_found(tmp_path):
+    """tr.verify(...) then tr.save(): the loaded trace (and `gradscope show`) says the same verified explanation;
+    a damaged verification in the file is one clear error."""
+    torch.manual_seed(0)
+    enc, head, x = nn.Linear(4, 4), nn.Linear(4, 1), torch.randn(8, 4)
+    with gradscope.trace() as tr:
+        _verified_step(enc, head, x)
+    tr.verify(_verified_step, enc, head, x)
+    live = tr.why(enc.weight)
+    assert live.verified == "verified"
+    path = tmp_path / "t.json"
+    tr.save(path)
+    loaded = gradscope.load(path)
+    again = loaded.why("enc.weight")
+    assert (again.verified, again.verification, again.summary, again.site.lineno) == (
+        live.verified, live.verification, live.summary, live.site.lineno)
+    assert loaded.verification.targets["enc.weight"].verdict == "verified"
+    p = subprocess.run([sys.executable, "-m", "gradscope", "show", str(path), "--why", "enc.weight"],
+                       capture_output=True, text=True, timeout=120, env=dict(os.environ, COLUMNS="200"))
+    assert p.returncode == 0 and "check: verified: with line" in p.stdout, p.stdout
+    doc = json.loads(path.read_text())
+    doc["meta"]["verification"]["targets"]["enc.weight"] = {"no": "verdict"}
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TraceFileError, match="its verification is damaged"):
+        gradscope.load(path)

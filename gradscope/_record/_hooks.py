@@ -10,6 +10,7 @@ from torch.nn.modules import module as M
 from torch.optim import optimizer as O
 
 
+from . import _dtensor
 from ._active import _dispatch
 from ._optim import _on_optimizer_step, _on_optimizer_step_done
 
@@ -72,6 +73,7 @@ def _remove_globals():
             return
         while _global_handles:
             _global_handles.pop().remove()
+        _dtensor.remove()  # (wrapped when a model was first called with DTensor imported: see _dtensor)
 
 
 _on_module_pre = _dispatch("_module_pre", 1, with_frame=True, leave=True)  # (module, args)

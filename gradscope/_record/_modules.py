@@ -9,14 +9,16 @@ import weakref
 import torch
 import torch.nn as nn
 
-from . import _frames, _names
+from . import _dtensor, _frames, _names
 from ._containers import scan
 from ._compat import CALL_IMPL_CODE as _CALL_IMPL, legacy_backward_hooks, module_children, module_parameters
-from ._frames import F_COMPILE, F_INIT, F_OPTIM, F_TORCH
+from ._frames import F_COMPILE, F_DIST, F_INIT, F_OPTIM, F_TORCH
 from ._ops import _T, _CTX_FLAGS, _tensors, context_of
 from ._prefixes import Prefixes
 from ._records import Call, RawEvent, Recent, LateAttr, ModelPath, Named, Owner, Source, _ModulePaths, _Root
 from ._refs import _pk, _Held
+
+_DTENSOR = "torch.distributed.tensor"
 
 
 _new = tuple.__new__
@@ -230,6 +232,8 @@ class Modules:
     def _ensure_root(self, module, force=False):
         """A module tree entered for the first time: find the user's variable for it (or for the model
         that holds it) and record every module's and tensor's path now, while the frames are alive."""
+        if _DTENSOR in sys.modules:  # (tensor parallelism: DTensor's conversions recorded, see _dtensor)
+            _dtensor.ensure()
         if not force:
             r = self._root_of.get(id(module))
             if (r is not None and r.ref() is module) or module in self.mod_path:
@@ -621,6 +625,19 @@ class Modules:
                     info.name = attr if info.name == name else f"{attr}.{short}"
         self.late_attrs = keep
 
+    def _made_from(self, param, orig_tid):
+        """torch.distributed registered ``param``, made from the parameter ``orig_tid`` with its requires_grad: the
+        requires_grad_ call that gave ``param`` its flag names the original (RequiresGradDetail.made_from)."""
+        tid = self._ident.tid_of(param)
+        if tid is None:
+            return
+        for e in reversed(self._events[-64:]):
+            if e.kind == "requires_grad" and e.inputs and (e.inputs[0] >> 2) & 0xFFFFFFFF == tid:
+                if e.detail.get("made_from") is None:
+                    e.detail = {**e.detail, "made_from": orig_tid}
+                    self._sink.changed.append(e.index)  # (converted already if a query ran while recording)
+                return
+
     def _param_registered(self, module, name, param):
         self._changed = True
         if param is None:
@@ -647,6 +664,8 @@ class Modules:
                                      self.current_module(), context_of(flags, True), None,
                                      {"attr": attr, "old_class": "Parameter", "new_class": "Parameter",
                                       "old_params": [tid], "tied": False}))
+            if flags & F_DIST:  # (tensor parallelism's sharded copy made with the original's flag: which original)
+                self._made_from(param, tid)
             # nn.Parameter(t) around a tensor with history: a re-wrap that cuts the graph
         if self._ident.tid_of(param) is None and self._events:
             try:

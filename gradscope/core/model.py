@@ -606,9 +606,14 @@ class TraceData:
                     return f"backward call {b.event} starts from tensor {t}, which its \"tensors\" table does not hold"
         return None
 
-    def save(self, path: str | os.PathLike, verdicts: dict | None = None) -> None:
+    def save(self, path: str | os.PathLike, verdicts: dict | None = None, verification: dict | None = None) -> None:
+        """Write the trace as JSON; ``verification``: what a re-run verified (``Verification.to_json()``), kept in
+        the meta table as ``"verification"`` for a loaded trace to say again."""
+        doc = self.to_json(verdicts)
+        if verification is not None:
+            doc["meta"] = {**doc["meta"], "verification": verification}
         with open(path, "w", encoding="utf-8") as f:
-            json.dump(self.to_json(verdicts), f, separators=(",", ":"))
+            json.dump(doc, f, separators=(",", ":"))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "TraceData":

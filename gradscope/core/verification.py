@@ -153,8 +153,43 @@ class Verification:
             "targets": {k: {"verdict": c.verdict, "status": c.status, "cause": c.cause,
                             "undo": c.undo.to_json() if c.undo else None,
                             "also": c.also.to_json() if c.also else None,
-                            "norm": c.result.norm if c.result else None} for k, c in self.targets.items()},
+                            "norm": c.result.norm if c.result else None,
+                            "result": _result_json(c.result) if c.result else None,
+                            "refuted": [u.to_json() for u in c.refuted],
+                            "untried": [[u.to_json() if u is not None else None, why] for u, why in c.untried],
+                            "others": [u.to_json() for u in c.others], "tried": c.tried}
+                        for k, c in self.targets.items()},
         }
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Verification":
+        """A verification as :meth:`to_json` wrote it (a saved trace's: what ``gradscope show`` says of it)."""
+        def undo(x):
+            return Undo.from_json(x) if x else None
+
+        def result(x):
+            return TargetResult(str(x["status"]), x.get("norm"), x.get("error")) if x else None
+
+        v = cls(repeatable=bool(d.get("repeatable", True)), reason=str(d.get("reason") or ""),
+                seconds=float(d.get("seconds") or 0.0), step_seconds=float(d.get("step_seconds") or 0.0),
+                skipped=int(d.get("skipped") or 0))
+        for t in d.get("trials") or ():
+            v.trials.append(Trial(Undo.from_json(t["undo"]), undo(t.get("also")), bool(t.get("tried", True)),
+                                  str(t.get("reason") or ""),
+                                  {k: result(r) for k, r in (t.get("results") or {}).items()},
+                                  int(t.get("hits") or 0), float(t.get("seconds") or 0.0), t.get("error")))
+        for k, c in (d.get("targets") or {}).items():
+            r = result(c.get("result")) or (TargetResult("received", c["norm"]) if c.get("norm") is not None else None)
+            v.targets[k] = TargetCheck(
+                k, str(c.get("status") or ""), str(c["verdict"]), undo(c.get("undo")), undo(c.get("also")), r,
+                None, str(c.get("cause") or ""), [Undo.from_json(u) for u in c.get("refuted") or ()],
+                [(undo(u), str(why)) for u, why in c.get("untried") or ()], int(c.get("tried") or 0),
+                [Undo.from_json(u) for u in c.get("others") or ()])
+        return v
+
+
+def _result_json(r) -> dict:
+    return {"status": r.status, "norm": r.norm, "error": r.error}
 
 
 def frame_key(stack, step) -> tuple:

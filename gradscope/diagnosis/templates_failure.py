@@ -2,6 +2,8 @@
 explanation, filled from the user's own code and names; the decisions stay in the rules."""
 from __future__ import annotations
 
+import re
+
 from .common import _opname
 from .templates_shared import nonfinite_entered, nonfinite_reason_fix
 from .wording import (
@@ -33,11 +35,16 @@ def backward_twice_text(bw, prev):
     return summary, detail, fix
 
 
+def _subject(name: str) -> str:
+    """`name`, or "a tensor" when only the trace has a name for it (its id: `t14`)."""
+    return f"`{name}`" if assign_target(name, "") else "a tensor" if re.fullmatch(r"t\d+", name) else f"`{name}`"
+
+
 @words("backward_twice.carried")
 def backward_twice_carried_text(name, bw, p, prev, e):
     """backward_twice (backward_twice): summary, detail, fix."""
     summary = said(f"backward{_at(bw.site)} failed",
-                   f"`{name}` was computed{_at(p.site if p else None)} before the earlier "
+                   f"{_subject(name)} was computed{_at(p.site if p else None)} before the earlier "
                    f"backward{_at(prev.site)} and is used again{_at(e.site)}{_code(e.site)} without detach(), so the new "
                    f"backward runs into the freed graph.")
     detail = ("After backward, autograd frees the saved tensors of the graph. A tensor carried into the next "
@@ -55,7 +62,7 @@ def backward_twice_carried_text(name, bw, p, prev, e):
 def backward_twice_precomputed_text(name, bw, made, prev, e):
     """backward_twice (backward_twice): ``made`` the line that computed it (seen from the call that ran once)."""
     summary = said(f"backward{_at(bw.site)} failed",
-                   f"`{name}` was computed once{_at(made)}{_code(made)}, before the earlier "
+                   f"{_subject(name)} was computed once{_at(made)}{_code(made)}, before the earlier "
                    f"backward{_at(prev.site)}, and every step uses it again{_at(e.site)}: the first backward freed "
                    f"the graph behind it, so the new backward runs into it.")
     detail = ("A value computed once from parameters (in __init__, or before the loop) carries a graph that only "
