@@ -67,7 +67,9 @@ class VerdictRules:
                 if e.kind in ("op", "cut", "inplace", "module") and e.context in _FORWARD_CTX:
                     for r in e.inputs:
                         info = self.d.tensors.get(r.tid)
-                        if info is not None and info.is_leaf and info.producer is None and info.requires_grad:
+                        # (a leaf made in the step, `torch.ones(2, requires_grad=True)`, as one made before it)
+                        if info is not None and info.is_leaf and info.requires_grad and (
+                                info.producer is None or not self.ev[info.producer].inputs):
                             st.add(r.tid)
             self._used = st
         return st

@@ -1588,3 +1588,17 @@ def test_a_scripted_module_that_detaches_is_named_at_its_call():
         (out + net.weight.sum() * 0).sum().backward()
     exp = tr.why(net.bias)
     assert exp.cause != "unused_parameter" and exp.site is not None and exp.site.lineno == line("scripted_cut"), exp
+
+
+def test_a_leaf_made_in_the_step_with_requires_grad_is_a_target_when_no_optimizer_is_known():
+    """`x = torch.ones(2, requires_grad=True)` made inside the traced block (a factory call the trace records), then
+    detached: `x.grad is None` is the problem (as for a leaf made before the block), not "OK" above a ✗ row."""
+    with gradscope.trace() as tr:
+        x = torch.ones(2, requires_grad=True)
+        y = (x * 2).detach()  # L:leaf_made_in_step
+        w = torch.ones(2, requires_grad=True)
+        (y * w).sum().backward()
+    s = tr.summary()
+    assert not s.ok and [p.cause for p in s.problems] == ["detach"], s.verdict
+    assert s.problems[0].site.lineno == line("leaf_made_in_step")
+    assert {r.name: r.status for r in s.params} == {"x": "none", "w": "received"}
