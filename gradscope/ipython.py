@@ -18,6 +18,8 @@ cell itself then counts as run.
 from __future__ import annotations
 
 import ast
+import re
+import sys
 
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
@@ -44,7 +46,7 @@ class GradscopeMagics(Magics):
         args = parse_argstring(self.gradscope, line)
         shell = self.shell
         code = shell.transform_cell(cell)
-        filename = shell.compile.cache(code, shell.execution_count, raw_code=cell)
+        filename = shell.compile.cache(code, _cell_number(shell, sys._getframe(1)), raw_code=cell)
         tree = ast.parse(code, filename)
         last = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
@@ -71,6 +73,23 @@ class GradscopeMagics(Magics):
             if value is not None:
                 shell.displayhook(value)
         _show(tr, args, shell)
+
+
+def _cell_number(shell, frame) -> int:
+    """The execution number of the cell that runs this magic, as IPython shows it (``In[3]``): the number of the
+    cell's own code on the stack (``shell.execution_count`` may already count the next one while a cell runs)."""
+    fmt = getattr(shell.compile, "format_code_name", None)
+    f = frame
+    while f is not None and fmt is not None:
+        try:
+            got = fmt(f.f_code.co_filename)
+        except (AttributeError, TypeError, ValueError, KeyError):
+            got = None
+        m = re.fullmatch(r"In\[(\d+)\]", got[1]) if got else None
+        if m:
+            return int(m.group(1))
+        f = f.f_back
+    return shell.execution_count
 
 
 def _show(tr, args, shell) -> None:

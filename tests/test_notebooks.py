@@ -136,3 +136,19 @@ def test_text_plain_outputs_have_no_ansi_escape_codes(name):
         plain = [str(o.data.get("text/plain", "")) for c in nb.cells if c.cell_type == "code"
                  for o in c.outputs if o.output_type in ("execute_result", "display_data")]
         assert not [t for t in plain if "\x1b[" in t], [t[:80] for t in plain if "\x1b[" in t]
+
+
+def test_a_cell_magic_names_its_own_cell():
+    """`%%gradscope` in the third cell: the cut's site is `In[3]` (the number the notebook shows), as a plain traced
+    cell's would be, not the execution counter IPython has already moved on."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%load_ext gradscope\nimport torch, torch.nn as nn"),
+                nbformat.v4.new_code_cell("net = nn.Linear(3, 1)\nx = torch.randn(2, 3)"),
+                nbformat.v4.new_code_cell("%%gradscope --quiet\nh = net(x).detach()\nw = torch.ones(1, requires_grad=True)\n"
+                                          "(h * w).sum().backward()"),
+                nbformat.v4.new_code_cell("e = _gradscope_trace.why(net.weight)\nprint(e.site.short)\nprint(e.summary)")]
+    out = build_notebooks.execute(nb, timeout=120)
+    assert [c.execution_count for c in out.cells] == [1, 2, 3, 4]
+    got = text(out.cells[3])
+    assert got.splitlines()[0] == "In[3]:1", got
+    assert "detached at In[3]:1 (`h = net(x).detach()`)" in got, got
