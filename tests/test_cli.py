@@ -274,6 +274,11 @@ def test_demo(tmp_path):
     assert "detach" in out and "numpy" in out
     assert "benign" in out  # loss.item() for logging
     assert "inplace_saved_tensor" in out
+    # each explanation once (in its report's panel), and the round trip's line listed as the NumPy cut it is
+    panels = [ln.split("·")[-1].strip(" ─╮╭") for ln in out.splitlines() if ln.startswith("╭─")]
+    assert panels == ["detach", "numpy_roundtrip", "no_grad_block", "inplace_saved_tensor", "ok"], panels
+    assert sum("x.grad is None: y was detached" in ln for ln in out.splitlines()) == 1
+    assert re.search(r"^numpy\(\)\s+demo\.py:\d+\s+h = torch\.from_numpy", out, re.M), out
     assert list(cwd.iterdir()) == []  # nothing written silently into the current directory
     # the last line says where the diagram went: a new folder under the temporary directory
     last = out.strip().splitlines()[-1]

@@ -418,7 +418,7 @@ def test_gradscope_run_watch_on_an_unmodified_script(tmp_path):
     assert froze in r.stderr  # the line that froze the layer, as the alert happened
     assert f"frozen_param (train.py:{line})" in r.stderr  # and the explanation, from the next step's trace
     assert "\r" not in r.stderr  # no progress line when stderr is not a terminal
-    assert "6 steps, 4 parameters watched, 1 alerts" in r.stdout
+    assert "6 steps, 4 parameters watched, 1 alert\n" in r.stdout
     assert "enc" in r.stdout and "stopped" in r.stdout
     svg_text = svg.read_text()
     assert svg_text.startswith("<svg") and "step 3: stopped" in svg_text

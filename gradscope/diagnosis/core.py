@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..core.explanation import Explanation, ParamStatus, StepSummary
 from ..core.model import Cause, Event
-from .common import _FLOW_CAUSES, statement_site, users_site
+from .common import CUT_CAUSE, _FLOW_CAUSES, statement_site, users_site
 from .errors import failure_finding
 from .finding import Finding, found
 from .index import HARMFUL, BENIGN, TraceIndex
@@ -236,6 +236,7 @@ class Diagnosis(TraceIndex):
             grp = groups[(f.cause, f.site.short if f.site else None, f.status)]
             if len(grp) > 1:
                 f.group = [g.target for g in grp]
+        s.harmful_cuts = _named_cut_per_line(s.harmful_cuts, cuts, verdicts, problems)
         s.problems = [explain(f) for f in problems]
         s.failure = self.failure()
         if not bws and not s.failure:
@@ -249,6 +250,22 @@ class Diagnosis(TraceIndex):
             s.verdict = "OK: every trainable parameter used in the step got a finite, non-zero gradient"
             s.ok = True
         return s
+
+
+def _named_cut_per_line(rows, cuts, verdicts, problems) -> list:
+    """One harmful cut per source line, and on a line with several (`h.detach().numpy()`) the one whose cause a
+    problem names there (the round trip, not the detach it needed)."""
+    named = {(f.site.filename, f.site.lineno): str(f.cause) for f in problems if f.site is not None}
+    if not named:
+        return rows
+    out = []
+    for e in rows:
+        want = named.get((e.site.filename, e.site.lineno)) if e.site is not None else None
+        if want is not None and str(CUT_CAUSE.get(str(e.cut), "")) != want:
+            e = next((c for c in cuts if verdicts.get(c.index) == HARMFUL and c.site is not None
+                      and c.site.short == e.site.short and str(CUT_CAUSE.get(str(c.cut), "")) == want), e)
+        out.append(e)
+    return out
 
 
 def covered_by_failure(f: Finding) -> bool:

@@ -149,10 +149,16 @@ class Watch:
         if not self._w:
             return "gradscope.watch: not started"
         n = len(self._w.log.names)
-        head = f"gradscope.watch: {self.steps} steps, {n} parameters watched, {len(self.alerts)} alerts"
+        head = f"gradscope.watch: {_count(self.steps, 'step')}, {_count(n, 'parameter')} watched, " \
+               f"{_count(len(self.alerts), 'alert')}"
         return "\n".join([head] + [str(a) for a in self.alerts])
 
     def __repr__(self) -> str:
         state = "running" if self._w and self._w._on else ("stopped" if self._w else "not started")
-        return f"<gradscope.Watch {state}: {self.steps} steps, {len(self.alerts)} alerts>"
+        return f"<gradscope.Watch {state}: {_count(self.steps, 'step')}, {_count(len(self.alerts), 'alert')}>"
 
+
+
+def _count(n: int, word: str) -> str:
+    """``1 alert``, ``2 alerts``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
