@@ -1880,3 +1880,22 @@ def test_a_carried_state_without_a_name_gets_a_fix_that_is_code():
     assert f is not None and f.cause == "backward_twice", f
     assert "`<state> = <state>.detach()`" in f.fix, f.fix
     assert "torch.tanh(lin(states[-1])) =" not in f.fix
+
+
+def test_a_state_accumulated_with_plus_equals_is_named_by_its_variable():
+    """`total_loss += loss` (an int 0 plus a tensor: a new tensor each step) carried into the next backward: the text
+    and the fix name `total_loss`, the variable the augmented assignment writes."""
+    lin = nn.Linear(3, 1)
+    total_loss = 0
+    with gradscope.trace() as tr:
+        try:
+            for _ in range(2):
+                loss = lin(torch.ones(2, 3)).pow(2).mean()
+                total_loss += loss
+                total_loss.backward()
+        except RuntimeError:
+            pass
+    f = tr.failure
+    assert f is not None and f.cause == "backward_twice", f
+    assert "`total_loss` was computed" in f.summary, f.summary
+    assert "`total_loss = total_loss.detach()`" in f.fix, f.fix

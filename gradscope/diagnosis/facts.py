@@ -3,6 +3,7 @@ cuts on a path, regions and the governing grad mode, backward arrivals. Nothing 
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict, deque
 
 from ..core import _source
@@ -14,6 +15,9 @@ from .common import (
 )
 
 
+
+
+_AUGMENTED = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?:\+|-|\*|/|//|@|%|\*\*)=")  # `total_loss += loss`
 
 
 def _up_to_event(node, parents, limit=16):
@@ -106,7 +110,7 @@ class Facts:
         if p is not None and p.site is not None and p.site.code:
             last = self.last_on_line(p)
             if last is p and tid in p.output_ids():
-                m = _ASSIGN.match(p.site.code)
+                m = _ASSIGN.match(p.site.code) or _AUGMENTED.match(p.site.code)
                 if m:
                     return m.group(1)
         return f"t{tid}"
