@@ -327,3 +327,19 @@ def test_dtensor_conversions_are_wrapped_only_while_a_trace_records():
         during = {n: dt.DTensor.__dict__[n] for n in own}
     assert all(during[n] is not own[n] for n in own)
     assert all(dt.DTensor.__dict__[n] is own[n] for n in own)  # (put back, the very objects)
+
+
+def test_the_watch_under_fsdp2_never_breaks_the_training(tmp_path):
+    """`gradscope run --watch` of an FSDP2 run: the watch measures each rank's shards (a DTensor gradient's norm
+    needs no collective) and the training runs to the end on both ranks; the cut-off layer shows no gradient."""
+    script = tmp_path / "fsdp_train.py"
+    script.write_text(FSDP2_SCRIPT)
+    env = dict(os.environ, COLUMNS="200", PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1",
+               BUG="detach", GRADSCOPE_RANK_TIMEOUT="60", GRADSCOPE_NO_VERIFY="1")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}",
+           "-m", "gradscope", "run", "--watch", str(script)]
+    p = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, (p.stdout[-3000:], p.stderr[-3000:])
+    assert "Traceback" not in p.stderr and "could not measure" not in p.stdout, p.stderr[-3000:]
+    rows = {ln.split()[0]: ln for ln in p.stdout.splitlines() if ln.startswith(("enc ", "dec "))}
+    assert "never" in rows["enc"] and "ok" in rows["dec"], p.stdout

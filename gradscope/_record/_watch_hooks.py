@@ -27,6 +27,7 @@ class WatchHooks:
         self._fwd = None  # the module forward pre hook's handle (while discovering)
         self._listener = None  # (watches, written): the requires_grad listener
         self._recorder_globals = False
+        self.errors: list = []  # the watch's own failures in an optimizer hook (kept, never raised)
 
     def start(self, *, opt_pre, opt_post, recorder_globals: bool) -> None:
         """``opt_pre(opt, args, kwargs)`` / ``opt_post(...)`` around every optimizer step; ``recorder_globals``:
@@ -35,7 +36,23 @@ class WatchHooks:
         if recorder_globals:
             _install_globals()
             self._recorder_globals = True
-        self._global += [_O.register_optimizer_step_pre_hook(opt_pre), _O.register_optimizer_step_post_hook(opt_post)]
+        self._global += [_O.register_optimizer_step_pre_hook(self._guarded(opt_pre)),
+                         _O.register_optimizer_step_post_hook(self._guarded(opt_post))]
+
+    def _guarded(self, hook):
+        """``hook`` for an optimizer step: a failure of the watch's own is kept in ``errors``, never raised into the
+        user's ``step()``."""
+        errors = self.errors
+
+        def guarded(opt, args, kwargs):
+            try:
+                return hook(opt, args, kwargs)
+            except Exception as e:  # (the watch's failure must not stop the user's training)
+                if len(errors) < 16:
+                    errors.append(f"{type(e).__name__}: {e}")
+                return None
+
+        return guarded
 
     def listen(self, watches, written) -> None:
         """``written(p, value, frame)`` for each requires_grad write on a parameter ``watches(p)`` accepts: the

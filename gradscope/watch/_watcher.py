@@ -67,15 +67,17 @@ def _unwrap_optimizer(opt):
 
 
 def _sample(p):
-    """Up to 16 values spread over ``p``, copied (to compare before and after an update)."""
+    """Up to 16 values spread over ``p`` (this rank's shard of a DTensor), copied (to compare before and after an
+    update)."""
     with quiet():
-        flat = p.detach().reshape(-1)
+        flat = _compat.local_shard(p.detach()).reshape(-1)
         return flat[:: max(1, flat.numel() // 16)][:16].clone()
 
 
 def _quiet_norms(grads) -> list:
     """Norms of ``grads`` as floats, invisible to the user's modes and to autograd."""
     with quiet():
+        grads = [_compat.local_shard(g) for g in grads]  # (a DTensor's: this rank's shard, no collective)
         dense = [g for g in grads if g.layout == torch.strided]
         if len(dense) == len(grads) and dense:
             return torch.stack(_compat.foreach_norm(dense)).tolist()
@@ -282,6 +284,11 @@ class Watcher:
                 # values tell whether they moved
                 self._versions[i] = (_compat.version(p), _sample(p) if id(p) in fused else None)
         return None
+
+    @property
+    def errors(self) -> list:
+        """The watch's own failures in its optimizer hooks (kept, never raised into the user's step)."""
+        return list(self._hooks.errors)
 
     def _opt_post(self, opt, args, kwargs):
         """After the update: norms of the gradients that arrived, whether each parameter changed,

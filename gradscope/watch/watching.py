@@ -151,7 +151,10 @@ class Watch:
         n = len(self._w.log.names)
         head = f"gradscope.watch: {_count(self.steps, 'step')}, {_count(n, 'parameter')} watched, " \
                f"{_count(len(self.alerts), 'alert')}"
-        return "\n".join([head] + [str(a) for a in self.alerts])
+        errs = self._w.errors
+        tail = [f"gradscope.watch could not measure some steps ({len(errs)} error(s) of its own, the first: {errs[0]})"
+                ] if errs else []
+        return "\n".join([head] + [str(a) for a in self.alerts] + tail)
 
     def __repr__(self) -> str:
         state = "running" if self._w and self._w._on else ("stopped" if self._w else "not started")
