@@ -290,3 +290,11 @@ def _skip_before(tree, lines, lineno):
                     return parent.lineno, _header(parent, lines)
                 break
     return None
+
+
+_INSTALLED = ("site-packages", "dist-packages")
+
+
+def in_installed_package(filename: str) -> bool:
+    """A file of an installed package (a training framework, a model library), not the user's own code."""
+    return any(f"{sep}{d}{sep}" in filename for d in _INSTALLED for sep in ("/", "\\"))

@@ -6,6 +6,7 @@ import linecache
 import re
 
 from ..core import _source
+from ..core._source import in_installed_package
 from ..core.model import Cause, Event, Site, strip_torch_prefix
 
 
@@ -243,14 +244,6 @@ def statement_site(site: Site | None) -> Site | None:
     if hit is None or (hit[0] == site.lineno and hit[1] == site.code):
         return site
     return Site(site.filename, hit[0], site.function, hit[1], site.stack, site.label)
-
-
-_INSTALLED = ("site-packages", "dist-packages")
-
-
-def in_installed_package(filename: str) -> bool:
-    """A file of an installed package (a training framework, a model library), not the user's code."""
-    return any(f"{sep}{d}{sep}" in filename for d in _INSTALLED for sep in ("/", "\\"))
 
 
 def users_site(site: Site | None, labels=None) -> Site | None:

@@ -262,8 +262,9 @@ def _named_cut_per_line(rows, cuts, verdicts, problems) -> list:
     for e in rows:
         want = named.get((e.site.filename, e.site.lineno)) if e.site is not None else None
         if want is not None and str(CUT_CAUSE.get(str(e.cut), "")) != want:
+            at = (e.site.filename, e.site.lineno)
             e = next((c for c in cuts if verdicts.get(c.index) == HARMFUL and c.site is not None
-                      and c.site.short == e.site.short and str(CUT_CAUSE.get(str(c.cut), "")) == want), e)
+                      and (c.site.filename, c.site.lineno) == at and str(CUT_CAUSE.get(str(c.cut), "")) == want), e)
         out.append(e)
     return out
 

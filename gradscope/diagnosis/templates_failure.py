@@ -2,13 +2,11 @@
 explanation, filled from the user's own code and names; the decisions stay in the rules."""
 from __future__ import annotations
 
-import re
-
 from .common import _opname
 from .templates_shared import nonfinite_entered, nonfinite_reason_fix
 from .wording import (
-    _at, _code, _out_of_place, _plain, assign_target, composed, froze_everything_text, grad_off_text, one_backward_fix, said, word,
-    words,
+    _at, _code, _out_of_place, _plain, assign_target, composed, froze_everything_text, grad_off_text, one_backward_fix,
+    said, trace_id, word, words,
 )
 
 
@@ -37,7 +35,7 @@ def backward_twice_text(bw, prev):
 
 def _subject(name: str) -> str:
     """`name`, or "a tensor" when only the trace has a name for it (its id: `t14`)."""
-    return f"`{name}`" if assign_target(name, "") else "a tensor" if re.fullmatch(r"t\d+", name) else f"`{name}`"
+    return "a tensor" if trace_id(name) else f"`{name}`"
 
 
 @words("backward_twice.carried")

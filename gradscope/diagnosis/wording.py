@@ -189,10 +189,15 @@ _TARGET = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[-?\d+\])*")
 _INTERNAL = re.compile(r"t\d+")  # (a tensor the trace has no name for: its trace-local id, "t16")
 
 
+def trace_id(name: str) -> bool:
+    """Whether ``name`` is only the trace's id for a tensor (``t16``), not a name of the user's."""
+    return bool(_INTERNAL.fullmatch(name))
+
+
 def assign_target(name: str, placeholder: str = "<state>") -> str:
     """``name`` where a fix assigns to it (`h = h.detach()`): a variable, attribute or indexed item as the user
     wrote it; ``placeholder`` for an expression (`torch.tanh(lin(x))`) or a name only the trace has (`t16`)."""
-    return name if _TARGET.fullmatch(name) and not _INTERNAL.fullmatch(name) else placeholder
+    return name if _TARGET.fullmatch(name) and not trace_id(name) else placeholder
 
 
 def _code(site: Site | None) -> str:

@@ -21,6 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ..core._source import in_installed_package
 from ..core.model import Site, TraceFileError
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "StepState", "ParamHistory", "Alert", "WatchLog", "read_log", "merge_ranks"]
@@ -154,8 +155,8 @@ def _frozen_lines(f: dict, since, step) -> list:
     during = f"; in step {at}" if isinstance(at, int) else ""
     lines = [f"  frozen at {site.short} in {site.function}{_code(site.code)} ({params}{during})"]
     outer = list(site.stack[:-1])[::-1]  # the callers, innermost first
-    own = [fr for fr in outer if not _in_library(fr.filename)]  # (a library's freeze: the user's call into it)
-    for fr in (own or (outer[:1] if _in_library(site.filename) else []))[:3]:
+    own = [fr for fr in outer if not in_installed_package(fr.filename)]  # (a library's freeze: the user's call into it)
+    for fr in (own or (outer[:1] if in_installed_package(site.filename) else []))[:3]:
         lines.append(f"    called from {fr.short} in {fr.function}{_code(fr.code)}")
     return lines
 
@@ -164,10 +165,6 @@ def _code(code: str) -> str:
     """``: code`` without the line's trailing comment ("" when there is no code)."""
     code = (code or "").split("  #")[0].strip()
     return f": {code}" if code else ""
-
-
-def _in_library(path: str) -> bool:
-    return any(f"{os.sep}{d}{os.sep}" in path for d in ("site-packages", "dist-packages"))
 
 
 def _num(x):
