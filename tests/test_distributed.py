@@ -175,12 +175,20 @@ class Net(nn.Module):
 
 dist.init_process_group("gloo")
 torch.manual_seed(0)
-m = Net()
+if BUG == "meta":  # (built on the meta device, sharded, then materialized: the pytorch/examples FSDP2 way)
+    with torch.device("meta"):
+        m = Net()
+else:
+    m = Net()
 if BUG == "frozen":
     m.enc.requires_grad_(False)  # L:frozen
 fully_shard(m.enc)
 fully_shard(m.dec)
 fully_shard(m)
+if BUG == "meta":
+    m.to_empty(device="cpu")
+    for lin in (m.enc, m.dec):
+        lin.reset_parameters()
 opt = torch.optim.SGD(m.parameters(), lr=0.1)
 x = torch.randn(4, 8)
 for step in range(2):
@@ -343,3 +351,14 @@ def test_the_watch_under_fsdp2_never_breaks_the_training(tmp_path):
     assert "Traceback" not in p.stderr and "could not measure" not in p.stdout, p.stderr[-3000:]
     rows = {ln.split()[0]: ln for ln in p.stdout.splitlines() if ln.startswith(("enc ", "dec "))}
     assert "never" in rows["enc"] and "ok" in rows["dec"], p.stdout
+
+
+def test_fsdp2_built_on_the_meta_device_runs_traced(tmp_path):
+    """`with torch.device("meta")`, fully_shard, `model.to_empty()` (torch.utils.swap_tensors on each sharded
+    parameter), then training: traced, it runs to the end on both ranks as it does plain (a weak reference of ours on
+    a sharded parameter made to_empty refuse it; reading an unsharded parameter whose storage FSDP had freed crashed
+    the process)."""
+    doc = _fsdp2_run(tmp_path, "meta")
+    assert sorted(r["name"] for r in doc["params"]) == ["dec.bias", "dec.weight", "enc.bias", "enc.weight"]
+    assert doc["ok"] and doc["problems"] == [], doc["problems"]
+

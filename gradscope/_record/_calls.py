@@ -17,13 +17,13 @@ from ._compat import (
     RECORD_FUNCTION_EXIT as _RF_EXIT, node_sequence_nr,
 )
 from ._frames import (
-    F_CLIP, F_COMPILE, F_INIT, F_TORCH,
+    F_CLIP, F_COMPILE, F_DIST, F_INIT, F_TORCH,
 )
 from ._ops import (
     _T, _DETACH, _CONVERT, _FILLS, _BACKWARD, _ZERO_GRAD_OPS, _CAST_NAMES, _SHAPE_ONLY, _SHAPE_OF_OTHER,
     _POST_ACC_HOOK, _DATA_SET, _SPECIAL, _NAMES, _name, _short, _C_OP, _C_INPLACE, _C_IGNORE,
     _C_GRAD_SET, _C_SET_GRAD, _C_BACKWARD, _C_GRAD_GET, _C_PASS, _ZERO_GRAD_DETAIL, _CTX_FLAGS,
-    _NO_DETAIL, _tensors, context_of,
+    _NO_DETAIL, _is_leaf, _tensors, context_of,
 )
 from ._records import RawEvent, error_key
 from ._refs import _pk, _tid_of, _Ref, _Held, _GradRef
@@ -320,7 +320,9 @@ class Calls:
                 orefs.append(self._ref(o))
                 continue
             tid = self._tid(o, producer=idx)
-            if hold and self._ident.slots is None:
+            if (hold or (flags & F_DIST and type(o) is not _T and _is_leaf(o))) and self._ident.slots is None:
+                # (and torch.distributed's tensor-subclass leaves: FSDP2's sharded parameters are the detached
+                # DTensors nn.Parameter returns for a subclass; `model.to_empty()` swaps them: see _Held)
                 r = self._refs[tid]
                 if type(r) is _Ref:
                     h = self._refs[tid] = self._ids[id(o)] = _Held(o)

@@ -15,6 +15,7 @@ import math
 
 import torch
 
+from ._compat import local_shard
 from ._norms import _Own
 
 _T = torch.Tensor
@@ -29,9 +30,14 @@ _MAX_NUMEL = 1 << 26  # (a tensor larger than this is not read: unknown)
 def value_state(t) -> str | None:
     """"nan", "inf" or "finite" for a floating-point tensor whose values can be read, else None."""
     try:
-        if not isinstance(t, _T) or not (t.is_floating_point() or t.is_complex()) or t.numel() == 0 \
+        if not isinstance(t, _T):
+            return None
+        t = local_shard(t)  # (a DTensor's: this rank's shard, read without a collective)
+        if not (t.is_floating_point() or t.is_complex()) or t.numel() == 0 \
                 or t.numel() > _MAX_NUMEL or t.is_meta or t.is_sparse:
             return None
+        if t.untyped_storage().nbytes() < (t.storage_offset() + t.numel()) * t.element_size():
+            return None  # (storage freed under it: FSDP resizes an unsharded parameter's storage to 0 after use)
         with _Own(), torch.no_grad():
             if bool(torch.isfinite(t).all()):
                 return "finite"
